@@ -1,0 +1,31 @@
+package dev.modelfs.cache;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One reader's hold on a {@link MappedBlob}. While the lease is open the mapping cannot be
+ * unmapped; {@link #close()} is idempotent and gives the hold back.
+ */
+public final class BlobLease implements AutoCloseable {
+    private final BlobMappings owner;
+    private final MappedBlob blob;
+    private boolean closed;
+
+    BlobLease(BlobMappings owner, MappedBlob blob) {
+        this.owner = owner;
+        this.blob = blob;
+    }
+
+    /** The mapped bytes of the whole blob. */
+    public MemorySegment segment() {
+        return blob.segment();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            owner.release(blob);
+        }
+    }
+}

@@ -1,0 +1,314 @@
+package dev.modelfs.fuse;
+
+import dev.modelfs.cache.BlobSizeMismatchException;
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.view.BlobResolver;
+import dev.modelfs.view.DirNode;
+import dev.modelfs.view.FileNode;
+import dev.modelfs.view.Node;
+import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.StoreTree;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
+import jnr.ffi.Pointer;
+import jnr.ffi.types.off_t;
+import jnr.ffi.types.size_t;
+import ru.serce.jnrfuse.ErrorCodes;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.FuseStubFS;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.Statvfs;
+import ru.serce.jnrfuse.struct.Timespec;
+
+/**
+ * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and maps tree
+ * operations and errors to FUSE calls and errnos. Knows nothing about file formats.
+ *
+ * <p>Invariants: every mutating operation returns EROFS; an open file keeps serving the bytes of the
+ * snapshot it was opened in (it holds its {@link OpenedSource}); a missing blob is ENOENT at open, a
+ * size mismatch or a blob truncated under its mapping EIO; each distinct failure is logged once.
+ */
+public final class ModelFs extends FuseStubFS {
+    private static final Logger LOG = Logger.getLogger(ModelFs.class.getName());
+    private static final int O_ACCMODE = 3;
+    private static final int O_TRUNC = 01000;
+
+    private final StoreTree tree;
+    private final BlobResolver resolver;
+    private final ChunkCache chunks;
+    private final long uid;
+    private final long gid;
+    private final Map<Long, OpenedSource> open = new ConcurrentHashMap<>();
+    private final AtomicLong nextHandle = new AtomicLong(1);
+    private final Set<String> logged = ConcurrentHashMap.newKeySet();
+
+    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
+        this.tree = tree;
+        this.resolver = resolver;
+        this.chunks = chunks;
+        this.uid = uid;
+        this.gid = gid;
+    }
+
+    /** Node at an absolute FUSE path in the current snapshot, or null. */
+    Node resolve(String path) {
+        Node n = tree.root();
+        if (path == null || path.equals("/") || path.isEmpty()) {
+            return n;
+        }
+        int i = path.charAt(0) == '/' ? 1 : 0;
+        while (i < path.length()) {
+            int j = path.indexOf('/', i);
+            if (j < 0) {
+                j = path.length();
+            }
+            if (j > i) {
+                if (!(n instanceof DirNode d)) {
+                    return null;
+                }
+                n = d.child(path.substring(i, j));
+                if (n == null) {
+                    return null;
+                }
+            }
+            i = j + 1;
+        }
+        return n;
+    }
+
+    @Override
+    public int getattr(String path, FileStat stat) {
+        Node n;
+        try {
+            n = resolve(path);
+        } catch (RuntimeException e) {
+            logOnce("getattr " + path, e);
+            return -ErrorCodes.EIO();
+        }
+        if (n == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        fill(n, stat);
+        return 0;
+    }
+
+    private void fill(Node n, FileStat stat) {
+        stat.st_ino.set(n.inode());
+        stat.st_uid.set(uid);
+        stat.st_gid.set(gid);
+        long sec = Math.floorDiv(n.mtimeNanos(), 1_000_000_000L);
+        long nsec = Math.floorMod(n.mtimeNanos(), 1_000_000_000L);
+        for (Timespec t : new Timespec[] {stat.st_mtim, stat.st_ctim, stat.st_atim}) {
+            t.tv_sec.set(sec);
+            t.tv_nsec.set(nsec);
+        }
+        if (n instanceof FileNode f) {
+            stat.st_mode.set(FileStat.S_IFREG | 0444);
+            stat.st_nlink.set(1);
+            stat.st_size.set(f.size());
+            stat.st_blocks.set((f.size() + 511) / 512);
+        } else {
+            stat.st_mode.set(FileStat.S_IFDIR | 0555);
+            stat.st_nlink.set(2);
+            stat.st_size.set(4096);
+        }
+        stat.st_blksize.set(128 * 1024);
+    }
+
+    @Override
+    public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
+        Node n;
+        try {
+            n = resolve(path);
+        } catch (RuntimeException e) {
+            logOnce("readdir " + path, e);
+            return -ErrorCodes.EIO();
+        }
+        if (n == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        if (!(n instanceof DirNode d)) {
+            return -ErrorCodes.ENOTDIR();
+        }
+        filler.apply(buf, ".", null, 0);
+        filler.apply(buf, "..", null, 0);
+        for (var e : d.children().entrySet()) {
+            FileStat st = new FileStat(jnr.ffi.Runtime.getSystemRuntime());
+            fill(e.getValue(), st);
+            if (filler.apply(buf, e.getKey(), st, 0) != 0) {
+                break;
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public int open(String path, FuseFileInfo fi) {
+        int flags = fi.flags.get();
+        if ((flags & O_ACCMODE) != 0 || (flags & O_TRUNC) != 0) {
+            return -ErrorCodes.EROFS();
+        }
+        Node n = resolve(path);
+        if (n == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        if (!(n instanceof FileNode f)) {
+            return -ErrorCodes.EISDIR();
+        }
+        try {
+            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
+            long fh = nextHandle.getAndIncrement();
+            open.put(fh, src);
+            fi.fh.set(fh);
+            return 0;
+        } catch (NoSuchFileException e) {
+            logOnce("open " + path + ": blob missing " + e.getMessage(), null);
+            return -ErrorCodes.ENOENT();
+        } catch (BlobSizeMismatchException e) {
+            logOnce("open " + path + ": " + e.getMessage(), null);
+            return -ErrorCodes.EIO();
+        } catch (IOException | RuntimeException e) {
+            logOnce("open " + path, e);
+            return -ErrorCodes.EIO();
+        }
+    }
+
+    @Override
+    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        OpenedSource src = open.get(fi.fh.get());
+        if (src == null) {
+            return -ErrorCodes.EBADF();
+        }
+        try {
+            MemorySegment dst = MemorySegment.ofAddress(buf.address()).reinterpret(size);
+            return (int) src.read(offset, dst, 0, size);
+        } catch (IOException | RuntimeException e) {
+            logOnce("read " + path, e);
+            return -ErrorCodes.EIO();
+        }
+    }
+
+    @Override
+    public int release(String path, FuseFileInfo fi) {
+        OpenedSource src = open.remove(fi.fh.get());
+        if (src != null) {
+            src.close();
+        }
+        return 0;
+    }
+
+    @Override
+    public int statfs(String path, Statvfs st) {
+        try {
+            FileStore fs = Files.getFileStore(tree.store().root());
+            long bsize = Math.max(1, fs.getBlockSize());
+            st.f_bsize.set(bsize);
+            st.f_frsize.set(bsize);
+            st.f_blocks.set(fs.getTotalSpace() / bsize);
+            st.f_bfree.set(fs.getUnallocatedSpace() / bsize);
+            st.f_bavail.set(fs.getUsableSpace() / bsize);
+            st.f_namemax.set(255);
+            st.f_flag.set(Statvfs.ST_RDONLY);
+            return 0;
+        } catch (IOException | RuntimeException e) {
+            logOnce("statfs", e);
+            return -ErrorCodes.EIO();
+        }
+    }
+
+    @Override
+    public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        Node n = resolve(path);
+        if (n == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        String v = n instanceof FileNode f ? f.xattrs().get(name) : null;
+        if (v == null) {
+            return -ErrorCodes.ENODATA();
+        }
+        byte[] b = v.getBytes(StandardCharsets.UTF_8);
+        if (size == 0) {
+            return b.length;
+        }
+        if (size < b.length) {
+            return -ErrorCodes.ERANGE();
+        }
+        value.put(0, b, 0, b.length);
+        return b.length;
+    }
+
+    @Override
+    public int listxattr(String path, Pointer list, @size_t long size) {
+        Node n = resolve(path);
+        if (n == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        StringBuilder sb = new StringBuilder();
+        if (n instanceof FileNode f) {
+            f.xattrs().keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
+        }
+        byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
+        if (size == 0) {
+            return b.length;
+        }
+        if (size < b.length) {
+            return -ErrorCodes.ERANGE();
+        }
+        list.put(0, b, 0, b.length);
+        return b.length;
+    }
+
+    @Override
+    public int access(String path, int mask) {
+        if (resolve(path) == null) {
+            return -ErrorCodes.ENOENT();
+        }
+        return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
+    }
+
+    // ---- everything that would change the tree is refused ----
+    @Override public int mknod(String path, long mode, long rdev) { return -ErrorCodes.EROFS(); }
+    @Override public int mkdir(String path, long mode) { return -ErrorCodes.EROFS(); }
+    @Override public int unlink(String path) { return -ErrorCodes.EROFS(); }
+    @Override public int rmdir(String path) { return -ErrorCodes.EROFS(); }
+    @Override public int symlink(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
+    @Override public int rename(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
+    @Override public int link(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
+    @Override public int chmod(String path, long mode) { return -ErrorCodes.EROFS(); }
+    @Override public int chown(String path, long uid, long gid) { return -ErrorCodes.EROFS(); }
+    @Override public int truncate(String path, long size) { return -ErrorCodes.EROFS(); }
+    @Override public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
+    @Override public int create(String path, long mode, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
+    @Override public int setxattr(String path, String name, Pointer value, long size, int flags) { return -ErrorCodes.EROFS(); }
+    @Override public int removexattr(String path, String name) { return -ErrorCodes.EROFS(); }
+    @Override public int utimens(String path, Timespec[] timespec) { return -ErrorCodes.EROFS(); }
+    @Override public int ftruncate(String path, long size, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
+    @Override public int fallocate(String path, int mode, long off, long length, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
+
+    @Override
+    protected String getFSName() {
+        return "modelfs";
+    }
+
+    private void logOnce(String what, Throwable e) {
+        String msg = e == null ? what : what + ": " + e;
+        if (logged.add(msg) && logged.size() < 100_000) {
+            LOG.warning(msg);
+        }
+    }
+
+    /** Number of files currently open (for tests and diagnostics). */
+    public int openCount() {
+        return open.size();
+    }
+}

@@ -1,0 +1,39 @@
+package dev.modelfs.fuse;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The options a mount is made with.
+ *
+ * <p>Defaults (DESIGN.md §3): {@code ro}, {@code use_ino} (stable inode numbers reach the kernel),
+ * {@code auto_cache} (the page cache survives reopen while a file's mtime and size are unchanged:
+ * the speed of {@code kernel_cache} for immutable blobs, yet a re-pulled tag, which changes the
+ * manifest mtime, is never served stale pages as {@code kernel_cache} would), and 1-second
+ * attribute, entry and negative timeouts: the longest that still lets a pull or removal show within
+ * a second, since libfuse2's high-level API cannot invalidate kernel entries on demand.
+ *
+ * @param allowOther  let other users (and an NFS server) read the mount
+ * @param uid         owner shown for every file
+ * @param gid         group shown for every file
+ * @param extra       further raw {@code -o} options passed to libfuse
+ * @param cacheBytes  converted-chunk cache size
+ * @param refreshMillis how often the store's manifests are rescanned
+ */
+public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
+                           long refreshMillis, boolean debug) {
+    public MountOptions {
+        extra = List.copyOf(extra);
+    }
+
+    /** The {@code -o ...} arguments for libfuse. */
+    public String[] fuseArgs() {
+        List<String> o = new ArrayList<>(List.of("ro", "use_ino", "auto_cache", "attr_timeout=1", "entry_timeout=1",
+                "negative_timeout=1", "fsname=modelfs", "subtype=modelfs", "default_permissions"));
+        if (allowOther) {
+            o.add("allow_other");
+        }
+        o.addAll(extra);
+        return new String[] {"-o", String.join(",", o)};
+    }
+}

@@ -1,0 +1,143 @@
+package dev.modelfs.store;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * An Ollama model store on disk: {@code manifests/<host>/<ns>/<model>/<tag>} plus {@code blobs/}.
+ *
+ * <p>Invariants: the store is never written; only regular files exactly four levels below
+ * {@code manifests/} whose components are valid name parts are manifests (FORMATS.md §1.2); a blob
+ * path is only ever built from a validated {@link Digest}, so it always lies inside {@code blobs/}.
+ */
+public final class OllamaStore {
+    private static final Logger LOG = Logger.getLogger(OllamaStore.class.getName());
+
+    private final Path root;
+
+    public OllamaStore(Path root) {
+        this.root = root.toAbsolutePath().normalize();
+    }
+
+    /** {@code --store} if given, else {@code $OLLAMA_MODELS} (trimmed, unquoted), else {@code ~/.ollama/models}. */
+    public static Path resolveRoot(Optional<Path> explicit, Map<String, String> env) {
+        if (explicit.isPresent()) {
+            return explicit.get();
+        }
+        String v = env.get("OLLAMA_MODELS");
+        if (v != null) {
+            v = v.trim();
+            while (v.length() >= 2 && (v.charAt(0) == '"' || v.charAt(0) == '\'')
+                    && v.charAt(v.length() - 1) == v.charAt(0)) {
+                v = v.substring(1, v.length() - 1);
+            }
+            if (!v.isEmpty()) {
+                return Path.of(v);
+            }
+        }
+        String home = env.getOrDefault("HOME", System.getProperty("user.home"));
+        return Path.of(home, ".ollama", "models");
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    public Path manifestsDir() {
+        return root.resolve("manifests");
+    }
+
+    public Path blobsDir() {
+        return root.resolve("blobs");
+    }
+
+    /** Every manifest currently in the store, sorted by manifest path; invalid entries logged and skipped. */
+    public List<ManifestRef> listManifests() {
+        List<ManifestRef> out = new ArrayList<>();
+        walk(manifestsDir(), new String[4], 0, out);
+        out.sort(Comparator.comparing(r -> r.name().manifestPath()));
+        return out;
+    }
+
+    private void walk(Path dir, String[] parts, int depth, List<ManifestRef> out) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+            for (Path p : ds) {
+                parts[depth] = p.getFileName().toString();
+                BasicFileAttributes a;
+                try {
+                    a = Files.readAttributes(p, BasicFileAttributes.class);
+                } catch (IOException e) {
+                    continue;
+                }
+                if (depth < 3) {
+                    if (a.isDirectory()) {
+                        walk(p, parts, depth + 1, out);
+                    }
+                } else if (a.isRegularFile()) {
+                    Optional<ModelName> name = ModelName.fromParts(parts[0], parts[1], parts[2], parts[3]);
+                    if (name.isEmpty()) {
+                        LOG.warning("skipping manifest with an invalid name: " + root.relativize(p));
+                        continue;
+                    }
+                    out.add(new ManifestRef(name.get(), p, a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS),
+                            a.size(), a.fileKey()));
+                }
+            }
+        } catch (IOException e) {
+            if (depth > 0 || Files.exists(dir)) {
+                LOG.warning("cannot list " + dir + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** Reads a manifest's bytes, refusing absurd sizes. */
+    public byte[] readManifest(ManifestRef ref) throws IOException {
+        try (InputStream in = Files.newInputStream(ref.file())) {
+            byte[] b = in.readNBytes(ManifestParser.MAX_MANIFEST_BYTES + 1);
+            if (b.length > ManifestParser.MAX_MANIFEST_BYTES) {
+                throw new IOException("manifest larger than " + ManifestParser.MAX_MANIFEST_BYTES + " bytes");
+            }
+            return b;
+        }
+    }
+
+    /** The blob file for a digest: {@code sha256-<hex>}, else legacy {@code sha256:<hex>}; empty if neither is a regular file. */
+    public Optional<Path> blobPath(Digest d) {
+        Path p = blobsDir().resolve(d.fileName());
+        if (Files.isRegularFile(p)) {
+            return Optional.of(p);
+        }
+        Path legacy = blobsDir().resolve(d.legacyFileName());
+        if (Files.isRegularFile(legacy)) {
+            return Optional.of(legacy);
+        }
+        return Optional.empty();
+    }
+
+    /** The canonical path Ollama would use for a blob (after {@code fixBlobs}), whether it exists or not. */
+    public Path canonicalBlobPath(Digest d) {
+        return blobsDir().resolve(d.fileName());
+    }
+
+    /** Reads a small blob whole (config, template, params ...), refusing anything over {@code max} bytes. */
+    public byte[] readSmallBlob(Digest d, int max) throws IOException {
+        Path p = blobPath(d).orElseThrow(() -> new java.nio.file.NoSuchFileException(d.fileName()));
+        try (InputStream in = Files.newInputStream(p)) {
+            byte[] b = in.readNBytes(max + 1);
+            if (b.length > max) {
+                throw new IOException(d.fileName() + " larger than " + max + " bytes");
+            }
+            return b;
+        }
+    }
+}

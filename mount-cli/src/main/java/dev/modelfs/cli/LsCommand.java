@@ -1,0 +1,60 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.ManifestParser;
+import dev.modelfs.store.ManifestRef;
+import dev.modelfs.store.MediaType;
+import dev.modelfs.store.ModelConfig;
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/** {@code modelfs ls}: the models of the store, like {@code ollama list}, plus format and quantization. */
+@Command(name = "ls", aliases = "list", mixinStandardHelpOptions = true, description = "List the models in the store.")
+final class LsCommand implements Callable<Integer> {
+    @Mixin
+    StoreOption store;
+
+    @Override
+    public Integer call() {
+        OllamaStore st = store.open();
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"NAME", "ID", "SIZE", "FORMAT", "QUANTIZATION", "MODIFIED"});
+        DateTimeFormatter fmt = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneId.systemDefault());
+        for (ManifestRef ref : st.listManifests()) {
+            try {
+                Manifest m = ManifestParser.parse(ref.name(), st.readManifest(ref));
+                ModelConfig c = ModelSummary.config(st, m);
+                rows.add(new String[] {ref.name().displayShortest(), m.digest().shortId(), SizeConverter.human(m.totalSize()),
+                        ModelSummary.format(m, c), c.fileType().isEmpty() ? "-" : c.fileType(),
+                        fmt.format(Instant.ofEpochSecond(0, ref.mtimeNanos()))});
+            } catch (IOException | RuntimeException e) {
+                rows.add(new String[] {ref.name().displayShortest(), "-", "-", "invalid", e.getMessage(), ""});
+            }
+        }
+        int[] w = new int[rows.getFirst().length];
+        for (String[] r : rows) {
+            for (int i = 0; i < r.length; i++) {
+                w[i] = Math.max(w[i], r[i].length());
+            }
+        }
+        for (String[] r : rows) {
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < r.length; i++) {
+                sb.append(r[i]);
+                if (i < r.length - 1) {
+                    sb.append(" ".repeat(w[i] - r[i].length() + 3));
+                }
+            }
+            System.out.println(sb.toString().stripTrailing());
+        }
+        return 0;
+    }
+}

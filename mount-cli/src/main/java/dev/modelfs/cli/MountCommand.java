@@ -1,0 +1,153 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.fuse.MountOptions;
+import dev.modelfs.fuse.MountSession;
+import dev.modelfs.fuse.MountTable;
+import dev.modelfs.store.OllamaStore;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import sun.misc.Signal;
+
+/** {@code modelfs mount}: serve the store at a mount point until unmounted, Ctrl-C or SIGTERM. */
+@Command(name = "mount", mixinStandardHelpOptions = true,
+        description = "Mount the store read-only at MOUNTPOINT (foreground unless --daemon).")
+final class MountCommand implements Callable<Integer> {
+    @Mixin
+    StoreOption store;
+
+    @Parameters(paramLabel = "MOUNTPOINT", description = "existing empty directory")
+    Path mountpoint;
+
+    @Option(names = "-o", paramLabel = "OPT[,OPT...]", split = ",",
+            description = "allow_other, uid=N, gid=N, or raw libfuse options")
+    List<String> options = new ArrayList<>();
+
+    @Option(names = "--daemon", description = "detach: mount in a background process and return once mounted")
+    boolean daemon;
+
+    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeConverter.class, defaultValue = "512M",
+            description = "converted-chunk cache size (default: ${DEFAULT-VALUE})")
+    long cacheSize;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "with --daemon: log file (default: ~/.cache/modelfs/mount-<name>.log)")
+    Path logFile;
+
+    @Option(names = "--debug", description = "libfuse debug output")
+    boolean debug;
+
+    @Option(names = "--refresh-ms", hidden = true, defaultValue = "500")
+    long refreshMillis;
+
+    @Override
+    public Integer call() throws Exception {
+        Path mp = mountpoint.toAbsolutePath().normalize();
+        MountOptions opts = parseOptions();
+        OllamaStore st = store.open();
+        if (daemon) {
+            return daemonize(mp, st);
+        }
+        MountSession session = MountSession.mount(st, mp, opts, Views.all());
+        CountDownLatch stop = new CountDownLatch(1);
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("HUP"), s -> { });
+        System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop)");
+        System.out.flush();
+        while (!stop.await(1, TimeUnit.SECONDS)) {
+            if (!MountTable.isMounted(mp)) {
+                System.err.println("modelfs: " + mp + " was unmounted externally");
+                break;
+            }
+        }
+        session.close();
+        System.out.println("modelfs: unmounted " + mp);
+        return 0;
+    }
+
+    private MountOptions parseOptions() {
+        long uid = UnixIds.uid();
+        long gid = UnixIds.gid();
+        boolean allowOther = false;
+        List<String> extra = new ArrayList<>();
+        for (String o : options) {
+            String t = o.trim();
+            if (t.isEmpty()) {
+                continue;
+            }
+            try {
+                if (t.equals("allow_other")) {
+                    allowOther = true;
+                } else if (t.startsWith("uid=")) {
+                    uid = Long.parseLong(t.substring(4));
+                } else if (t.startsWith("gid=")) {
+                    gid = Long.parseLong(t.substring(4));
+                } else if (t.equals("ro") || t.equals("rw")) {
+                    if (t.equals("rw")) {
+                        throw new CommandLine.ParameterException(new CommandLine(this), "modelfs is read-only: -o rw is not supported");
+                    }
+                } else {
+                    extra.add(t);
+                }
+            } catch (NumberFormatException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
+            }
+        }
+        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug);
+    }
+
+    private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
+        MountSession.clearStale(mp);
+        Path log = logFile != null ? logFile
+                : Path.of(System.getProperty("user.home"), ".cache", "modelfs", "mount-" + mp.getFileName() + ".log");
+        Files.createDirectories(log.toAbsolutePath().getParent());
+        List<String> cmd = new ArrayList<>();
+        if (new File("/usr/bin/setsid").canExecute()) {
+            cmd.add("/usr/bin/setsid");
+        }
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Main.class.getName());
+        cmd.add("mount");
+        cmd.add("--store");
+        cmd.add(st.root().toString());
+        cmd.add("--cache-size");
+        cmd.add(Long.toString(cacheSize));
+        cmd.add("--refresh-ms");
+        cmd.add(Long.toString(refreshMillis));
+        if (!options.isEmpty()) {
+            cmd.add("-o");
+            cmd.add(String.join(",", options));
+        }
+        cmd.add(mp.toString());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            if (MountTable.isMounted(mp)) {
+                System.out.println("modelfs: mounted " + st.root() + " at " + mp + " (pid " + p.pid() + ", log " + log + ")");
+                return 0;
+            }
+            if (!p.isAlive()) {
+                throw new IOException("background mount exited with " + p.exitValue() + "; see " + log);
+            }
+            Thread.sleep(100);
+        }
+        p.destroy();
+        throw new IOException("background mount did not come up within 30 s; see " + log);
+    }
+}

@@ -1,0 +1,13 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.view.ModelView;
+import java.util.List;
+
+/** The synthesized-file families every mount shows. */
+final class Views {
+    private Views() {}
+
+    static List<ModelView> all() {
+        return List.of();
+    }
+}

@@ -1,0 +1,80 @@
+# Shared helpers for ./modelfs, ./test and .ci/run. Source it; do not run it.
+# shellcheck shell=bash
+
+MODELFS_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODELFS_JAR="$MODELFS_TOP/mount-cli/target/modelfs.jar"
+MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow)
+
+say() { printf 'modelfs: %s\n' "$*" >&2; }
+die() { say "$*"; exit 2; }
+
+java_major() { # $1 = java binary; prints its feature version
+  "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | head -n1 | cut -d. -f1
+}
+
+# Sets JAVA_HOME to a JDK >= 25: $JAVA_HOME, then the usual install folders.
+find_jdk() {
+  local c v
+  for c in "${JAVA_HOME:-}" /usr/lib/jvm/* /opt/java/* /opt/jdk* /usr/local/java/* "$HOME"/.sdkman/candidates/java/* "$HOME"/.jdks/*; do
+    [ -n "$c" ] && [ -x "$c/bin/java" ] && [ -x "$c/bin/javac" ] || continue
+    v=$(java_major "$c/bin/java")
+    if [ -n "$v" ] && [ "$v" -ge 25 ] 2>/dev/null; then
+      export JAVA_HOME="$c"
+      return 0
+    fi
+  done
+  die "no JDK >= 25 found (looked at \$JAVA_HOME and /usr/lib/jvm/*). Install one, e.g. Temurin 25, and set JAVA_HOME."
+}
+
+need_root_or_say() { # $1 = what, rest = packages
+  local what="$1"; shift
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing $what: $*"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || die "could not install $*"
+    fi
+  else
+    die "$what missing; run: sudo apt-get install -y $*"
+  fi
+}
+
+# FUSE 2 runtime: the fusermount helper and libfuse.so.2 (Debian: fuse + libfuse2; never fuse3).
+ensure_fuse() {
+  if ! command -v fusermount >/dev/null || ! { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep 'libfuse\.so\.2' >/dev/null; then
+    need_root_or_say "FUSE 2 (fusermount, libfuse.so.2)" fuse libfuse2
+  fi
+  [ -e /dev/fuse ] || die "/dev/fuse is missing: this machine cannot mount FUSE filesystems (load the fuse module or run the container with --device /dev/fuse)"
+}
+
+ensure_maven() {
+  command -v mvn >/dev/null || need_root_or_say "Apache Maven" maven
+}
+
+# Builds the CLI jar when it is missing or older than any source or pom.
+build_if_needed() {
+  find_jdk
+  if [ -f "$MODELFS_JAR" ] && [ -z "$(find "$MODELFS_TOP" -path "$MODELFS_TOP/*/target" -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' \) -newer "$MODELFS_JAR" -print -quit)" ]; then
+    return 0
+  fi
+  ensure_maven
+  say "building (mvn package)…"
+  (cd "$MODELFS_TOP" && mvn -q -B -Dstyle.color=never -DskipTests package) >&2 || die "build failed"
+}
+
+# Python venv with the pinned test clients (safetensors, gguf, numpy, ml_dtypes, torch, transformers).
+ensure_python_venv() {
+  local req="$MODELFS_TOP/integration-tests/python/requirements.txt"
+  local venv="${MODELFS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/modelfs/venv}"
+  local stamp="$venv/.requirements.sha256"
+  local want; want=$(sha256sum "$req" | cut -d' ' -f1)
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    MODELFS_PYTHON="$venv/bin/python"; return 0
+  fi
+  command -v python3 >/dev/null || need_root_or_say "Python 3" python3 python3-venv
+  python3 -m venv "$venv" 2>/dev/null || { need_root_or_say "python3-venv" python3-venv; python3 -m venv "$venv"; } || die "cannot create a venv at $venv"
+  say "installing Python test packages into $venv (from the configured package indexes)…"
+  "$venv/bin/pip" install --retries 0 --timeout 60 -q -r "$req" >&2 || die "pip install failed (see above); the test clients are required"
+  echo "$want" > "$stamp"
+  MODELFS_PYTHON="$venv/bin/python"
+}
