@@ -1,0 +1,59 @@
+package dev.modelfs.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class OllamaStoreTest {
+    @TempDir
+    Path root;
+
+    private void file(String rel, String content) throws IOException {
+        Path p = root.resolve(rel);
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, content);
+    }
+
+    @Test
+    void findsExactlyFourLevelManifestsWithValidNames() throws IOException {
+        file("manifests/registry.ollama.ai/library/llama3.2/1b", "{}");
+        file("manifests/hf.co/user/repo/Q4_K_M", "{}");
+        file("manifests/registry.ollama.ai/library/toodeep/tag/extra", "{}");
+        file("manifests/registry.ollama.ai/library/shallow", "{}");
+        file("manifests/registry.ollama.ai/library/bad name!/latest", "{}");
+        Files.createDirectories(root.resolve("manifests/registry.ollama.ai/library/dirmodel/latest"));
+        List<ManifestRef> refs = new OllamaStore(root).listManifests();
+        assertEquals(List.of("hf.co/user/repo/Q4_K_M", "registry.ollama.ai/library/llama3.2/1b"),
+                refs.stream().map(r -> r.name().manifestPath()).toList());
+    }
+
+    @Test
+    void blobLookupPrefersDashThenLegacyColonAndIgnoresPartials() throws IOException {
+        String a = "a".repeat(64), b = "b".repeat(64), c = "c".repeat(64);
+        file("blobs/sha256-" + a, "x");
+        file("blobs/sha256:" + b, "y");
+        file("blobs/sha256-" + c + "-partial", "z");
+        file("blobs/sha256-" + c + ".tmp", "z");
+        OllamaStore s = new OllamaStore(root);
+        assertEquals(root.resolve("blobs/sha256-" + a), s.blobPath(new Digest(a)).orElseThrow());
+        assertEquals(root.resolve("blobs/sha256:" + b), s.blobPath(new Digest(b)).orElseThrow());
+        assertTrue(s.blobPath(new Digest(c)).isEmpty());
+        assertEquals(root.resolve("blobs/sha256-" + b), s.canonicalBlobPath(new Digest(b)));
+    }
+
+    @Test
+    void rootResolution() {
+        assertEquals(Path.of("/x"), OllamaStore.resolveRoot(Optional.of(Path.of("/x")), Map.of("OLLAMA_MODELS", "/y")));
+        assertEquals(Path.of("/y z"), OllamaStore.resolveRoot(Optional.empty(), Map.of("OLLAMA_MODELS", "  \"/y z\" ")));
+        assertEquals(Path.of("/h/.ollama/models"), OllamaStore.resolveRoot(Optional.empty(), Map.of("OLLAMA_MODELS", "  ", "HOME", "/h")));
+        assertEquals(Path.of("/h/.ollama/models"), OllamaStore.resolveRoot(Optional.empty(), Map.of("HOME", "/h")));
+    }
+}
