@@ -1,0 +1,84 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Where the real tools are: the Python venv, the CLI jar, the JVM. Missing pieces fail loudly. */
+final class Env {
+    private Env() {}
+
+    static String python() {
+        return System.getProperty("modelfs.python", "python3");
+    }
+
+    static Path pythonDir() {
+        return Path.of(System.getProperty("modelfs.pythonDir", "python")).toAbsolutePath();
+    }
+
+    static Path cliJar() {
+        Path p = Path.of(System.getProperty("modelfs.cliJar", "../mount-cli/target/modelfs.jar")).toAbsolutePath().normalize();
+        if (!Files.isRegularFile(p)) {
+            fail("CLI jar not built: " + p + " (run the build through ./test)");
+        }
+        return p;
+    }
+
+    static String java() {
+        return System.getProperty("modelfs.java", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+
+    static void requireFuse() {
+        if (!Files.exists(Path.of("/dev/fuse"))) {
+            fail("/dev/fuse is missing: the integration tests need FUSE (they never skip)");
+        }
+        try {
+            Process p = new ProcessBuilder("fusermount", "-V").redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                fail("fusermount hangs");
+            }
+        } catch (IOException | InterruptedException e) {
+            fail("fusermount is not installed (Debian: apt-get install fuse libfuse2): " + e.getMessage());
+        }
+    }
+
+    /** Result of a finished process. */
+    record Run(int exit, String output) {}
+
+    /** Runs a Python script from integration-tests/python with the venv interpreter. */
+    static Run python(long timeoutSeconds, String script, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(python(), pythonDir().resolve(script).toString()));
+        cmd.addAll(List.of(args));
+        return run(timeoutSeconds, cmd);
+    }
+
+    static Run run(long timeoutSeconds, List<String> cmd) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("PYTHONUNBUFFERED", "1");
+        pb.environment().put("HF_HUB_OFFLINE", "1");
+        pb.environment().put("TRANSFORMERS_OFFLINE", "1");
+        Process p = pb.start();
+        StringBuilder out = new StringBuilder();
+        Thread pump = new Thread(() -> {
+            try {
+                out.append(new String(p.getInputStream().readAllBytes()));
+            } catch (IOException e) {
+                out.append("\n[output lost: ").append(e).append("]");
+            }
+        });
+        pump.start();
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            pump.join(5000);
+            fail("timed out after " + timeoutSeconds + " s: " + String.join(" ", cmd) + "\n" + out);
+        }
+        pump.join();
+        return new Run(p.exitValue(), out.toString());
+    }
+}

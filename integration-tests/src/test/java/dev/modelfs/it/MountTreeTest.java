@@ -1,0 +1,244 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.modelfs.fuse.MountTable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The foundation contract on a real FUSE mount of the generated fixture store. */
+class MountTreeTest {
+    static Path work;
+    static CliMount mount;
+
+    @BeforeAll
+    static void mountFixture() throws Exception {
+        work = Files.createTempDirectory("modelfs-it");
+        mount = CliMount.start(Fixture.store(), work.resolve("mnt"));
+    }
+
+    @AfterAll
+    static void unmount() throws Exception {
+        if (mount != null) {
+            mount.close();
+        }
+    }
+
+    @Test
+    void pythonTreeCheckerPasses() throws Exception {
+        Env.Run r = Env.python(600, "check_tree.py", mount.mountpoint.toString(), Fixture.dir().toString());
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "check_tree.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+    }
+
+    @Test
+    void inodesAreStableAcrossMountsAndSharedPerBlob() throws Exception {
+        Map<String, Long> first = inodes(mount.mountpoint);
+        assertTrue(first.size() > 50, "too few files on the mount: " + first.size());
+        try (CliMount second = CliMount.start(Fixture.store(), work.resolve("mnt2"))) {
+            assertEquals(first, inodes(second.mountpoint));
+        }
+        Map<String, Long> byDigest = new HashMap<>();
+        int shared = 0;
+        try (Stream<Path> files = Files.walk(mount.mountpoint)) {
+            for (Path p : files.filter(Files::isRegularFile).toList()) {
+                String digest = xattr(p, "user.modelfs.digest");
+                if (digest != null) {
+                    Long ino = (Long) Files.getAttribute(p, "unix:ino");
+                    Long prev = byDigest.putIfAbsent(digest, ino);
+                    if (prev != null) {
+                        assertEquals(prev, ino, "two paths of blob " + digest + " differ in inode");
+                        shared++;
+                    }
+                }
+            }
+        }
+        assertTrue(shared > 0, "the fixture shares blobs between models; no shared inode was seen");
+    }
+
+    static Map<String, Long> inodes(Path root) throws IOException {
+        Map<String, Long> out = new HashMap<>();
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path p : files.toList()) {
+                out.put(root.relativize(p).toString(), (Long) Files.getAttribute(p, "unix:ino"));
+            }
+        }
+        return out;
+    }
+
+    static String xattr(Path p, String name) throws IOException {
+        var view = Files.getFileAttributeView(p, java.nio.file.attribute.UserDefinedFileAttributeView.class);
+        String n = name.substring("user.".length());
+        if (!view.list().contains(n)) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.allocate(view.size(n));
+        view.read(n, b);
+        return new String(b.array(), 0, b.position());
+    }
+
+    @Test
+    void everyMutationIsEROFS() {
+        Path mp = mount.mountpoint;
+        Path model = mp.resolve("tinyllama/model.gguf");
+        assertTrue(Files.exists(model));
+        assertErofs(() -> Files.write(mp.resolve("new-file"), new byte[1]));
+        assertErofs(() -> Files.write(model, new byte[1], StandardOpenOption.APPEND));
+        assertErofs(() -> Files.createDirectory(mp.resolve("tinyllama/newdir")));
+        assertErofs(() -> Files.delete(model));
+        assertErofs(() -> Files.move(model, mp.resolve("tinyllama/renamed.gguf")));
+        assertErofs(() -> Files.setLastModifiedTime(model, java.nio.file.attribute.FileTime.fromMillis(0)));
+    }
+
+    interface IoAction {
+        void run() throws IOException;
+    }
+
+    static void assertErofs(IoAction a) {
+        FileSystemException e = assertThrows(FileSystemException.class, a::run);
+        assertTrue(String.valueOf(e.getMessage()).contains("Read-only file system"), "expected EROFS, got " + e);
+    }
+
+    @Test
+    void badModelsFailAloneWithTheRightErrno() throws Exception {
+        Path mp = mount.mountpoint;
+        assertFalse(Files.exists(mp.resolve("corrupt")), "a model with an unparsable manifest must be absent");
+        Path missing = mp.resolve("missing-blob/model.gguf");
+        assertTrue(Files.size(missing) > 0, "a missing blob keeps its manifest size");
+        assertThrows(NoSuchFileException.class, () -> Files.newByteChannel(missing).close());
+        Path truncated = mp.resolve("truncated/model.gguf");
+        IOException e = assertThrows(IOException.class, () -> Files.readAllBytes(truncated));
+        assertTrue(String.valueOf(e.getMessage()).contains("Input/output error"), "expected EIO, got " + e);
+        assertTrue(Files.readString(mp.resolve("missing-blob/ollama/Modelfile")).startsWith("# Modelfile generated"));
+        assertArrayEquals(Files.readAllBytes(mp.resolve("tinyllama/model.gguf")),
+                Files.readAllBytes(blobOf(mp.resolve("tinyllama/model.gguf"))));
+    }
+
+    /** The store blob a passthrough file claims to be. */
+    static Path blobOf(Path file) throws Exception {
+        String d = xattr(file, "user.modelfs.digest");
+        assertTrue(d != null && d.startsWith("sha256:"), "no digest xattr on " + file);
+        Path p = mount.store.resolve("blobs/sha256-" + d.substring(7));
+        return Files.exists(p) ? p : mount.store.resolve("blobs/sha256:" + d.substring(7));
+    }
+
+    @Test
+    void liveAddRemoveAndRepullWithoutRemount(@TempDir Path tmp) throws Exception {
+        Path store = Fixture.copyStore(tmp.resolve("store"));
+        try (CliMount m = CliMount.start(store, tmp.resolve("mnt"))) {
+            Path manifests = store.resolve("manifests/registry.ollama.ai/library");
+            Path tiny = manifests.resolve("tinyllama/latest");
+            Path other = store.resolve("manifests/registry.ollama.ai/library/llama3.2/1b");
+            assertTrue(Files.exists(tiny) && Files.exists(other), "fixture models tinyllama and llama3.2:1b expected");
+
+            // add
+            Files.createDirectories(manifests.resolve("added"));
+            Files.copy(tiny, manifests.resolve("added/v2"));
+            awaitTrue("new model visible", () -> Files.exists(m.mountpoint.resolve("added:v2/model.gguf")));
+            assertArrayEquals(Files.readAllBytes(m.mountpoint.resolve("tinyllama/model.gguf")),
+                    Files.readAllBytes(m.mountpoint.resolve("added:v2/model.gguf")));
+
+            // re-pull: an fd opened before keeps its bytes, new opens see the new manifest
+            Path served = m.mountpoint.resolve("tinyllama/model.gguf");
+            byte[] before = Files.readAllBytes(served);
+            byte[] after = Files.readAllBytes(m.mountpoint.resolve("llama3.2:1b/model.gguf"));
+            assertFalse(java.util.Arrays.equals(before, after), "fixture models must differ");
+            try (FileChannel held = FileChannel.open(served)) {
+                ByteBuffer head = ByteBuffer.allocate(16);
+                held.read(head, 0);
+                Files.copy(other, tiny, StandardCopyOption.REPLACE_EXISTING);
+                awaitTrue("re-pulled model visible", () -> sizeOrMinus1(served) == after.length);
+                ByteBuffer all = ByteBuffer.allocate(before.length);
+                while (all.hasRemaining() && held.read(all, all.position()) > 0) { }
+                assertArrayEquals(before, all.array(), "an open file must keep serving the bytes it opened");
+            }
+            assertArrayEquals(after, Files.readAllBytes(served), "a new open must serve the re-pulled model");
+
+            // remove
+            Files.delete(manifests.resolve("added/v2"));
+            awaitTrue("removed model gone", () -> !Files.exists(m.mountpoint.resolve("added:v2")));
+        }
+    }
+
+    static long sizeOrMinus1(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    static void awaitTrue(String what, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail(what + ": not within 3 s");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    @Test
+    void sigtermWithABusyReaderUnmountsCleanlyAndAStaleMountIsCleared(@TempDir Path tmp) throws Exception {
+        Path mp = tmp.resolve("mnt");
+        CliMount m = CliMount.start(Fixture.store(), mp);
+        try (FileChannel busy = FileChannel.open(mp.resolve("tinyllama/model.gguf"))) {
+            busy.read(ByteBuffer.allocate(100), 0);
+            m.process.destroy();
+            Thread.sleep(500);
+            assertTrue(MountTable.isMounted(mp), "a busy mount is unmounted politely, after readers finish");
+            busy.read(ByteBuffer.allocate(100), 0);   // still served
+        }
+        assertTrue(m.process.waitFor(20, TimeUnit.SECONDS), "exits once the reader is gone");
+        assertEquals(0, m.process.exitValue(), m.log());
+        assertFalse(MountTable.isMounted(mp));
+
+        CliMount killed = CliMount.start(Fixture.store(), mp);
+        killed.process.destroyForcibly().waitFor();
+        assertTrue(MountTable.isMounted(mp) && MountTable.isStale(mp), "kill -9 leaves a stale mount");
+        try (CliMount again = CliMount.start(Fixture.store(), mp)) {
+            assertTrue(Files.isDirectory(mp.resolve("tinyllama")), "remount over a stale mount works");
+        }
+    }
+
+    @Test
+    void cliCommandsWithoutMounting() throws Exception {
+        Env.Run ls = Env.run(60, CliMount.command("ls", "--store", Fixture.store().toString()));
+        assertEquals(0, ls.exit(), ls.output());
+        assertTrue(ls.output().contains("tinyllama:latest"), ls.output());
+        assertTrue(ls.output().contains("hf.co/bartowski/Tiny-GGUF:Q4_K_M"), ls.output());
+        Env.Run bad = Env.run(60, CliMount.command("mount"));
+        assertEquals(1, bad.exit(), "usage error exit code: " + bad.output());
+        Env.Run notMounted = Env.run(60, CliMount.command("unmount", work.resolve("nowhere").toString()));
+        assertEquals(2, notMounted.exit(), notMounted.output());
+        assertEquals(1, notMounted.output().strip().lines().count(), "one-line error: " + notMounted.output());
+        Env.Run version = Env.run(60, CliMount.command("--version"));
+        assertEquals(0, version.exit());
+        assertTrue(version.output().startsWith("modelfs "), version.output());
+        assertNotEquals("", List.of(version.output()).getFirst());
+    }
+}
