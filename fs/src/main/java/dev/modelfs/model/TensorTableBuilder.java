@@ -1,0 +1,200 @@
+package dev.modelfs.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.modelfs.format.FormatException;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.format.safetensors.SafetensorsHeader;
+import dev.modelfs.format.safetensors.TensorEntry;
+import dev.modelfs.quant.mlx.MlxQuant;
+import dev.modelfs.store.Digest;
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.MediaType;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Builds a {@link TensorTable} from a manifest's tensor layers (FORMATS.md §4.8), covering every blob
+ * kind A–H: plain and combined quantized blobs, stacked and legacy packed experts, pre-quantized
+ * fusions with {@code .global_scale}, {@code "data"}-keyed legacy blobs (including the v0.14–v0.15
+ * {@code <name>}/{@code _scale}/{@code _qbias} layer triples), component-prefixed image-model keys and
+ * draft tensors. Companions are recognised by the strict rule of §4.6.
+ */
+public final class TensorTableBuilder {
+    private static final String DATA = "data";
+
+    private final HeaderSource headers;
+    private final Function<String, JsonNode> quantConfig;
+    private final String fileTypeHint;
+
+    private final List<String> problems = new ArrayList<>();
+    private final Set<String> disabled = new HashSet<>();
+
+    /**
+     * @param quantConfig  the {@code quantization} (or {@code quantization_config}) section of a
+     *                     component's config.json, or null
+     * @param fileTypeHint the config blob's {@code file_type} (e.g. {@code q4}), used only to break ties
+     */
+    public TensorTableBuilder(HeaderSource headers, Function<String, JsonNode> quantConfig, String fileTypeHint) {
+        this.headers = headers;
+        this.quantConfig = quantConfig;
+        this.fileTypeHint = fileTypeHint;
+    }
+
+    /** One main entry found in a blob, before quantization is resolved. */
+    private record Found(String logicalName, Layer layer, String key, StoredTensor main, StoredTensor scale,
+                         StoredTensor bias, StoredTensor globalScale, Map<String, String> metadata, boolean legacyData) {
+        Found withCompanions(StoredTensor s, StoredTensor b) {
+            return new Found(logicalName, layer, key, main, s, b, globalScale, metadata, legacyData);
+        }
+    }
+
+    public TensorTable build(Manifest m) {
+        List<Found> found = new ArrayList<>();
+        Set<String> seenBlobs = new HashSet<>();
+        for (Layer l : m.layers(MediaType.Kind.TENSOR)) {
+            if (l.digest().isEmpty() || l.name() == null) {
+                problems.add("tensor layer without digest or name skipped");
+                continue;
+            }
+            Digest d = l.digest().get();
+            if (!seenBlobs.add(d.hex() + "\0" + l.name())) {
+                continue;
+            }
+            try {
+                SafetensorsHeader h = headers.header(d, l.size());
+                readBlob(l, d, h, found, seenBlobs);
+            } catch (IOException | FormatException | IllegalArgumentException | ArithmeticException e) {
+                fail(componentOf(l.name()), "tensor blob " + d.shortId() + " (" + l.name() + "): " + e.getMessage());
+            }
+        }
+        pairLegacyCompanions(found);
+        return new TensorTable(resolve(found), disabled, problems);
+    }
+
+    private void fail(String component, String why) {
+        disabled.add(component);
+        problems.add(why);
+    }
+
+    static String componentOf(String name) {
+        int i = name.indexOf('/');
+        return i < 0 ? "" : name.substring(0, i);
+    }
+
+    private void readBlob(Layer l, Digest d, SafetensorsHeader h, List<Found> out, Set<String> seenBlobs) {
+        Map<String, TensorEntry> byKey = new LinkedHashMap<>();
+        for (TensorEntry e : h.tensors()) {
+            byKey.put(e.name(), e);
+        }
+        // §4.6: companions only where the base exists in the same blob and is a U32 quantized weight
+        Set<String> companions = new HashSet<>();
+        for (String k : byKey.keySet()) {
+            TensorEntry base;
+            if (k.endsWith(".scale") && (base = byKey.get(k.substring(0, k.length() - 6))) != null && base.dtype() == Dtype.U32) {
+                companions.add(k);
+                String bias = k.substring(0, k.length() - 6) + ".bias";
+                if (byKey.containsKey(bias)) {
+                    companions.add(bias);
+                }
+            }
+            if (k.endsWith(".global_scale") && (base = byKey.get(k.substring(0, k.length() - 13))) != null && base.dtype() == Dtype.U32
+                    && byKey.get(k).dtype() == Dtype.F32 && byKey.get(k).numel() == 1) {
+                companions.add(k);
+            }
+        }
+        List<String> mains = byKey.keySet().stream().filter(k -> !companions.contains(k)).toList();
+        boolean legacyData = mains.size() == 1 && mains.getFirst().equals(DATA);
+        if (!legacyData) {
+            // a blob keyed by names is read once however many layers point at it
+            if (!seenBlobs.add(d.hex())) {
+                return;
+            }
+        }
+        String prefix = l.name().contains("/") ? componentOf(l.name()) + "/" : "";
+        for (String k : mains) {
+            String logical = legacyData ? l.name() : (!prefix.isEmpty() && !k.startsWith(prefix) ? prefix + k : k);
+            out.add(new Found(logical, l, k, stored(d, l.size(), h, byKey.get(k)), stored(d, l.size(), h, byKey.get(k + ".scale"), companions),
+                    stored(d, l.size(), h, byKey.get(k + ".bias"), companions),
+                    stored(d, l.size(), h, byKey.get(k + ".global_scale"), companions), h.metadata(), legacyData));
+        }
+    }
+
+    private static StoredTensor stored(Digest d, long blobSize, SafetensorsHeader h, TensorEntry e, Set<String> companions) {
+        return e == null || !companions.contains(e.name()) ? null : stored(d, blobSize, h, e);
+    }
+
+    private static StoredTensor stored(Digest d, long blobSize, SafetensorsHeader h, TensorEntry e) {
+        long off = Math.addExact(h.dataStart(), e.begin());
+        return new StoredTensor(e.name(), e.dtype(), e.shape(), new BlobRange(d, blobSize, off, e.byteLength()));
+    }
+
+    /** v0.14–v0.15: {@code <name>_scale} / {@code <name>_qbias} "data" layers are companions of {@code <name>}. */
+    private void pairLegacyCompanions(List<Found> found) {
+        Map<String, Integer> legacy = new HashMap<>();
+        for (int i = 0; i < found.size(); i++) {
+            if (found.get(i).legacyData()) {
+                legacy.putIfAbsent(found.get(i).logicalName(), i);
+            }
+        }
+        Set<Integer> consumed = new HashSet<>();
+        for (int i = 0; i < found.size(); i++) {
+            Found f = found.get(i);
+            if (!f.legacyData() || f.main().dtype() != Dtype.U32) {
+                continue;
+            }
+            Integer s = legacy.get(f.logicalName() + "_scale");
+            if (s == null) {
+                continue;
+            }
+            Integer b = legacy.get(f.logicalName() + "_qbias");
+            found.set(i, f.withCompanions(found.get(s).main(), b == null ? null : found.get(b).main()));
+            consumed.add(s);
+            if (b != null) {
+                consumed.add(b);
+            }
+        }
+        List<Found> kept = new ArrayList<>();
+        for (int i = 0; i < found.size(); i++) {
+            if (!consumed.contains(i)) {
+                kept.add(found.get(i));
+            }
+        }
+        found.clear();
+        found.addAll(kept);
+    }
+
+    private List<LogicalTensor> resolve(List<Found> found) {
+        List<LogicalTensor> out = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (Found f : found) {
+            String component = componentOf(f.logicalName());
+            String relative = component.isEmpty() ? f.logicalName() : f.logicalName().substring(component.length() + 1);
+            if (!names.add(f.logicalName())) {
+                problems.add("duplicate tensor " + f.logicalName() + " ignored");
+                continue;
+            }
+            if (f.scale() == null) {
+                out.add(new LogicalTensor(f.logicalName(), component, relative, f.main(), null, null, null, null, f.main().shape()));
+                continue;
+            }
+            MlxQuant q = QuantResolver.resolve(new QuantResolver.Pieces(f.key(), f.main(), f.scale(), f.bias(), f.globalScale(),
+                    f.metadata(), quantConfig.apply(component), relative, fileTypeHint));
+            if (q == null) {
+                fail(component, "cannot tell how " + f.logicalName() + " is quantized (shapes/dtypes match no known type)");
+                continue;
+            }
+            long[] shape = f.main().shape();
+            shape[shape.length - 1] = shape[shape.length - 1] * 32 / q.bits();
+            out.add(new LogicalTensor(f.logicalName(), component, relative, f.main(), f.scale(), f.bias(), f.globalScale(), q, shape));
+        }
+        return out;
+    }
+}

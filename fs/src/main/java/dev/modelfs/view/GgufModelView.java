@@ -1,0 +1,158 @@
+package dev.modelfs.view;
+
+import dev.modelfs.format.FormatException;
+import dev.modelfs.format.gguf.GgmlType;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.gguf.GgufValueType;
+import dev.modelfs.format.gguf.GgufWriter;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.MediaType;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Logger;
+
+/**
+ * Converted files of GGUF-based models (DESIGN.md §1): {@code model.safetensors} (GGUF names,
+ * floats and integers as stored, quantized types as F32), {@code model.{fp32,fp16,bf16}.safetensors}
+ * and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
+ * dequantized, {@code general.file_type} updated; unquantized tensors and every other KV are
+ * byte-for-byte slices of the source).
+ */
+public final class GgufModelView implements ModelView {
+    private static final Logger LOG = Logger.getLogger(GgufModelView.class.getName());
+    private static final String FILE_TYPE = "general.file_type";
+
+    @Override
+    public void addTo(ModelContext ctx, TreeBuilder tree) {
+        Layer model = ctx.manifest().first(MediaType.Kind.MODEL);
+        if (model == null || model.digest().isEmpty()) {
+            return;
+        }
+        BlobRef blob = new BlobRef(model.digest().get(), model.size());
+        GgufFile g;
+        try {
+            g = new BlobHeaders(ctx.store()).gguf(blob.digest(), blob.expectedSize());
+        } catch (IOException | FormatException e) {
+            LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
+            return;
+        }
+        try {
+            put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+            for (OutputType out : OutputType.values()) {
+                put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+                put(ctx, tree, "model." + out.variant + ".gguf", gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
+            }
+        } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
+            LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
+        }
+    }
+
+    private static void put(ModelContext ctx, TreeBuilder tree, String path, ByteSource src, String what) {
+        tree.put(path, new FileNode(ctx.inodeOf(path), ctx.mtimeNanos(), src, Map.of("user.modelfs.source", what)));
+    }
+
+    private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
+        return new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), t.offset()), t.byteSize());
+    }
+
+    private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
+        return new Segment.Converted(new BlockConverted(blob, Math.addExact(g.dataStart(), t.offset()),
+                t.elements() / t.type().blockElements(), GgmlDequantizers.forTypeId(t.type().id()), out, t.name() + " " + t.type()));
+    }
+
+    private static Dtype storedDtype(GgmlType t) {
+        return switch (t) {
+            case F32 -> Dtype.F32;
+            case F16 -> Dtype.F16;
+            case BF16 -> Dtype.BF16;
+            case F64 -> Dtype.F64;
+            case I8 -> Dtype.I8;
+            case I16 -> Dtype.I16;
+            case I32 -> Dtype.I32;
+            case I64 -> Dtype.I64;
+            default -> null;
+        };
+    }
+
+    /** {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out}. */
+    static ByteSource safetensors(GgufFile g, BlobRef blob, OutputType out) {
+        List<SafetensorsWriter.Spec> specs = new ArrayList<>();
+        Map<String, Segment> data = new HashMap<>();
+        for (GgufTensorInfo t : g.tensors()) {
+            Dtype stored = storedDtype(t.type());
+            Dtype dtype;
+            Segment seg;
+            if (t.type().isInteger() || (stored != null && (out == null || stored == out.dtype))) {
+                dtype = stored;
+                seg = slice(g, blob, t);
+            } else {
+                OutputType o = out == null ? OutputType.F32 : out;
+                dtype = o.dtype;
+                seg = convert(g, blob, t, o);
+            }
+            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+            data.put(t.name(), seg);
+        }
+        SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, Map.of("format", "pt"));
+        List<Segment> segs = new ArrayList<>();
+        segs.add(new Segment.Literal(layout.header()));
+        for (SafetensorsWriter.Placed p : layout.tensors()) {
+            segs.add(data.get(p.spec().name()));
+        }
+        return new ByteSource(segs);
+    }
+
+    static ByteSource gguf(GgufFile g, BlobRef blob, OutputType out) {
+        boolean hasFileType = g.kv(FILE_TYPE) != null;
+        List<Segment> segs = new ArrayList<>();
+        segs.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
+        byte[] fileType = GgufWriter.encodeKv(FILE_TYPE, GgufValueType.UINT32, out.llamaFileType);
+        for (GgufKv kv : g.kvs()) {
+            segs.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
+        }
+        if (!hasFileType) {
+            segs.add(new Segment.Literal(fileType));
+        }
+        List<Long> sizes = new ArrayList<>();
+        List<GgmlType> types = new ArrayList<>();
+        for (GgufTensorInfo t : g.tensors()) {
+            GgmlType type = t.type().isQuantized() ? out.ggml : t.type();
+            types.add(type);
+            sizes.add(Math.multiplyExact(t.elements() / type.blockElements(), (long) type.blockBytes()));
+        }
+        long[] offsets = GgufWriter.tensorOffsets(sizes, g.alignment());
+        ByteArrayOutputStream infos = new ByteArrayOutputStream();
+        for (int i = 0; i < g.tensors().size(); i++) {
+            GgufTensorInfo t = g.tensors().get(i);
+            infos.writeBytes(GgufWriter.encodeTensorInfo(t.name(), t.ne(), types.get(i), offsets[i]));
+        }
+        segs.add(new Segment.Literal(infos.toByteArray()));
+        long headerEnd = 0;
+        for (Segment s : segs) {
+            headerEnd += s.length();
+        }
+        if (!g.tensors().isEmpty()) {
+            segs.add(new Segment.Zeros(GgufWriter.align(headerEnd, g.alignment()) - headerEnd));
+        }
+        long pos = 0;
+        for (int i = 0; i < g.tensors().size(); i++) {
+            GgufTensorInfo t = g.tensors().get(i);
+            segs.add(new Segment.Zeros(offsets[i] - pos));
+            segs.add(t.type().isQuantized() ? convert(g, blob, t, out) : slice(g, blob, t));
+            pos = offsets[i] + sizes.get(i);
+        }
+        if (!g.tensors().isEmpty()) {
+            segs.add(new Segment.Zeros(GgufWriter.align(pos, g.alignment()) - pos));
+        }
+        return new ByteSource(segs);
+    }
+}
