@@ -24,6 +24,7 @@ import java.util.Objects;
 public final class MlxDequantizer {
 
     private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -124,126 +125,181 @@ public final class MlxDequantizer {
         return seg.get(F32, off);
     }
 
-    // ---- affine ---------------------------------------------------------------------------------------------
+    // ---- kernels -------------------------------------------------------------------------------------------
+    //
+    // Each kernel is one long-counted loop over the 32-bit code words of the whole range, with the destination
+    // offset an affine function of the induction variable: C2 then hoists the segment checks out of the loop,
+    // which nested per-group loops defeat. Scales are reloaded when a word starts a new group.
 
+    /** {@code (float) q} for every code, cheaper than an int-to-float conversion per element. */
+    private static final float[] QF = new float[256];
+
+    static {
+        for (int i = 0; i < 256; i++) QF[i] = i;
+    }
+
+    /** 4-bit affine: 8 codes per word, G/8 words per group (G = 32, 64 or 128). */
     private static void affine4(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
                                 int type, long groups, int gs, MemorySegment dst, long d) {
+        final float[] q = QF;
         int sb = type == F32_TYPE ? 4 : 2;
-        int words = gs >>> 4; // 16 codes per long
-        for (long g = 0; g < groups; g++) {
-            float sc = scalar(scales, s, type);
-            float bi = scalar(biases, b, type);
-            s += sb;
-            b += sb;
-            for (int w = 0; w < words; w++) {
-                long v = codes.get(I64, c);
-                c += 8;
-                for (int k = 0; k < 64; k += 4) {
-                    dst.set(F32, d, (float) ((int) (v >>> k) & 15) * sc + bi);
-                    d += 4;
-                }
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
             }
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            dst.set(F32, o, q[w & 15] * sc + bi);
+            dst.set(F32, o + 4, q[(w >>> 4) & 15] * sc + bi);
+            dst.set(F32, o + 8, q[(w >>> 8) & 15] * sc + bi);
+            dst.set(F32, o + 12, q[(w >>> 12) & 15] * sc + bi);
+            dst.set(F32, o + 16, q[(w >>> 16) & 15] * sc + bi);
+            dst.set(F32, o + 20, q[(w >>> 20) & 15] * sc + bi);
+            dst.set(F32, o + 24, q[(w >>> 24) & 15] * sc + bi);
+            dst.set(F32, o + 28, q[w >>> 28] * sc + bi);
         }
     }
 
+    /** 8-bit affine: 4 codes per word, G/4 words per group. */
     private static void affine8(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
                                 int type, long groups, int gs, MemorySegment dst, long d) {
+        final float[] q = QF;
         int sb = type == F32_TYPE ? 4 : 2;
-        int words = gs >>> 3; // 8 codes per long
-        for (long g = 0; g < groups; g++) {
-            float sc = scalar(scales, s, type);
-            float bi = scalar(biases, b, type);
-            s += sb;
-            b += sb;
-            for (int w = 0; w < words; w++) {
-                long v = codes.get(I64, c);
-                c += 8;
-                for (int k = 0; k < 64; k += 8) {
-                    dst.set(F32, d, (float) ((int) (v >>> k) & 0xFF) * sc + bi);
-                    d += 4;
-                }
+        int shift = Integer.numberOfTrailingZeros(gs >>> 2);
+        long mask = (gs >>> 2) - 1;
+        long words = groups * (gs >>> 2);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
             }
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 16 * i;
+            dst.set(F32, o, q[w & 0xFF] * sc + bi);
+            dst.set(F32, o + 4, q[(w >>> 8) & 0xFF] * sc + bi);
+            dst.set(F32, o + 8, q[(w >>> 16) & 0xFF] * sc + bi);
+            dst.set(F32, o + 12, q[w >>> 24] * sc + bi);
         }
     }
 
-    /** Any width 1..8: 8 codes occupy exactly {@code bits} bytes of the little-endian bit stream. */
+    /** Widths 2, 3, 5, 6 (any 1..8 works): 8 codes occupy exactly {@code bits} bytes of the LE bit stream. */
     private static void affineGeneric(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases,
                                       long b, int type, long groups, int gs, int bits, MemorySegment dst, long d) {
+        final float[] q = QF;
         int sb = type == F32_TYPE ? 4 : 2;
-        int chunks = gs >>> 3;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long gmask = (gs >>> 3) - 1;
         int mask = (1 << bits) - 1;
-        for (long g = 0; g < groups; g++) {
-            float sc = scalar(scales, s, type);
-            float bi = scalar(biases, b, type);
-            s += sb;
-            b += sb;
-            for (int ch = 0; ch < chunks; ch++) {
-                long v = 0;
-                for (int j = 0; j < bits; j++) {
-                    v |= (codes.get(U8, c + j) & 0xFFL) << (j << 3);
-                }
-                c += bits;
-                for (int k = 0; k < 8; k++) {
-                    dst.set(F32, d, (float) ((int) (v >>> (k * bits)) & mask) * sc + bi);
-                    d += 4;
-                }
+        long chunks = groups * (gs >>> 3);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < chunks; i++) {
+            if ((i & gmask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            long v = chunk(codes, c + i * bits, bits);
+            long o = d + 32 * i;
+            for (int k = 0; k < 8; k++) {
+                dst.set(F32, o + 4 * k, q[(int) (v >>> (k * bits)) & mask] * sc + bi);
             }
         }
     }
 
-    // ---- fp modes -------------------------------------------------------------------------------------------
+    /** The {@code bits} bytes at {@code p} as a little-endian number (never reads past them). */
+    private static long chunk(MemorySegment codes, long p, int bits) {
+        return switch (bits) {
+            case 2 -> codes.get(I16, p) & 0xFFFFL;
+            case 3 -> (codes.get(I16, p) & 0xFFFFL) | (codes.get(U8, p + 2) & 0xFFL) << 16;
+            case 5 -> (codes.get(I32, p) & 0xFFFF_FFFFL) | (codes.get(U8, p + 4) & 0xFFL) << 32;
+            case 6 -> (codes.get(I32, p) & 0xFFFF_FFFFL) | (codes.get(I16, p + 4) & 0xFFFFL) << 32;
+            default -> {
+                long v = 0;
+                for (int j = 0; j < bits; j++) v |= (codes.get(U8, p + j) & 0xFFL) << (j << 3);
+                yield v;
+            }
+        };
+    }
 
-    /** nvfp4 / mxfp4: E2M1 codes times a per-group scale decoded through {@code scaleTable}. */
+    /** nvfp4 / mxfp4: E2M1 codes (8 per word) times a per-group scale decoded through {@code scaleTable}. */
     private static void fp4(MemorySegment codes, long c, MemorySegment scales, long s, float[] scaleTable,
                             long groups, int gs, float global, MemorySegment dst, long d) {
+        if (global != 1f) {
+            fp4Global(codes, c, scales, s, scaleTable, groups, gs, global, dst, d);
+            return;
+        }
         final float[] lut = E2M1;
-        int words = gs >>> 4;
-        if (global == 1f) {
-            for (long g = 0; g < groups; g++) {
-                float sc = scaleTable[scales.get(U8, s + g) & 0xFF];
-                for (int w = 0; w < words; w++) {
-                    long v = codes.get(I64, c);
-                    c += 8;
-                    for (int k = 0; k < 64; k += 4) {
-                        dst.set(F32, d, lut[(int) (v >>> k) & 15] * sc);
-                        d += 4;
-                    }
-                }
-            }
-        } else {
-            for (long g = 0; g < groups; g++) {
-                float sc = scaleTable[scales.get(U8, s + g) & 0xFF];
-                for (int w = 0; w < words; w++) {
-                    long v = codes.get(I64, c);
-                    c += 8;
-                    for (int k = 0; k < 64; k += 4) {
-                        dst.set(F32, d, lut[(int) (v >>> k) & 15] * sc * global);
-                        d += 4;
-                    }
-                }
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            dst.set(F32, o, lut[w & 15] * sc);
+            dst.set(F32, o + 4, lut[(w >>> 4) & 15] * sc);
+            dst.set(F32, o + 8, lut[(w >>> 8) & 15] * sc);
+            dst.set(F32, o + 12, lut[(w >>> 12) & 15] * sc);
+            dst.set(F32, o + 16, lut[(w >>> 16) & 15] * sc);
+            dst.set(F32, o + 20, lut[(w >>> 20) & 15] * sc);
+            dst.set(F32, o + 24, lut[(w >>> 24) & 15] * sc);
+            dst.set(F32, o + 28, lut[w >>> 28] * sc);
+        }
+    }
+
+    /** As {@link #fp4}, then times the global scale: {@code (E2M1 * scale) * global}, two f32 roundings. */
+    private static void fp4Global(MemorySegment codes, long c, MemorySegment scales, long s, float[] scaleTable,
+                                  long groups, int gs, float global, MemorySegment dst, long d) {
+        final float[] lut = E2M1;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            for (int k = 0; k < 8; k++) {
+                dst.set(F32, o + 4 * k, lut[(w >>> (4 * k)) & 15] * sc * global);
             }
         }
     }
 
+    /** mxfp8: E4M3 codes (4 per word) times an E8M0 scale per group (then the global scale if not 1). */
     private static void mxfp8(MemorySegment codes, long c, MemorySegment scales, long s,
                               long groups, int gs, float global, MemorySegment dst, long d) {
         final float[] lut = E4M3;
-        int words = gs >>> 3;
-        for (long g = 0; g < groups; g++) {
-            float sc = E8M0[scales.get(U8, s + g) & 0xFF];
-            for (int w = 0; w < words; w++) {
-                long v = codes.get(I64, c);
-                c += 8;
-                if (global == 1f) {
-                    for (int k = 0; k < 64; k += 8) {
-                        dst.set(F32, d, lut[(int) (v >>> k) & 0xFF] * sc);
-                        d += 4;
-                    }
-                } else {
-                    for (int k = 0; k < 64; k += 8) {
-                        dst.set(F32, d, lut[(int) (v >>> k) & 0xFF] * sc * global);
-                        d += 4;
-                    }
+        final float[] e8 = E8M0;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 2);
+        long mask = (gs >>> 2) - 1;
+        long words = groups * (gs >>> 2);
+        float sc = 0;
+        if (global == 1f) {
+            for (long i = 0; i < words; i++) {
+                if ((i & mask) == 0) sc = e8[scales.get(U8, s + (i >>> shift)) & 0xFF];
+                int w = codes.get(I32, c + 4 * i);
+                long o = d + 16 * i;
+                dst.set(F32, o, lut[w & 0xFF] * sc);
+                dst.set(F32, o + 4, lut[(w >>> 8) & 0xFF] * sc);
+                dst.set(F32, o + 8, lut[(w >>> 16) & 0xFF] * sc);
+                dst.set(F32, o + 12, lut[w >>> 24] * sc);
+            }
+        } else {
+            for (long i = 0; i < words; i++) {
+                if ((i & mask) == 0) sc = e8[scales.get(U8, s + (i >>> shift)) & 0xFF];
+                int w = codes.get(I32, c + 4 * i);
+                long o = d + 16 * i;
+                for (int k = 0; k < 4; k++) {
+                    dst.set(F32, o + 4 * k, lut[(w >>> (8 * k)) & 0xFF] * sc * global);
                 }
             }
         }
