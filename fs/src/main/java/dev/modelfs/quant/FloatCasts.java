@@ -1,0 +1,76 @@
+package dev.modelfs.quant;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+/**
+ * Scalar and bulk conversions between f32 and the 16-bit float formats (bf16, IEEE binary16).
+ *
+ * <p>Narrowing rounds to nearest, ties to even. Infinities stay infinities, NaN stays NaN with its
+ * sign kept (bf16: the top 7 payload bits are kept and the quiet bit is set; f16: as
+ * {@link Float#floatToFloat16}). Bulk methods read and write little-endian values at any alignment,
+ * allocate nothing and are thread-safe.
+ */
+public final class FloatCasts {
+
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private FloatCasts() {}
+
+    /** f32 → bf16, round to nearest even; NaN becomes a quiet NaN with the same sign. */
+    public static short f32ToBf16(float f) {
+        return (short) bf16Bits(Float.floatToRawIntBits(f));
+    }
+
+    /** f32 → IEEE binary16, round to nearest even. */
+    public static short f32ToF16(float f) {
+        return Float.floatToFloat16(f);
+    }
+
+    /** bf16 → f32 (exact). */
+    public static float bf16ToF32(short h) {
+        return Float.intBitsToFloat(h << 16);
+    }
+
+    /** IEEE binary16 → f32 (exact). */
+    public static float f16ToF32(short h) {
+        return Float.float16ToFloat(h);
+    }
+
+    /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE bf16 at {@code dst@dstOff}. */
+    public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        checkRanges(src, srcOff, dst, dstOff, count);
+        for (long i = 0; i < count; i++) {
+            int bits = src.get(I32, srcOff + (i << 2));
+            dst.set(I16, dstOff + (i << 1), (short) bf16Bits(bits));
+        }
+    }
+
+    /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE binary16 at {@code dst@dstOff}. */
+    public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        checkRanges(src, srcOff, dst, dstOff, count);
+        for (long i = 0; i < count; i++) {
+            float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
+            dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
+        }
+    }
+
+    /** Rounds f32 bits to bf16 bits (low 16 bits of the result). */
+    static int bf16Bits(int bits) {
+        int rounded = (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16;
+        int quietNaN = (bits >>> 16) | 0x0040;
+        return (bits & 0x7FFF_FFFF) > 0x7F80_0000 ? quietNaN : rounded;
+    }
+
+    private static void checkRanges(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(dst, "dst");
+        if (count < 0) throw new IllegalArgumentException("negative count " + count);
+        if (count > Long.MAX_VALUE / 4) throw new IndexOutOfBoundsException("count too large " + count);
+        Objects.checkFromIndexSize(srcOff, count * 4, src.byteSize());
+        Objects.checkFromIndexSize(dstOff, count * 2, dst.byteSize());
+    }
+}

@@ -1,0 +1,307 @@
+package dev.modelfs.quant.mlx;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+/**
+ * Dequantizes MLX-quantized tensors (FORMATS.md §5) to little-endian f32.
+ *
+ * <p>Group {@code g} of the flattened tensor holds elements {@code g*G .. g*G+G-1}; its codes start at
+ * {@code codesOffset + g*codeBytesPerGroup()} (packed as a little-endian bit stream, §5.2), its scale
+ * (and bias) is element {@code g} of the scale (bias) array.
+ *
+ * <ul>
+ *   <li>affine: {@code f32(scale) * q} rounded to f32, then {@code + f32(bias)} rounded to f32;</li>
+ *   <li>nvfp4: {@code E2M1(q) * E4M3(scale)}, then {@code * globalScale} if it is not 1;</li>
+ *   <li>mxfp4: {@code E2M1(q) * E8M0(scale)}; mxfp8: {@code E4M3(q) * E8M0(scale)} (a global scale other than 1
+ *       is applied the same way as for nvfp4).</li>
+ * </ul>
+ *
+ * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing.
+ */
+public final class MlxDequantizer {
+
+    private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private static final float[] E2M1 = MlxFloatCodes.E2M1;
+    private static final float[] E4M3 = MlxFloatCodes.E4M3;
+    private static final float[] E8M0 = MlxFloatCodes.E8M0;
+
+    private static final int K_AFFINE_GENERIC = 0, K_AFFINE4 = 1, K_AFFINE8 = 2, K_NVFP4 = 3, K_MXFP4 = 4, K_MXFP8 = 5;
+
+    private final MlxQuant quant;
+    private final int kind;
+    private final int groupSize;
+    private final int codeBytes;
+
+    private MlxDequantizer(MlxQuant q) {
+        this.quant = q;
+        this.groupSize = q.groupSize();
+        this.codeBytes = q.codeBytesPerGroup();
+        this.kind = switch (q.mode()) {
+            case AFFINE -> q.bits() == 4 ? K_AFFINE4 : q.bits() == 8 ? K_AFFINE8 : K_AFFINE_GENERIC;
+            case NVFP4 -> K_NVFP4;
+            case MXFP4 -> K_MXFP4;
+            case MXFP8 -> K_MXFP8;
+        };
+    }
+
+    /** A dequantizer for {@code q}. */
+    public static MlxDequantizer of(MlxQuant q) {
+        return new MlxDequantizer(Objects.requireNonNull(q, "q"));
+    }
+
+    /** The parameters this instance decodes. */
+    public MlxQuant quant() {
+        return quant;
+    }
+
+    /**
+     * Dequantizes groups {@code [firstGroup, firstGroup+groups)} into {@code groups * groupSize} LE f32 values
+     * at {@code dst@dstOffset}. Offsets need no alignment.
+     *
+     * @throws IllegalArgumentException if the scale type does not fit the mode, biases are missing for affine
+     *         data, or a global scale other than 1 is given for affine data
+     * @throws IndexOutOfBoundsException if a range lies outside its segment
+     */
+    public void dequantize(MlxTensorData t, long firstGroup, long groups, MemorySegment dst, long dstOffset) {
+        Objects.requireNonNull(t, "t");
+        Objects.requireNonNull(dst, "dst");
+        if (firstGroup < 0 || groups < 0) {
+            throw new IllegalArgumentException("negative group range " + firstGroup + "+" + groups);
+        }
+        if (dstOffset < 0) throw new IndexOutOfBoundsException("negative dstOffset " + dstOffset);
+        if (groups == 0) return;
+        ScaleType st = t.scaleType();
+        boolean affine = kind <= K_AFFINE8;
+        if (affine) {
+            if (st == ScaleType.U8) throw new IllegalArgumentException("affine scales must be BF16, F16 or F32, not U8");
+            if (t.biases() == null) throw new IllegalArgumentException("affine data needs biases");
+            if (t.globalScale() != 1f) throw new IllegalArgumentException("global scale given for affine data");
+        } else if (st != ScaleType.U8) {
+            throw new IllegalArgumentException(quant.canonicalName() + " scales must be U8, not " + st);
+        }
+        long lastGroup = Math.addExact(firstGroup, groups);
+        checkRange(t.codes(), t.codesOffset(), lastGroup, codeBytes, "codes");
+        checkRange(t.scales(), t.scalesOffset(), lastGroup, st.bytes(), "scales");
+        if (affine) checkRange(t.biases(), t.biasesOffset(), lastGroup, st.bytes(), "biases");
+        checkRange(dst, dstOffset, groups, groupSize * 4L, "dst");
+
+        long c = t.codesOffset() + firstGroup * codeBytes;
+        long s = t.scalesOffset() + firstGroup * st.bytes();
+        switch (kind) {
+            case K_AFFINE4 -> affine4(t.codes(), c, t.scales(), s, t.biases(), t.biasesOffset() + firstGroup * st.bytes(),
+                    st.ordinal(), groups, groupSize, dst, dstOffset);
+            case K_AFFINE8 -> affine8(t.codes(), c, t.scales(), s, t.biases(), t.biasesOffset() + firstGroup * st.bytes(),
+                    st.ordinal(), groups, groupSize, dst, dstOffset);
+            case K_AFFINE_GENERIC -> affineGeneric(t.codes(), c, t.scales(), s, t.biases(),
+                    t.biasesOffset() + firstGroup * st.bytes(), st.ordinal(), groups, groupSize, quant.bits(), dst, dstOffset);
+            case K_NVFP4 -> fp4(t.codes(), c, t.scales(), s, E4M3, groups, groupSize, t.globalScale(), dst, dstOffset);
+            case K_MXFP4 -> fp4(t.codes(), c, t.scales(), s, E8M0, groups, groupSize, t.globalScale(), dst, dstOffset);
+            case K_MXFP8 -> mxfp8(t.codes(), c, t.scales(), s, groups, groupSize, t.globalScale(), dst, dstOffset);
+            default -> throw new AssertionError(kind);
+        }
+    }
+
+    private static void checkRange(MemorySegment seg, long base, long count, long unit, String what) {
+        long end = Math.addExact(base, Math.multiplyExact(count, unit));
+        if (end > seg.byteSize()) {
+            throw new IndexOutOfBoundsException(what + ": bytes [" + base + ", " + end + ") outside segment of "
+                    + seg.byteSize() + " bytes");
+        }
+    }
+
+    private static final int BF16 = 0, F16 = 1, F32_TYPE = 2; // ScaleType ordinals
+
+    private static float scalar(MemorySegment seg, long off, int type) {
+        if (type == BF16) return Float.intBitsToFloat(seg.get(I16, off) << 16);
+        if (type == F16) return Float.float16ToFloat(seg.get(I16, off));
+        return seg.get(F32, off);
+    }
+
+    // ---- kernels -------------------------------------------------------------------------------------------
+    //
+    // Each kernel is one long-counted loop over the 32-bit code words of the whole range, with the destination
+    // offset an affine function of the induction variable: C2 then hoists the segment checks out of the loop,
+    // which nested per-group loops defeat. Scales are reloaded when a word starts a new group.
+
+    /** {@code (float) q} for every code, cheaper than an int-to-float conversion per element. */
+    private static final float[] QF = new float[256];
+
+    static {
+        for (int i = 0; i < 256; i++) QF[i] = i;
+    }
+
+    /** 4-bit affine: 8 codes per word, G/8 words per group (G = 32, 64 or 128). */
+    private static void affine4(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
+                                int type, long groups, int gs, MemorySegment dst, long d) {
+        final float[] q = QF;
+        int sb = type == F32_TYPE ? 4 : 2;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            dst.set(F32, o, q[w & 15] * sc + bi);
+            dst.set(F32, o + 4, q[(w >>> 4) & 15] * sc + bi);
+            dst.set(F32, o + 8, q[(w >>> 8) & 15] * sc + bi);
+            dst.set(F32, o + 12, q[(w >>> 12) & 15] * sc + bi);
+            dst.set(F32, o + 16, q[(w >>> 16) & 15] * sc + bi);
+            dst.set(F32, o + 20, q[(w >>> 20) & 15] * sc + bi);
+            dst.set(F32, o + 24, q[(w >>> 24) & 15] * sc + bi);
+            dst.set(F32, o + 28, q[w >>> 28] * sc + bi);
+        }
+    }
+
+    /** 8-bit affine: 4 codes per word, G/4 words per group. */
+    private static void affine8(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
+                                int type, long groups, int gs, MemorySegment dst, long d) {
+        final float[] q = QF;
+        int sb = type == F32_TYPE ? 4 : 2;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 2);
+        long mask = (gs >>> 2) - 1;
+        long words = groups * (gs >>> 2);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 16 * i;
+            dst.set(F32, o, q[w & 0xFF] * sc + bi);
+            dst.set(F32, o + 4, q[(w >>> 8) & 0xFF] * sc + bi);
+            dst.set(F32, o + 8, q[(w >>> 16) & 0xFF] * sc + bi);
+            dst.set(F32, o + 12, q[w >>> 24] * sc + bi);
+        }
+    }
+
+    /** Widths 2, 3, 5, 6 (any 1..8 works): 8 codes occupy exactly {@code bits} bytes of the LE bit stream. */
+    private static void affineGeneric(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases,
+                                      long b, int type, long groups, int gs, int bits, MemorySegment dst, long d) {
+        final float[] q = QF;
+        int sb = type == F32_TYPE ? 4 : 2;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long gmask = (gs >>> 3) - 1;
+        int mask = (1 << bits) - 1;
+        long chunks = groups * (gs >>> 3);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < chunks; i++) {
+            if ((i & gmask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            long v = chunk(codes, c + i * bits, bits);
+            long o = d + 32 * i;
+            for (int k = 0; k < 8; k++) {
+                dst.set(F32, o + 4 * k, q[(int) (v >>> (k * bits)) & mask] * sc + bi);
+            }
+        }
+    }
+
+    /** The {@code bits} bytes at {@code p} as a little-endian number (never reads past them). */
+    private static long chunk(MemorySegment codes, long p, int bits) {
+        return switch (bits) {
+            case 2 -> codes.get(I16, p) & 0xFFFFL;
+            case 3 -> (codes.get(I16, p) & 0xFFFFL) | (codes.get(U8, p + 2) & 0xFFL) << 16;
+            case 5 -> (codes.get(I32, p) & 0xFFFF_FFFFL) | (codes.get(U8, p + 4) & 0xFFL) << 32;
+            case 6 -> (codes.get(I32, p) & 0xFFFF_FFFFL) | (codes.get(I16, p + 4) & 0xFFFFL) << 32;
+            default -> {
+                long v = 0;
+                for (int j = 0; j < bits; j++) v |= (codes.get(U8, p + j) & 0xFFL) << (j << 3);
+                yield v;
+            }
+        };
+    }
+
+    /** nvfp4 / mxfp4: E2M1 codes (8 per word) times a per-group scale decoded through {@code scaleTable}. */
+    private static void fp4(MemorySegment codes, long c, MemorySegment scales, long s, float[] scaleTable,
+                            long groups, int gs, float global, MemorySegment dst, long d) {
+        if (global != 1f) {
+            fp4Global(codes, c, scales, s, scaleTable, groups, gs, global, dst, d);
+            return;
+        }
+        final float[] lut = E2M1;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            dst.set(F32, o, lut[w & 15] * sc);
+            dst.set(F32, o + 4, lut[(w >>> 4) & 15] * sc);
+            dst.set(F32, o + 8, lut[(w >>> 8) & 15] * sc);
+            dst.set(F32, o + 12, lut[(w >>> 12) & 15] * sc);
+            dst.set(F32, o + 16, lut[(w >>> 16) & 15] * sc);
+            dst.set(F32, o + 20, lut[(w >>> 20) & 15] * sc);
+            dst.set(F32, o + 24, lut[(w >>> 24) & 15] * sc);
+            dst.set(F32, o + 28, lut[w >>> 28] * sc);
+        }
+    }
+
+    /** As {@link #fp4}, then times the global scale: {@code (E2M1 * scale) * global}, two f32 roundings. */
+    private static void fp4Global(MemorySegment codes, long c, MemorySegment scales, long s, float[] scaleTable,
+                                  long groups, int gs, float global, MemorySegment dst, long d) {
+        final float[] lut = E2M1;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
+        long mask = (gs >>> 3) - 1;
+        long words = groups * (gs >>> 3);
+        float sc = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
+            int w = codes.get(I32, c + 4 * i);
+            long o = d + 32 * i;
+            for (int k = 0; k < 8; k++) {
+                dst.set(F32, o + 4 * k, lut[(w >>> (4 * k)) & 15] * sc * global);
+            }
+        }
+    }
+
+    /** mxfp8: E4M3 codes (4 per word) times an E8M0 scale per group (then the global scale if not 1). */
+    private static void mxfp8(MemorySegment codes, long c, MemorySegment scales, long s,
+                              long groups, int gs, float global, MemorySegment dst, long d) {
+        final float[] lut = E4M3;
+        final float[] e8 = E8M0;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 2);
+        long mask = (gs >>> 2) - 1;
+        long words = groups * (gs >>> 2);
+        float sc = 0;
+        if (global == 1f) {
+            for (long i = 0; i < words; i++) {
+                if ((i & mask) == 0) sc = e8[scales.get(U8, s + (i >>> shift)) & 0xFF];
+                int w = codes.get(I32, c + 4 * i);
+                long o = d + 16 * i;
+                dst.set(F32, o, lut[w & 0xFF] * sc);
+                dst.set(F32, o + 4, lut[(w >>> 8) & 0xFF] * sc);
+                dst.set(F32, o + 8, lut[(w >>> 16) & 0xFF] * sc);
+                dst.set(F32, o + 12, lut[w >>> 24] * sc);
+            }
+        } else {
+            for (long i = 0; i < words; i++) {
+                if ((i & mask) == 0) sc = e8[scales.get(U8, s + (i >>> shift)) & 0xFF];
+                int w = codes.get(I32, c + 4 * i);
+                long o = d + 16 * i;
+                for (int k = 0; k < 4; k++) {
+                    dst.set(F32, o + 4 * k, lut[(w >>> (8 * k)) & 0xFF] * sc * global);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.modelfs.bench;
+
+import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.mlx.MlxDequantizer;
+import dev.modelfs.quant.mlx.MlxQuant;
+import dev.modelfs.quant.mlx.MlxTensorData;
+import dev.modelfs.quant.mlx.ScaleType;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Collection;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Single-thread throughput of the MLX dequantizers and the f32→bf16 cast. Every invocation produces 16 MiB of
+ * f32 output (the cast reads 16 MiB of f32 and writes 8 MiB of bf16). Native (off-heap) segments, as for
+ * mmapped blobs.
+ *
+ * <p>Run: {@code mvn -pl fs -am test-compile}, then
+ * {@code java -cp fs/target/test-classes:fs/target/classes:<test classpath> dev.modelfs.bench.MlxDequantBench}
+ * (the classpath from {@code mvn -pl fs dependency:build-classpath -Dmdep.includeScope=test}).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(1)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 1)
+public class MlxDequantBench {
+
+    /** f32 output bytes per invocation. */
+    public static final long OUT_BYTES = 16L << 20;
+    private static final long ELEMS = OUT_BYTES / 4;
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private Arena arena;
+    private MemorySegment dst;
+    private MemorySegment castSrc;
+    private MemorySegment castDst;
+    private Case int4;
+    private Case int8;
+    private Case nvfp4;
+    private Case mxfp8;
+
+    private record Case(MlxDequantizer dq, MlxTensorData data, long groups) {}
+
+    private Case makeCase(MlxQuant q, Random rnd) {
+        long groups = ELEMS / q.groupSize();
+        MemorySegment codes = arena.allocate(groups * q.codeBytesPerGroup(), 64);
+        for (long i = 0; i < codes.byteSize(); i += 8) codes.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+        if (q.mode() == dev.modelfs.quant.mlx.MlxMode.AFFINE) {
+            MemorySegment scales = arena.allocate(groups * 2, 64), biases = arena.allocate(groups * 2, 64);
+            for (long g = 0; g < groups; g++) {
+                scales.set(I16, 2 * g, FloatCasts.f32ToBf16((float) (rnd.nextGaussian() * 0.01)));
+                biases.set(I16, 2 * g, FloatCasts.f32ToBf16((float) (rnd.nextGaussian() * 0.1)));
+            }
+            return new Case(MlxDequantizer.of(q), new MlxTensorData(codes, 0, scales, 0, ScaleType.BF16, biases, 0, 1f), groups);
+        }
+        MemorySegment scales = arena.allocate(groups, 64);
+        for (long g = 0; g < groups; g++) {
+            // plausible scales: E4M3 around 0.1..2 for nvfp4, E8M0 around 2^-10..2^0 for mx modes
+            int b = q.bits() == 4 && q.groupSize() == 16 ? 0x28 + rnd.nextInt(0x20) : 117 + rnd.nextInt(10);
+            scales.set(ValueLayout.JAVA_BYTE, g, (byte) b);
+        }
+        return new Case(MlxDequantizer.of(q), new MlxTensorData(codes, 0, scales, 0, ScaleType.U8, null, 0, 1f), groups);
+    }
+
+    @Setup(Level.Trial)
+    public void setup() {
+        arena = Arena.ofShared();
+        Random rnd = new Random(1234);
+        dst = arena.allocate(OUT_BYTES, 64);
+        int4 = makeCase(MlxQuant.affine(4, 64), rnd);
+        int8 = makeCase(MlxQuant.affine(8, 64), rnd);
+        nvfp4 = makeCase(MlxQuant.of("nvfp4", null), rnd);
+        mxfp8 = makeCase(MlxQuant.of("mxfp8", null), rnd);
+        castSrc = arena.allocate(OUT_BYTES, 64);
+        for (long i = 0; i < OUT_BYTES; i += 4) castSrc.set(F32, i, (float) rnd.nextGaussian());
+        castDst = arena.allocate(OUT_BYTES / 2, 64);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        arena.close();
+    }
+
+    private MemorySegment run(Case c) {
+        c.dq().dequantize(c.data(), 0, c.groups(), dst, 0);
+        return dst;
+    }
+
+    @Benchmark
+    public MemorySegment int4g64Bf16() {
+        return run(int4);
+    }
+
+    @Benchmark
+    public MemorySegment int8g64Bf16() {
+        return run(int8);
+    }
+
+    @Benchmark
+    public MemorySegment nvfp4() {
+        return run(nvfp4);
+    }
+
+    @Benchmark
+    public MemorySegment mxfp8() {
+        return run(mxfp8);
+    }
+
+    /** Reads 16 MiB of f32, writes 8 MiB of bf16. */
+    @Benchmark
+    public MemorySegment castF32ToBf16() {
+        FloatCasts.f32ToBf16(castSrc, 0, castDst, 0, ELEMS);
+        return castDst;
+    }
+
+    public static void main(String[] args) throws RunnerException {
+        Options opt = new OptionsBuilder()
+                .include(MlxDequantBench.class.getName() + "\\.")
+                .forks(1)
+                .warmupIterations(2).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(3).measurementTime(TimeValue.seconds(1))
+                .jvmArgsAppend("--enable-native-access=ALL-UNNAMED")
+                .build();
+        Collection<RunResult> results = new Runner(opt).run();
+        System.out.println();
+        System.out.printf("%-16s %10s %10s %10s%n", "benchmark", "ops/s", "GB/s", "GiB/s");
+        for (RunResult r : results) {
+            String name = r.getParams().getBenchmark();
+            name = name.substring(name.lastIndexOf('.') + 1);
+            double ops = r.getPrimaryResult().getScore();
+            double bytes = ops * OUT_BYTES;
+            System.out.printf("%-16s %10.2f %10.2f %10.2f%s%n", name, ops, bytes / 1e9, bytes / (1L << 30),
+                    name.startsWith("cast") ? "   (f32 input; bf16 output is half)" : "   (f32 output)");
+        }
+    }
+}
