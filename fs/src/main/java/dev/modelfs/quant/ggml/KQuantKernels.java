@@ -1,0 +1,352 @@
+package dev.modelfs.quant.ggml;
+
+import static dev.modelfs.quant.ggml.Le.F32;
+import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.quant.ggml.Le.f16;
+import static dev.modelfs.quant.ggml.Le.pair;
+import static dev.modelfs.quant.ggml.Le.put;
+import static dev.modelfs.quant.ggml.Le.u16;
+import static dev.modelfs.quant.ggml.Le.u8;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The 256-element super-block types: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_XS, TQ1_0, TQ2_0
+ * (FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}), f32 arithmetic in ggml's order.
+ */
+final class KQuantKernels {
+    private KQuantKernels() {}
+
+    static final GgmlKernel Q2_K_K = new Q2_K();
+    static final GgmlKernel Q3_K_K = new Q3_K();
+    static final GgmlKernel Q4_K_K = new Q4_K();
+    static final GgmlKernel Q5_K_K = new Q5_K();
+    static final GgmlKernel Q6_K_K = new Q6_K();
+    static final GgmlKernel Q8_K_K = new Q8_K();
+    static final GgmlKernel IQ4_XS_K = new IQ4_XS();
+    static final GgmlKernel TQ1_0_K = new TQ1_0();
+    static final GgmlKernel TQ2_0_K = new TQ2_0();
+
+    /**
+     * Q2_K (256, 84 B): {@code scales[16] @0, qs[64] @16, d @80, dmin @82}. Sub-block s = 8h + 2j + u
+     * (16 elements): {@code y[128h + 32j + 16u + l] = (d*lo(sc)) * ((qs[32h+16u+l] >> 2j) & 3) - dmin*hi(sc)}.
+     */
+    static final class Q2_K extends GgmlKernel {
+        Q2_K() {
+            super("Q2_K", GgmlDequantizers.Q2_K, 256, 84);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 84; s < end; s += 84, o += 1024) {
+                final float d = f16(src, s + 80);
+                final float min = f16(src, s + 82);
+                for (int h = 0; h < 2; h++) {
+                    for (int j = 0; j < 4; j++) {
+                        for (int u = 0; u < 2; u++) {
+                            final int sc = u8(src, s + 8 * h + 2 * j + u);
+                            final float dl = d * (sc & 0xF);
+                            final float ml = min * (sc >>> 4);
+                            final long q = s + 16 + 32 * h + 16 * u;
+                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
+                            for (int l = 0; l < 16; l++) {
+                                put(dst, y + 4 * l, dl * ((u8(src, q + l) >>> (2 * j)) & 3) - ml);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Q3_K (256, 110 B): {@code hmask[32] @0, qs[64] @32, scales[12] @96, d @108}; 16 six-bit scales;
+     * {@code y = (d * (sc-32)) * (low - (hbit ? 0 : 4))}.
+     */
+    static final class Q3_K extends GgmlKernel {
+        Q3_K() {
+            super("Q3_K", GgmlDequantizers.Q3_K, 256, 110);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 110; s < end; s += 110, o += 1024) {
+                final float dAll = f16(src, s + 108);
+                final long sc = s + 96;
+                for (int h = 0; h < 2; h++) {
+                    for (int j = 0; j < 4; j++) {
+                        for (int u = 0; u < 2; u++) {
+                            final int is = 8 * h + 2 * j + u;
+                            final int scale = ((u8(src, sc + (is & 7)) >>> (4 * (is >>> 3))) & 0xF)
+                                    | (((u8(src, sc + 8 + (is & 3)) >>> (2 * (is >>> 2))) & 3) << 4);
+                            final float dl = dAll * (scale - 32);
+                            final long q = s + 32 + 32 * h + 16 * u;
+                            final long hm = s + 16 * u;
+                            final int hshift = 4 * h + j;
+                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
+                            for (int l = 0; l < 16; l++) {
+                                final int low = (u8(src, q + l) >>> (2 * j)) & 3;
+                                final int hb = (u8(src, hm + l) >>> hshift) & 1;
+                                put(dst, y + 4 * l, dl * (low - (hb != 0 ? 0 : 4)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** get_scale_min_k4 packed as {@code sc | mn << 8}; {@code lo} = scales bytes 0..7, {@code hi} = bytes 8..11. */
+    private static int scaleMinK4(int j, long lo, int hi) {
+        if (j < 4) {
+            final int sc = (int) (lo >>> (8 * j)) & 63;
+            final int mn = (int) (lo >>> (8 * (j + 4))) & 63;
+            return sc | mn << 8;
+        }
+        final int qj4 = (hi >>> (8 * (j - 4))) & 0xFF; // scales[j + 4]
+        final int qjm4 = (int) (lo >>> (8 * (j - 4))) & 0xFF; // scales[j - 4]
+        final int qj = (int) (lo >>> (8 * j)) & 0xFF; // scales[j]
+        final int sc = (qj4 & 0xF) | ((qjm4 >>> 6) << 4);
+        final int mn = (qj4 >>> 4) | ((qj >>> 6) << 4);
+        return sc | mn << 8;
+    }
+
+    /**
+     * Q4_K (256, 144 B): {@code d @0, dmin @2, scales[12] @4, qs[128] @16}; sub-block s uses
+     * {@code qs[32(s/2) ..]} low (s even) or high (s odd) nibbles: {@code y = (d*sc) * q - (dmin*mn)}.
+     */
+    static final class Q4_K extends GgmlKernel {
+        Q4_K() {
+            super("Q4_K", GgmlDequantizers.Q4_K, 256, 144);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 144; s < end; s += 144, o += 1024) {
+                final float d = f16(src, s);
+                final float min = f16(src, s + 2);
+                final long scLo = src.get(I64, s + 4);
+                final int scHi = src.get(I32, s + 12);
+                for (int c = 0; c < 4; c++) {
+                    final int sm1 = scaleMinK4(2 * c, scLo, scHi);
+                    final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
+                    final float d1 = d * (sm1 & 0xFF);
+                    final float m1 = min * (sm1 >>> 8);
+                    final float d2 = d * (sm2 & 0xFF);
+                    final float m2 = min * (sm2 >>> 8);
+                    final long q = s + 16 + 32 * c;
+                    final long y = o + 256 * c;
+                    for (int w = 0; w < 4; w++) {
+                        final long qw = src.get(I64, q + 8 * w);
+                        final long yw = y + 32 * w;
+                        for (int k = 0; k < 8; k += 2) {
+                            final int b0 = (int) (qw >>> (8 * k));
+                            final int b1 = (int) (qw >>> (8 * k + 8));
+                            dst.set(I64, yw + 4 * k, pair(d1 * (b0 & 0xF) - m1, d1 * (b1 & 0xF) - m1));
+                            dst.set(I64, yw + 128 + 4 * k,
+                                    pair(d2 * ((b0 >>> 4) & 0xF) - m2, d2 * ((b1 >>> 4) & 0xF) - m2));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Q5_K (256, 176 B): {@code d @0, dmin @2, scales[12] @4, qh[32] @16, qs[128] @48}; as Q4_K with
+     * {@code code = nibble + 16 * ((qh[l] >> s) & 1)}.
+     */
+    static final class Q5_K extends GgmlKernel {
+        Q5_K() {
+            super("Q5_K", GgmlDequantizers.Q5_K, 256, 176);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 176; s < end; s += 176, o += 1024) {
+                final float d = f16(src, s);
+                final float min = f16(src, s + 2);
+                final long scLo = src.get(I64, s + 4);
+                final int scHi = src.get(I32, s + 12);
+                for (int c = 0; c < 4; c++) {
+                    final int sm1 = scaleMinK4(2 * c, scLo, scHi);
+                    final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
+                    final float d1 = d * (sm1 & 0xFF);
+                    final float m1 = min * (sm1 >>> 8);
+                    final float d2 = d * (sm2 & 0xFF);
+                    final float m2 = min * (sm2 >>> 8);
+                    final long q = s + 48 + 32 * c;
+                    final long y = o + 256 * c;
+                    for (int l = 0; l < 32; l++) {
+                        final int b = u8(src, q + l);
+                        final int hb = u8(src, s + 16 + l) >>> (2 * c);
+                        put(dst, y + 4 * l, d1 * ((b & 0xF) + ((hb & 1) << 4)) - m1);
+                        put(dst, y + 128 + 4 * l, d2 * ((b >>> 4) + ((hb & 2) << 3)) - m2);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Q6_K (256, 210 B): {@code ql[128] @0, qh[64] @128, scales[16]:int8 @192, d @208}; element group
+     * g = i/16 uses {@code scales[g]}: {@code y = (d*scales[g]) * (q6 - 32)}.
+     */
+    static final class Q6_K extends GgmlKernel {
+        Q6_K() {
+            super("Q6_K", GgmlDequantizers.Q6_K, 256, 210);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 210; s < end; s += 210, o += 1024) {
+                final float d = f16(src, s + 208);
+                final long scLo = src.get(I64, s + 192);
+                final long scHi = src.get(I64, s + 200);
+                for (int h = 0; h < 2; h++) {
+                    final long sc = h == 0 ? scLo : scHi; // int8 scales[8h .. 8h+7]
+                    final long ql = s + 64 * h;
+                    final long qh = s + 128 + 32 * h;
+                    final long y = o + 512 * h;
+                    for (int l = 0; l < 32; l += 8) {
+                        final int k = l >>> 4;
+                        final float s0 = d * (byte) (sc >>> (8 * k));
+                        final float s2 = d * (byte) (sc >>> (8 * (k + 2)));
+                        final float s4 = d * (byte) (sc >>> (8 * (k + 4)));
+                        final float s6 = d * (byte) (sc >>> (8 * (k + 6)));
+                        final long qa = src.get(I64, ql + l);
+                        final long qb = src.get(I64, ql + 32 + l);
+                        final long hh = src.get(I64, qh + l);
+                        final long yl = y + 4 * l;
+                        for (int t = 0; t < 8; t += 2) {
+                            final int a0 = (int) (qa >>> (8 * t)), a1 = (int) (qa >>> (8 * t + 8));
+                            final int b0 = (int) (qb >>> (8 * t)), b1 = (int) (qb >>> (8 * t + 8));
+                            final int h0 = (int) (hh >>> (8 * t)), h1 = (int) (hh >>> (8 * t + 8));
+                            dst.set(I64, yl + 4 * t, pair(
+                                    s0 * (((a0 & 0xF) | ((h0 & 3) << 4)) - 32),
+                                    s0 * (((a1 & 0xF) | ((h1 & 3) << 4)) - 32)));
+                            dst.set(I64, yl + 128 + 4 * t, pair(
+                                    s2 * (((b0 & 0xF) | ((h0 & 0xC) << 2)) - 32),
+                                    s2 * (((b1 & 0xF) | ((h1 & 0xC) << 2)) - 32)));
+                            dst.set(I64, yl + 256 + 4 * t, pair(
+                                    s4 * ((((a0 >>> 4) & 0xF) | (h0 & 0x30)) - 32),
+                                    s4 * ((((a1 >>> 4) & 0xF) | (h1 & 0x30)) - 32)));
+                            dst.set(I64, yl + 384 + 4 * t, pair(
+                                    s6 * ((((b0 >>> 4) & 0xF) | ((h0 >>> 2) & 0x30)) - 32),
+                                    s6 * ((((b1 >>> 4) & 0xF) | ((h1 >>> 2) & 0x30)) - 32)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Q8_K (256, 292 B): {@code d:f32 @0, qs[256]:int8 @4, bsums @260 (unused)}; {@code y = d * qs}. */
+    static final class Q8_K extends GgmlKernel {
+        Q8_K() {
+            super("Q8_K", GgmlDequantizers.Q8_K, 256, 292);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 292; s < end; s += 292, o += 1024) {
+                final float d = src.get(F32, s);
+                for (int w = 0; w < 32; w++) {
+                    LegacyKernels.bytes8(dst, o + 32 * w, src.get(I64, s + 4 + 8 * w), d);
+                }
+            }
+        }
+    }
+
+    /**
+     * IQ4_XS (256, 136 B): {@code d @0, scales_h:u16 @2, scales_l[4] @4, qs[128] @8}; sub-block b:
+     * {@code dl = d * (ls - 32)}, lo → 32b + j, hi → 32b + 16 + j, value {@code dl * K[nibble]}.
+     */
+    static final class IQ4_XS extends GgmlKernel {
+        IQ4_XS() {
+            super("IQ4_XS", GgmlDequantizers.IQ4_XS, 256, 136);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final int[] k = LegacyKernels.KVALUES_IQ4NL;
+            for (long end = s + n * 136; s < end; s += 136, o += 1024) {
+                final float d = f16(src, s);
+                final int scalesH = u16(src, s + 2);
+                final int scalesL = src.get(I32, s + 4);
+                for (int b = 0; b < 8; b++) {
+                    final int ls = ((scalesL >>> (4 * b)) & 0xF) | (((scalesH >>> (2 * b)) & 3) << 4);
+                    final float dl = d * (ls - 32);
+                    final long q = s + 8 + 16 * b;
+                    final long y = o + 128 * b;
+                    for (int j = 0; j < 16; j++) {
+                        final int v = u8(src, q + j);
+                        put(dst, y + 4 * j, dl * k[v & 0xF]);
+                        put(dst, y + 64 + 4 * j, dl * k[v >>> 4]);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * TQ1_0 (256, 54 B): {@code qs[48] @0, qh[4] @48, d @52}; base-3 digit n of byte b:
+     * {@code ((b * 3^n) & 0xFF) * 3 >> 8}, value {@code (digit - 1) * d}.
+     */
+    static final class TQ1_0 extends GgmlKernel {
+        private static final int[] POW3 = {1, 3, 9, 27, 81, 243};
+
+        TQ1_0() {
+            super("TQ1_0", GgmlDequantizers.TQ1_0, 256, 54);
+        }
+
+        private static int digit(int b, int n) {
+            return (((b * POW3[n]) & 0xFF) * 3) >>> 8;
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 54; s < end; s += 54, o += 1024) {
+                final float d = f16(src, s + 52);
+                for (int p = 0; p < 5; p++) { // elements 0..159: 32p + m from qs[m]
+                    for (int m = 0; m < 32; m++) {
+                        put(dst, o + 4 * (32 * p + m), (float) (digit(u8(src, s + m), p) - 1) * d);
+                    }
+                }
+                for (int p = 0; p < 5; p++) { // elements 160..239: 160 + 16p + m from qs[32 + m]
+                    for (int m = 0; m < 16; m++) {
+                        put(dst, o + 4 * (160 + 16 * p + m), (float) (digit(u8(src, s + 32 + m), p) - 1) * d);
+                    }
+                }
+                for (int p = 0; p < 4; p++) { // elements 240..255: 240 + 4p + j from qh[j]
+                    for (int j = 0; j < 4; j++) {
+                        put(dst, o + 4 * (240 + 4 * p + j), (float) (digit(u8(src, s + 48 + j), p) - 1) * d);
+                    }
+                }
+            }
+        }
+    }
+
+    /** TQ2_0 (256, 66 B): {@code qs[64] @0, d @64}; {@code y[128c + 32l + m] = (((qs[32c+m] >> 2l) & 3) - 1) * d}. */
+    static final class TQ2_0 extends GgmlKernel {
+        TQ2_0() {
+            super("TQ2_0", GgmlDequantizers.TQ2_0, 256, 66);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 66; s < end; s += 66, o += 1024) {
+                final float d = f16(src, s + 64);
+                for (int c = 0; c < 2; c++) {
+                    for (int l = 0; l < 4; l++) {
+                        for (int m = 0; m < 32; m++) {
+                            final int q = (u8(src, s + 32 * c + m) >>> (2 * l)) & 3;
+                            put(dst, o + 4 * (128 * c + 32 * l + m), (float) (q - 1) * d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,311 @@
+package dev.modelfs.quant.ggml;
+
+import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.quant.ggml.Le.f16;
+import static dev.modelfs.quant.ggml.Le.pair;
+import static dev.modelfs.quant.ggml.Le.put;
+import static dev.modelfs.quant.ggml.Le.u8;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The 32/64/128-element block types: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q1_0, Q2_0, IQ4_NL, MXFP4,
+ * NVFP4 (FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}). All arithmetic is f32 in ggml's
+ * order; Java never fuses multiply-add, so {@code x*d + m} rounds twice exactly like the C code
+ * compiled without contraction (and like gguf-py).
+ */
+final class LegacyKernels {
+    private LegacyKernels() {}
+
+    static final GgmlKernel Q4_0_K = new Q4_0();
+    static final GgmlKernel Q4_1_K = new Q4_1();
+    static final GgmlKernel Q5_0_K = new Q5_0();
+    static final GgmlKernel Q5_1_K = new Q5_1();
+    static final GgmlKernel Q8_0_K = new Q8_0();
+    static final GgmlKernel Q8_1_K = new Q8_1();
+    static final GgmlKernel Q1_0_K = new Q1_0();
+    static final GgmlKernel Q2_0_K = new Q2_0();
+    static final GgmlKernel IQ4_NL_K = new IQ4_NL();
+    static final GgmlKernel MXFP4_K = new MXFP4();
+    static final GgmlKernel NVFP4_K = new NVFP4();
+
+    /** {@code kvalues_iq4nl}. */
+    static final int[] KVALUES_IQ4NL = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    /** {@code kvalues_fp4} (E2M1 doubled), shared by MXFP4 and NVFP4. */
+    static final int[] KVALUES_FP4 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+    /**
+     * Q4_0 (32 elems, 18 B): {@code d:f16 @0, qs[16] @2}; {@code y[j] = (lo(qs[j]) - 8) * d},
+     * {@code y[j+16] = (hi(qs[j]) - 8) * d}.
+     */
+    static final class Q4_0 extends GgmlKernel {
+        Q4_0() {
+            super("Q4_0", GgmlDequantizers.Q4_0, 32, 18);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 18; s < end; s += 18, o += 128) {
+                final float d = f16(src, s);
+                final long q0 = src.get(I64, s + 2);
+                final long q1 = src.get(I64, s + 10);
+                nibbles8(dst, o, q0, d);
+                nibbles8(dst, o + 32, q1, d);
+            }
+        }
+
+        /** 8 bytes of {@code qs}: low nibbles → 8 floats at {@code o}, high nibbles → at {@code o + 64}. */
+        private static void nibbles8(MemorySegment dst, long o, long q, float d) {
+            for (int k = 0; k < 8; k += 2) {
+                final int b0 = (int) (q >>> (8 * k));
+                final int b1 = (int) (q >>> (8 * k + 8));
+                dst.set(I64, o + 4 * k, pair(((b0 & 0xF) - 8) * d, ((b1 & 0xF) - 8) * d));
+                dst.set(I64, o + 64 + 4 * k, pair((((b0 >>> 4) & 0xF) - 8) * d, (((b1 >>> 4) & 0xF) - 8) * d));
+            }
+        }
+    }
+
+    /** Q4_1 (32, 20 B): {@code d @0, m @2, qs[16] @4}; {@code y = nibble * d + m}. */
+    static final class Q4_1 extends GgmlKernel {
+        Q4_1() {
+            super("Q4_1", GgmlDequantizers.Q4_1, 32, 20);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 20; s < end; s += 20, o += 128) {
+                final float d = f16(src, s);
+                final float m = f16(src, s + 2);
+                for (int j = 0; j < 16; j++) {
+                    final int b = u8(src, s + 4 + j);
+                    put(dst, o + 4 * j, (b & 0xF) * d + m);
+                    put(dst, o + 64 + 4 * j, (b >>> 4) * d + m);
+                }
+            }
+        }
+    }
+
+    /** Q5_0 (32, 22 B): {@code d @0, qh:u32 @2, qs[16] @6}; {@code y = ((nibble | bit<<4) - 16) * d}. */
+    static final class Q5_0 extends GgmlKernel {
+        Q5_0() {
+            super("Q5_0", GgmlDequantizers.Q5_0, 32, 22);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 22; s < end; s += 22, o += 128) {
+                final float d = f16(src, s);
+                final int qh = src.get(I32, s + 2);
+                for (int j = 0; j < 16; j++) {
+                    final int b = u8(src, s + 6 + j);
+                    final int x0 = ((b & 0xF) | (((qh >>> j) & 1) << 4)) - 16;
+                    final int x1 = ((b >>> 4) | (((qh >>> (j + 16)) & 1) << 4)) - 16;
+                    put(dst, o + 4 * j, x0 * d);
+                    put(dst, o + 64 + 4 * j, x1 * d);
+                }
+            }
+        }
+    }
+
+    /** Q5_1 (32, 24 B): {@code d @0, m @2, qh:u32 @4, qs[16] @8}; {@code y = code * d + m}. */
+    static final class Q5_1 extends GgmlKernel {
+        Q5_1() {
+            super("Q5_1", GgmlDequantizers.Q5_1, 32, 24);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 24; s < end; s += 24, o += 128) {
+                final float d = f16(src, s);
+                final float m = f16(src, s + 2);
+                final int qh = src.get(I32, s + 4);
+                for (int j = 0; j < 16; j++) {
+                    final int b = u8(src, s + 8 + j);
+                    final int x0 = (b & 0xF) | (((qh >>> j) & 1) << 4);
+                    final int x1 = (b >>> 4) | (((qh >>> (j + 16)) & 1) << 4);
+                    put(dst, o + 4 * j, x0 * d + m);
+                    put(dst, o + 64 + 4 * j, x1 * d + m);
+                }
+            }
+        }
+    }
+
+    /** Q8_0 (32, 34 B): {@code d @0, qs[32]:int8 @2}; {@code y = qs * d}. */
+    static final class Q8_0 extends GgmlKernel {
+        Q8_0() {
+            super("Q8_0", GgmlDequantizers.Q8_0, 32, 34);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 34; s < end; s += 34, o += 128) {
+                final float d = f16(src, s);
+                bytes8(dst, o, src.get(I64, s + 2), d);
+                bytes8(dst, o + 32, src.get(I64, s + 10), d);
+                bytes8(dst, o + 64, src.get(I64, s + 18), d);
+                bytes8(dst, o + 96, src.get(I64, s + 26), d);
+            }
+        }
+    }
+
+    /** Q8_1 (32, 36 B): {@code d @0, s @2 (unused), qs[32]:int8 @4}; {@code y = qs * d}. */
+    static final class Q8_1 extends GgmlKernel {
+        Q8_1() {
+            super("Q8_1", GgmlDequantizers.Q8_1, 32, 36);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 36; s < end; s += 36, o += 128) {
+                final float d = f16(src, s);
+                bytes8(dst, o, src.get(I64, s + 4), d);
+                bytes8(dst, o + 32, src.get(I64, s + 12), d);
+                bytes8(dst, o + 64, src.get(I64, s + 20), d);
+                bytes8(dst, o + 96, src.get(I64, s + 28), d);
+            }
+        }
+    }
+
+    /** 8 signed bytes (little-endian in {@code q}) times {@code d} → 8 floats at {@code o}. */
+    static void bytes8(MemorySegment dst, long o, long q, float d) {
+        for (int k = 0; k < 8; k += 2) {
+            dst.set(I64, o + 4 * k, pair((byte) (q >>> (8 * k)) * d, (byte) (q >>> (8 * k + 8)) * d));
+        }
+    }
+
+    /** Q1_0 (128, 18 B): {@code d @0, qs[16] @2}; element j = bit j ? d : -d. */
+    static final class Q1_0 extends GgmlKernel {
+        Q1_0() {
+            super("Q1_0", GgmlDequantizers.Q1_0, 128, 18);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 18; s < end; s += 18, o += 512) {
+                final float d = f16(src, s);
+                final float negD = -d;
+                for (int w = 0; w < 2; w++) {
+                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    for (int j = 0; j < 64; j++) {
+                        put(dst, o + 256 * w + 4 * j, ((bits >>> j) & 1) != 0 ? d : negD);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Q2_0 (64, 18 B): {@code d @0, qs[16] @2}; {@code code = (qs[j/4] >> 2(j%4)) & 3}, {@code y = (code - 1) * d}. */
+    static final class Q2_0 extends GgmlKernel {
+        Q2_0() {
+            super("Q2_0", GgmlDequantizers.Q2_0, 64, 18);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            for (long end = s + n * 18; s < end; s += 18, o += 256) {
+                final float d = f16(src, s);
+                for (int w = 0; w < 2; w++) {
+                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    for (int j = 0; j < 32; j++) {
+                        put(dst, o + 128 * w + 4 * j, ((int) ((bits >>> (2 * j)) & 3) - 1) * d);
+                    }
+                }
+            }
+        }
+    }
+
+    /** IQ4_NL (32, 18 B): {@code d @0, qs[16] @2}; {@code y[j] = d * K[lo]}, {@code y[j+16] = d * K[hi]}. */
+    static final class IQ4_NL extends GgmlKernel {
+        IQ4_NL() {
+            super("IQ4_NL", GgmlDequantizers.IQ4_NL, 32, 18);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final int[] k = KVALUES_IQ4NL;
+            for (long end = s + n * 18; s < end; s += 18, o += 128) {
+                final float d = f16(src, s);
+                for (int j = 0; j < 16; j++) {
+                    final int b = u8(src, s + 2 + j);
+                    put(dst, o + 4 * j, d * k[b & 0xF]);
+                    put(dst, o + 64 + 4 * j, d * k[b >>> 4]);
+                }
+            }
+        }
+    }
+
+    /**
+     * ggml_e8m0_to_fp32_half: {@code 2^(e-128)} built from bits ({@code e < 2}: subnormal); e = 255
+     * gives 2^127 (finite), so codes with |value| ≥ 2 overflow to ±inf as in ggml.
+     */
+    static float e8m0Half(int e) {
+        return Float.intBitsToFloat(e < 2 ? 0x0020_0000 << e : (e - 1) << 23);
+    }
+
+    /** MXFP4 (32, 17 B): {@code e:u8 @0 (E8M0), qs[16] @1}; {@code y = kvalues_fp4[code] * e8m0_half(e)}. */
+    static final class MXFP4 extends GgmlKernel {
+        MXFP4() {
+            super("MXFP4", GgmlDequantizers.MXFP4, 32, 17);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final int[] k = KVALUES_FP4;
+            for (long end = s + n * 17; s < end; s += 17, o += 128) {
+                final float d = e8m0Half(u8(src, s));
+                for (int j = 0; j < 16; j++) {
+                    final int b = u8(src, s + 1 + j);
+                    put(dst, o + 4 * j, k[b & 0xF] * d);
+                    put(dst, o + 64 + 4 * j, k[b >>> 4] * d);
+                }
+            }
+        }
+    }
+
+    /**
+     * ggml_ue4m3_to_fp32 for all 256 bytes: 0x00 and 0x7F → 0; else bit 7 is ignored and the E4M3
+     * value {@code exp == 0 ? man·2^-9 : (1 + man/8)·2^(exp-7)} is halved (ggml's FP4 table is doubled).
+     */
+    static final float[] UE4M3_HALF = new float[256];
+
+    static {
+        for (int x = 0; x < 256; x++) {
+            if (x == 0 || x == 0x7F) {
+                UE4M3_HALF[x] = 0.0f;
+                continue;
+            }
+            final int exp = (x >>> 3) & 0xF;
+            final int man = x & 0x7;
+            final float raw = exp == 0 ? Math.scalb((float) man, -9) : Math.scalb(1.0f + (float) man / 8.0f, exp - 7);
+            UE4M3_HALF[x] = raw * 0.5f;
+        }
+    }
+
+    /**
+     * NVFP4 (64, 36 B): {@code d[4]:u8 @0 (UE4M3), qs[32] @4}; sub-block s uses {@code qs[8s..8s+7]}:
+     * lo → elements 16s + 0..7, hi → 16s + 8..15; {@code y = kvalues_fp4[code] * ue4m3_half(d[s])}.
+     */
+    static final class NVFP4 extends GgmlKernel {
+        NVFP4() {
+            super("NVFP4", GgmlDequantizers.NVFP4, 64, 36);
+        }
+
+        @Override
+        void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final int[] k = KVALUES_FP4;
+            final float[] scale = UE4M3_HALF;
+            for (long end = s + n * 36; s < end; s += 36, o += 256) {
+                for (int sb = 0; sb < 4; sb++) {
+                    final float d = scale[u8(src, s + sb)];
+                    final long yb = o + 64 * sb;
+                    for (int j = 0; j < 8; j++) {
+                        final int b = u8(src, s + 4 + 8 * sb + j);
+                        put(dst, yb + 4 * j, k[b & 0xF] * d);
+                        put(dst, yb + 32 + 4 * j, k[b >>> 4] * d);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.modelfs.quant.ggml;
+
+import static dev.modelfs.quant.ggml.VectorSupport.assertSameFloats;
+import static dev.modelfs.quant.ggml.VectorSupport.f32Bits;
+import static dev.modelfs.quant.ggml.VectorSupport.hex;
+import static dev.modelfs.quant.ggml.VectorSupport.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.quant.BlockDequantizer;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Every block of the shared {@code ggml_blocks.json} (FORMATS.md §10), bit for bit. The vectors are
+ * found through the system property {@code modelfs.vectors}; a missing property or file FAILS.
+ */
+class GgmlBlocksVectorsTest {
+    private static JsonNode root;
+
+    @BeforeAll
+    static void load() throws IOException {
+        final String dir = System.getProperty("modelfs.vectors");
+        assertNotNull(dir, "system property modelfs.vectors is not set (fs/pom.xml surefire config)");
+        final Path file = Path.of(dir, "ggml_blocks.json");
+        assertTrue(Files.isRegularFile(file), "test vectors missing: " + file.toAbsolutePath());
+        root = new ObjectMapper().readTree(file.toFile());
+    }
+
+    @TestFactory
+    List<DynamicTest> everyBlockBitExact() {
+        final List<DynamicTest> tests = new ArrayList<>();
+        final JsonNode types = root.get("types");
+        assertTrue(types.size() >= 21, "ggml_blocks.json lists " + types.size() + " types");
+        for (Map.Entry<String, JsonNode> t : types.properties()) {
+            final String name = t.getKey();
+            final JsonNode type = t.getValue();
+            int i = 0;
+            for (JsonNode c : type.get("cases")) {
+                final int caseNo = i++;
+                tests.add(dynamicTest(name + " case " + caseNo + ": " + c.get("description").asText(), () -> {
+                    final BlockDequantizer k = GgmlDequantizers.forTypeId(type.get("ggml_type").asInt());
+                    assertEquals(type.get("block_elems").asInt(), k.blockElements(), name + " block elements");
+                    assertEquals(type.get("block_bytes").asInt(), k.blockBytes(), name + " block bytes");
+                    final byte[] data = hex(c.get("data_hex").asText());
+                    if (c.has("n_blocks")) {
+                        assertEquals(c.get("n_blocks").asInt() * k.blockBytes(), data.length);
+                    }
+                    final int[] expected = f32Bits(hex(c.get("expected_f32_le_hex").asText()));
+                    assertEquals(c.get("expected_f32").size(), expected.length);
+                    assertSameFloats(name + " case " + caseNo, expected, run(k, data));
+                }));
+            }
+        }
+        assertFalse(tests.isEmpty());
+        return tests;
+    }
+
+    /** Block sizes of every id in the file's type table; integer types are rejected. */
+    @Test
+    void typeTable() {
+        final Set<String> ints = Set.of("I8", "I16", "I32", "I64");
+        int checked = 0;
+        for (Map.Entry<String, JsonNode> e : root.get("type_table").properties()) {
+            final int id = e.getValue().get("id").asInt();
+            if (ints.contains(e.getKey())) {
+                assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forTypeId(id), e.getKey());
+                continue;
+            }
+            final BlockDequantizer k = GgmlDequantizers.forTypeId(id);
+            assertEquals(e.getValue().get("block_elems").asInt(), k.blockElements(), e.getKey());
+            assertEquals(e.getValue().get("block_bytes").asInt(), k.blockBytes(), e.getKey());
+            checked++;
+        }
+        assertEquals(31, checked, "float and quantized types in the type table");
+    }
+}
