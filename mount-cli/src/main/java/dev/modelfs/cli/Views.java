@@ -8,6 +8,6 @@ final class Views {
     private Views() {}
 
     static List<ModelView> all() {
-        return List.of();
+        return List.of(new dev.modelfs.view.GgufModelView(), new dev.modelfs.view.SafetensorsModelView());
     }
 }
