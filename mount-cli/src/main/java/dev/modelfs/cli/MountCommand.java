@@ -58,7 +58,7 @@ final class MountCommand implements Callable<Integer> {
         if (daemon) {
             return daemonize(mp, st);
         }
-        MountSession session = MountSession.mount(st, mp, opts, Views.all());
+        MountSession session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all());
         CountDownLatch stop = new CountDownLatch(1);
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());

@@ -1,0 +1,76 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.fuse.MountOptions;
+import dev.modelfs.fuse.MountSession;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.view.StandardViews;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import sun.misc.Signal;
+
+/** {@code modelfs demo}: write a small sample store, mount it, list what the mount shows. */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = "Write a small sample store (one model of each kind), mount it and print its listing.")
+final class DemoCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "MOUNTPOINT", arity = "0..1", description = "where to mount (default: a new temporary directory)")
+    Path mountpoint;
+
+    @Option(names = "--keep", description = "stay mounted until Ctrl-C instead of unmounting after the listing")
+    boolean keep;
+
+    @Override
+    public Integer call() throws Exception {
+        Path base = Files.createTempDirectory("modelfs-demo-");
+        Path store = base.resolve("store");
+        Path mp = mountpoint != null ? mountpoint.toAbsolutePath().normalize() : base.resolve("mnt");
+        Files.createDirectories(mp);
+        new DemoStore(store).write();
+        System.out.println("sample store: " + store);
+        MountOptions opts = new MountOptions(false, UnixIds.uid(), UnixIds.gid(), List.of(), 64L << 20, 500, false);
+        MountSession session = MountSession.mount(new OllamaStore(store), mp, opts, StandardViews.all());
+        try {
+            System.out.println("mounted at:   " + mp);
+            System.out.println();
+            list(mp);
+            System.out.println();
+            System.out.println("try: python -c \"from safetensors import safe_open; print(safe_open('" + mp
+                    + "/demo-st:int4/model.fp32.safetensors','np').keys())\"");
+            if (keep) {
+                CountDownLatch stop = new CountDownLatch(1);
+                Signal.handle(new Signal("INT"), s -> stop.countDown());
+                Signal.handle(new Signal("TERM"), s -> stop.countDown());
+                System.out.println("staying mounted; Ctrl-C to unmount");
+                stop.await();
+            }
+        } finally {
+            session.close();
+        }
+        System.out.println("unmounted " + mp);
+        return 0;
+    }
+
+    private static void list(Path mp) throws IOException {
+        try (Stream<Path> s = Files.walk(mp)) {
+            for (Path p : s.sorted().toList()) {
+                if (p.equals(mp)) {
+                    continue;
+                }
+                Path rel = mp.relativize(p);
+                String indent = "  ".repeat(rel.getNameCount() - 1);
+                if (Files.isDirectory(p)) {
+                    System.out.println(indent + rel.getFileName() + "/");
+                } else {
+                    System.out.printf("%s%-40s %12s%n", indent, rel.getFileName(), SizeConverter.human(Files.size(p)));
+                }
+            }
+        }
+    }
+}
