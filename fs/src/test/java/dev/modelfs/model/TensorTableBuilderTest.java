@@ -1,0 +1,241 @@
+package dev.modelfs.model;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.safetensors.SafetensorsParser;
+import dev.modelfs.quant.mlx.MlxMode;
+import dev.modelfs.store.Digest;
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.ManifestParser;
+import dev.modelfs.store.ModelName;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** Every tensor blob kind of FORMATS.md §4.3 on small in-memory blobs. */
+class TensorTableBuilderTest {
+    private final Map<Digest, byte[]> blobs = new HashMap<>();
+    private final List<String> layers = new ArrayList<>();
+
+    /** Tensor entry: key, dtype, shape; data bytes are zeros of the right length. */
+    record E(String key, String dtype, long... shape) {
+        long bytes() {
+            long n = 1;
+            for (long d : shape) {
+                n *= d;
+            }
+            int bits = switch (dtype) {
+                case "U8", "I8" -> 8;
+                case "BF16", "F16" -> 16;
+                default -> 32;
+            };
+            return n * bits / 8;
+        }
+    }
+
+    /** An MLX-writer style blob: unpadded, fields sorted, data in reverse key order, metadata object or null. */
+    static byte[] mlxBlob(String metadataJson, E... entries) {
+        StringBuilder h = new StringBuilder("{\"__metadata__\":").append(metadataJson);
+        long off = 0;
+        long total = 0;
+        for (E e : entries) {
+            total += e.bytes();
+        }
+        off = total;
+        for (E e : entries) {
+            off -= e.bytes();
+            h.append(",\"").append(e.key()).append("\":{\"data_offsets\":[").append(off).append(',').append(off + e.bytes())
+                    .append("],\"dtype\":\"").append(e.dtype()).append("\",\"shape\":").append(java.util.Arrays.toString(e.shape()).replace(" ", "")).append('}');
+        }
+        h.append('}');
+        byte[] json = h.toString().getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(json.length).array());
+        out.writeBytes(json);
+        out.writeBytes(new byte[(int) total]);
+        return out.toByteArray();
+    }
+
+    void layer(String name, byte[] blob) {
+        Digest d = new Digest(String.format("%064x", blobs.size() + 1));
+        blobs.put(d, blob);
+        layers.add("{\"mediaType\":\"application/vnd.ollama.image.tensor\",\"digest\":\"" + d + "\",\"size\":" + blob.length
+                + ",\"name\":\"" + name + "\"}");
+    }
+
+    void brokenLayer(String name) {
+        Digest d = new Digest(String.format("%064x", 999));
+        layers.add("{\"mediaType\":\"application/vnd.ollama.image.tensor\",\"digest\":\"" + d + "\",\"size\":10,\"name\":\"" + name + "\"}");
+    }
+
+    TensorTable build(Function<String, JsonNode> quant, String fileType) {
+        Manifest m = ManifestParser.parse(ModelName.parse("t").orElseThrow(),
+                ("{\"layers\":[" + String.join(",", layers) + "]}").getBytes(StandardCharsets.UTF_8));
+        HeaderSource hs = (d, size) -> {
+            byte[] b = blobs.get(d);
+            if (b == null) {
+                throw new NoSuchFileException(d.fileName());
+            }
+            return SafetensorsParser.parse(MemorySegment.ofArray(b));
+        };
+        return new TensorTableBuilder(hs, quant, fileType).build(m);
+    }
+
+    TensorTable build() {
+        return build(c -> null, "");
+    }
+
+    static LogicalTensor get(TensorTable t, String name) {
+        return t.tensors().stream().filter(x -> x.name().equals(name)).findFirst().orElse(null);
+    }
+
+    @Test
+    void kindsAandB_plainAndCombinedQuantized() {
+        layer("model.norm.weight", mlxBlob("null", new E("model.norm.weight", "BF16", 64)));
+        layer("q.weight", mlxBlob("{\"group_size\":\"64\",\"quant_type\":\"int4\"}",
+                new E("q.weight", "U32", 8, 16), new E("q.weight.scale", "BF16", 8, 2), new E("q.weight.bias", "BF16", 8, 2)));
+        layer("k.weight", mlxBlob("null", new E("k.weight", "U32", 8, 32), new E("k.weight.scale", "BF16", 8, 2), new E("k.weight.bias", "BF16", 8, 2)));
+        layer("f.weight", mlxBlob("{\"quant_type\":\"mxfp4\"}", new E("f.weight", "U32", 4, 8), new E("f.weight.scale", "U8", 4, 2)));
+        TensorTable t = build();
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        assertNull(get(t, "model.norm.weight").quant());
+        LogicalTensor q = get(t, "q.weight");
+        assertEquals(MlxMode.AFFINE, q.quant().mode());
+        assertEquals(4, q.quant().bits());
+        assertEquals(64, q.quant().groupSize());
+        assertArrayEquals(new long[] {8, 128}, q.logicalShape());
+        LogicalTensor k = get(t, "k.weight");      // no metadata: shape inference gs8 == 64 -> int8/64
+        assertEquals(8, k.quant().bits());
+        assertEquals(64, k.quant().groupSize());
+        assertArrayEquals(new long[] {8, 128}, k.logicalShape());
+        LogicalTensor f = get(t, "f.weight");
+        assertEquals(MlxMode.MXFP4, f.quant().mode());
+        assertArrayEquals(new long[] {4, 64}, f.logicalShape());
+        assertEquals(4, t.tensors().size(), "companions are not tensors of their own");
+    }
+
+    @Test
+    void kindC_stackedExpertsWithMixedPerTensorMetadata() {
+        layer("model.layers.1.mlp.experts", mlxBlob("{\"model.layers.1.mlp.experts.down_proj.weight.quant_type\":\"int8\","
+                        + "\"model.layers.1.mlp.experts.down_proj.weight.group_size\":\"64\",\"quant_type\":\"int4\",\"group_size\":\"32\"}",
+                new E("model.layers.1.mlp.experts.gate_proj.weight", "U32", 4, 16, 8),
+                new E("model.layers.1.mlp.experts.gate_proj.weight.scale", "BF16", 4, 16, 2),
+                new E("model.layers.1.mlp.experts.gate_proj.weight.bias", "BF16", 4, 16, 2),
+                new E("model.layers.1.mlp.experts.down_proj.weight", "U32", 4, 64, 16),
+                new E("model.layers.1.mlp.experts.down_proj.weight.scale", "BF16", 4, 64, 1),
+                new E("model.layers.1.mlp.experts.down_proj.weight.bias", "BF16", 4, 64, 1)));
+        TensorTable t = build();
+        LogicalTensor gate = get(t, "model.layers.1.mlp.experts.gate_proj.weight");
+        assertEquals(4, gate.quant().bits());
+        assertEquals(32, gate.quant().groupSize());
+        assertArrayEquals(new long[] {4, 16, 64}, gate.logicalShape());
+        LogicalTensor down = get(t, "model.layers.1.mlp.experts.down_proj.weight");
+        assertEquals(8, down.quant().bits());
+        assertArrayEquals(new long[] {4, 64, 64}, down.logicalShape());
+    }
+
+    @Test
+    void kindD_nvfp4WithGlobalScale_andRealBiasAndScaleTensorsAreNotCompanions() {
+        layer("o.weight", mlxBlob("{\"quant_type\":\"nvfp4\"}", new E("o.weight", "U32", 2, 4), new E("o.weight.scale", "U8", 2, 2),
+                new E("o.weight.global_scale", "F32")));
+        layer("lin.bias", mlxBlob("null", new E("lin.bias", "F16", 8)));
+        layer("lin.weight", mlxBlob("null", new E("lin.weight", "F16", 8, 8), new E("lin.weight.scale", "F16", 8)));
+        layer("router.scale", mlxBlob("null", new E("router.scale", "BF16", 4), new E("router", "BF16", 4)));
+        TensorTable t = build();
+        LogicalTensor o = get(t, "o.weight");
+        assertEquals(MlxMode.NVFP4, o.quant().mode());
+        assertNotNull(o.globalScale());
+        assertArrayEquals(new long[] {2, 32}, o.logicalShape());
+        assertNotNull(get(t, "lin.bias"));
+        assertNotNull(get(t, "lin.weight.scale"), "a .scale whose base is not U32 is an ordinary tensor");
+        assertNull(get(t, "lin.weight").quant());
+        assertNotNull(get(t, "router.scale"));
+        assertNotNull(get(t, "router"));
+    }
+
+    @Test
+    void kindE_legacyDataTriplesAndComponents() {
+        layer("transformer/blocks.0.w", mlxBlob("null", new E("data", "U32", 8, 4)));
+        layer("transformer/blocks.0.w_scale", mlxBlob("null", new E("data", "BF16", 8, 1)));
+        layer("transformer/blocks.0.w_qbias", mlxBlob("null", new E("data", "BF16", 8, 1)));
+        layer("transformer/blocks.0.m", mlxBlob("null", new E("data", "U32", 8, 16)));
+        layer("transformer/blocks.0.m_scale", mlxBlob("null", new E("data", "U8", 8, 2)));
+        layer("text_encoder/embed.weight", mlxBlob("null", new E("data", "BF16", 4, 4)));
+        TensorTable t = build(c -> null, "q4");
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        assertEquals(3, t.tensors().size());
+        LogicalTensor w = get(t, "transformer/blocks.0.w");
+        assertEquals("transformer", w.component());
+        assertEquals("blocks.0.w", w.relativeName());
+        assertEquals(4, w.quant().bits());
+        assertEquals(32, w.quant().groupSize());
+        assertArrayEquals(new long[] {8, 32}, w.logicalShape());
+        LogicalTensor m = get(t, "transformer/blocks.0.m");
+        assertEquals(MlxMode.MXFP8, m.quant().mode());
+        assertEquals("text_encoder", get(t, "text_encoder/embed.weight").component());
+        assertEquals(2, t.byComponent().size());
+    }
+
+    @Test
+    void kindF_componentPrefixedKeysAndBareKeys() {
+        layer("transformer/a.weight", mlxBlob("{\"quant_type\":\"int8\",\"group_size\":\"64\"}",
+                new E("transformer/a.weight", "U32", 2, 16), new E("transformer/a.weight.scale", "BF16", 2, 1), new E("transformer/a.weight.bias", "BF16", 2, 1)));
+        layer("transformer/n.weight", mlxBlob("null", new E("n.weight", "BF16", 64)));
+        TensorTable t = build();
+        assertNotNull(get(t, "transformer/a.weight"));
+        assertNotNull(get(t, "transformer/n.weight"));
+        assertEquals(List.of("transformer"), List.copyOf(t.byComponent().keySet()));
+    }
+
+    @Test
+    void kindG_legacyPackedExpertsWithoutMetadata() {
+        layer("model.layers.1.mlp.experts", mlxBlob("null",
+                new E("model.layers.1.mlp.experts.0.up_proj.weight", "U32", 8, 8), new E("model.layers.1.mlp.experts.0.up_proj.weight.scale", "BF16", 8, 2),
+                new E("model.layers.1.mlp.experts.0.up_proj.weight.bias", "BF16", 8, 2),
+                new E("model.layers.1.mlp.experts.1.up_proj.weight", "U32", 8, 8), new E("model.layers.1.mlp.experts.1.up_proj.weight.scale", "BF16", 8, 2),
+                new E("model.layers.1.mlp.experts.1.up_proj.weight.bias", "BF16", 8, 2)));
+        TensorTable t = build();
+        assertEquals(2, t.tensors().size());
+        assertEquals(32, get(t, "model.layers.1.mlp.experts.0.up_proj.weight").quant().groupSize());   // gs4 == 32
+    }
+
+    @Test
+    void lowBitAffineFromConfigJson() throws IOException {
+        layer("w3", mlxBlob("null", new E("w3", "U32", 2, 6), new E("w3.scale", "F16", 2, 1), new E("w3.bias", "F16", 2, 1)));
+        JsonNode q = new ObjectMapper().readTree("{\"group_size\":64,\"bits\":3}");
+        TensorTable t = build(c -> q, "");
+        LogicalTensor w = get(t, "w3");
+        assertEquals(3, w.quant().bits());
+        assertArrayEquals(new long[] {2, 64}, w.logicalShape());
+    }
+
+    @Test
+    void unreadableOrInconsistentBlobsDisableOnlyTheirComponent() {
+        layer("transformer/ok.weight", mlxBlob("null", new E("ok.weight", "BF16", 4)));
+        brokenLayer("vae/missing.weight");
+        layer("text_encoder/bad.weight", mlxBlob("{\"quant_type\":\"int4\"}", new E("bad.weight", "U32", 2, 3), new E("bad.weight.scale", "BF16", 2, 5),
+                new E("bad.weight.bias", "BF16", 2, 5)));
+        TensorTable t = build();
+        assertEquals(java.util.Set.of("vae", "text_encoder"), t.disabledComponents());
+        assertEquals(List.of("transformer"), List.copyOf(t.byComponent().keySet()));
+        assertEquals(2, t.problems().size());
+        assertFalse(t.problems().getFirst().isBlank());
+    }
+}
