@@ -62,6 +62,8 @@ final class HeaderJsonWriter {
     }
 
     private static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+
         TooLarge() {
             super("header too large");
         }

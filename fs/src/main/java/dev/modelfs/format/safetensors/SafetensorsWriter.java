@@ -2,6 +2,8 @@ package dev.modelfs.format.safetensors;
 
 import dev.modelfs.format.FormatException;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -184,9 +186,7 @@ public final class SafetensorsWriter {
         byte[] json = HeaderJsonWriter.write(sortedMetadata(metadata), placed, SafetensorsHeader.MAX_HEADER_LENGTH);
         int n = (json.length + 7) & ~7; // MAX_HEADER_LENGTH is a multiple of 8, so n stays within it
         byte[] header = new byte[8 + n];
-        for (int i = 0; i < 8; i++) {
-            header[i] = (byte) ((long) n >>> (8 * i));
-        }
+        ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).putLong(0, n);
         System.arraycopy(json, 0, header, 8, json.length);
         Arrays.fill(header, 8 + json.length, header.length, (byte) ' ');
         long fileSize;
