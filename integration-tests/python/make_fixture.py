@@ -738,7 +738,8 @@ def gguf_config(family, model_type, file_type, newline=True):
 def build_tinyllama(fx):
     rng = np.random.default_rng(101)
     m = fx.model("registry.ollama.ai", "library", "tinyllama", "latest",
-                 "GGUF llama, many tensor types, projector, adapter, template/system/params/messages, two licenses")
+                 "GGUF llama, many tensor types, two projectors (mmproj-2.gguf), adapter, template/system/params/"
+                 "messages, two licenses")
     types = {"token_embd": "Q4_K", "attn_norm": "F32", "attn_q": "Q8_0", "attn_k": "Q4_0", "attn_v": "Q6_K",
              "attn_output": "Q5_K", "ffn_norm": "BF16", "ffn_gate": "Q4_1", "ffn_up": "Q5_0", "ffn_down": "Q3_K",
              "output_norm": "F16", "output": "Q2_K"}
@@ -756,6 +757,10 @@ def build_tinyllama(fx):
         ggml_tensor(rng, "v.blk.0.attn_q.weight", [64, 64], "Q8_0"),
         ggml_tensor(rng, "mm.0.weight", [64, 256], "F16"),
         ggml_tensor(rng, "mm.0.bias", [256], "F32")])
+    proj2 = fx.gguf_pywriter("clip", [
+        ("general.name", "STRING", "tiny-mmproj-audio"), ("clip.has_audio_encoder", "BOOL", True)], [
+        ggml_tensor(rng, "a.conv1d.1.weight", [3, 8, 16], "F16"),
+        ggml_tensor(rng, "a.blk.0.attn_q.weight", [32, 32], "Q4_0")])
     adapter = fx.gguf_pywriter("llama", [
         ("general.type", "STRING", "adapter"), ("general.name", "STRING", "tiny-lora"),
         ("adapter.type", "STRING", "lora"), ("adapter.lora.alpha", "FLOAT32", 16.0)], [
@@ -765,6 +770,7 @@ def build_tinyllama(fx):
     m.layer(MT_MODEL, model)
     m.layer(MT_PROJECTOR, proj)
     m.layer(MT_ADAPTER, adapter)
+    m.layer(MT_PROJECTOR, proj2)
     m.layer(MT_TEMPLATE, TEMPLATE_TINYLLAMA.encode())
     m.layer(MT_SYSTEM, b"You are a helpful assistant.")
     m.layer(MT_LICENSE, LICENSE_MIT.encode())
@@ -797,6 +803,8 @@ def build_zoo(fx):
         else:
             ne = [be * 2, 3] if be < 128 else [be, 3]
         tensors.append(ggml_tensor(rng, f"zoo.{tn.lower()}", ne, tn))
+    tensors.append(ggml_tensor(rng, "zoo.q8_0_3d", [32, 2, 3], "Q8_0"))      # 3-D: shape = reversed ne
+    tensors.append(ggml_tensor(rng, "zoo.q4_k_3d", [256, 1, 2], "Q4_K"))
     kvs = [("general.architecture", "STRING", "zoo"), ("general.name", "STRING", "ggml zoo \u2603"),
            ("zoo.u8", "UINT8", 200), ("zoo.i8", "INT8", -100), ("zoo.u16", "UINT16", 60000),
            ("zoo.i16", "INT16", -30000), ("zoo.u32", "UINT32", 4000000000), ("zoo.i32", "INT32", -2000000000),
@@ -841,6 +849,7 @@ def build_small_ggufs(fx):
     data = fx.gguf_pywriter("zimage", [("general.name", "STRING", "z-image-turbo"),
                                        ("general.file_type", "UINT32", 1)], [
         ggml_tensor(rng, "blk.0.proj.weight", [32, 16], "F16"),
+        ggml_tensor(rng, "blk.0.conv.weight", [3, 3, 4, 8], "F16"),
         ggml_tensor(rng, "blk.0.proj.bias", [16], "F32"),
         ggml_tensor(rng, "pos.index", [16], "I32")])
     m.set_config(gguf_config("zimage", "528", "F16"))
