@@ -84,6 +84,24 @@ public final class TensorTableBuilder {
         problems.add(why);
     }
 
+    /** Tensor names become path components of views: no empty, "." or ".." segments, no leading "/", no control characters. */
+    static boolean safeName(String name) {
+        if (name.isEmpty() || name.startsWith("/") || name.length() > 4096) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (name.charAt(i) < 0x20 || name.charAt(i) == 0x7f) {
+                return false;
+            }
+        }
+        for (String seg : name.split("/", -1)) {
+            if (seg.isEmpty() || seg.equals(".") || seg.equals("..")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static String componentOf(String name) {
         int i = name.indexOf('/');
         return i < 0 ? "" : name.substring(0, i);
@@ -92,6 +110,9 @@ public final class TensorTableBuilder {
     private void readBlob(Layer l, Digest d, SafetensorsHeader h, List<Found> out, Set<String> seenBlobs) {
         Map<String, TensorEntry> byKey = new LinkedHashMap<>();
         for (TensorEntry e : h.tensors()) {
+            if (!safeName(e.name())) {
+                throw new FormatException("hostile tensor name '" + e.name().replaceAll("[^\\x20-\\x7e]", "?") + "'");
+            }
             byKey.put(e.name(), e);
         }
         // §4.6: companions only where the base exists in the same blob and is a U32 quantized weight

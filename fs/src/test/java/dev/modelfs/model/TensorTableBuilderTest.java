@@ -232,10 +232,11 @@ class TensorTableBuilderTest {
         brokenLayer("vae/missing.weight");
         layer("text_encoder/bad.weight", mlxBlob("{\"quant_type\":\"int4\"}", new E("bad.weight", "U32", 2, 3), new E("bad.weight.scale", "BF16", 2, 5),
                 new E("bad.weight.bias", "BF16", 2, 5)));
+        layer("dotdot/evil.weight", mlxBlob("null", new E("../../evil.weight", "BF16", 4)));
         TensorTable t = build();
-        assertEquals(java.util.Set.of("vae", "text_encoder"), t.disabledComponents());
+        assertEquals(java.util.Set.of("vae", "text_encoder", "dotdot"), t.disabledComponents());
         assertEquals(List.of("transformer"), List.copyOf(t.byComponent().keySet()));
-        assertEquals(2, t.problems().size());
+        assertEquals(3, t.problems().size());
         assertFalse(t.problems().getFirst().isBlank());
     }
 }

@@ -56,6 +56,22 @@ class MountTreeTest {
     }
 
     @Test
+    void pythonViewsCheckerPassesWithSafetensorsAndGgufPy() throws Exception {
+        Env.Run r = Env.python(900, "check_views.py", mount.mountpoint.toString(), Fixture.dir().toString());
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "check_views.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+    }
+
+    @Test
+    void transformersLoadsTheFp32VariantWithTheOriginalLogits() throws Exception {
+        Env.Run r = Env.python(900, "check_llama_e2e.py", mount.mountpoint.toString(), Fixture.dir().toString());
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "check_llama_e2e.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+    }
+
+    @Test
     void inodesAreStableAcrossMountsAndSharedPerBlob() throws Exception {
         Map<String, Long> first = inodes(mount.mountpoint);
         assertTrue(first.size() > 50, "too few files on the mount: " + first.size());
