@@ -75,12 +75,22 @@ def torch_bytes(x) -> bytes:
     return x.view(torch.uint8).numpy().tobytes()
 
 
-def check_safetensors_file(r: L.Report, oracles, what, path, conv):
+def read_checked(r: L.Report, what, path):
+    """Read the whole file; st_size must equal the number of bytes read."""
     try:
+        size = os.stat(path).st_size
         with open(path, "rb") as f:
             buf = f.read()
     except OSError as e:
         r.fail(f"{what}: cannot read ({e})")
+        return None
+    r.ok(size == len(buf), f"{what}: st_size {size} but {len(buf)} bytes read")
+    return buf
+
+
+def check_safetensors_file(r: L.Report, oracles, what, path, conv):
+    buf = read_checked(r, what, path)
+    if buf is None:
         return False
     try:
         p = L.st_parse(buf)
@@ -191,9 +201,10 @@ def check_gguf_file(r: L.Report, oracles, what, path, conv):
             r.ok(values_equal(vt, v, wv), f"{what}: KV {k} = {str(v)[:80]}, expected {str(wv)[:80]}")
     names = [t.name for t in rd.tensors]
     r.ok(names == [t["name"] for t in conv["tensors"]], f"{what}: tensor names/order differ from the source")
+    buf = read_checked(r, what, path)
+    if buf is None:
+        return
     try:
-        with open(path, "rb") as f:
-            buf = f.read()
         g = L.gguf_read(buf)
         strict = {t["name"]: t for t in g["tensors"]}
         r.ok(True, "")
@@ -231,34 +242,37 @@ def check_memmap(r: L.Report, mount, exp, oracles):
                 picks.append((d, rel, "st"))
     n = 0
     for d, rel, kind in picks:
-        p = os.path.join(mount, d, rel)
         what = f"{d}/{rel}"
+        if not os.path.isfile(os.path.join(mount, d, rel)):
+            continue   # already reported as missing
         try:
-            mm = np.memmap(p, dtype=np.uint8, mode="r")
+            n += memmap_one(r, os.path.join(mount, d, rel), what, kind, exp["models"][d], rel, oracles)
         except Exception as e:  # noqa: BLE001
-            r.fail(f"{what}: np.memmap failed: {type(e).__name__}: {e}")
-            continue
-        with open(p, "rb") as f:
-            data = f.read()
-        a, b = len(data) // 3, len(data) // 3 + 4096
-        r.ok(mm[a:b].tobytes() == data[a:b], f"{what}: np.memmap slice [{a}:{b}] differs from read()")
-        if kind == "st":
-            try:
-                pr = L.st_parse(data)
-            except L.SafetensorsError:
-                continue
-            conv = exp["models"][d]["converted"][rel]
-            for k, t in conv["tensors"].items():
-                if "oracle" in t and k in pr["tensors"]:
-                    s = pr["data_start"] + pr["tensors"][k]["data_offsets"][0]
-                    arr = np.memmap(p, dtype="<f4", mode="r", offset=s, shape=tuple(t["shape"]))
-                    want = oracles.array(t)
-                    r.ok(np.array_equal(np.asarray(arr).view(np.uint32), want.view(np.uint32)),
-                         f"{what}: np.memmap of {k} differs from the oracle")
-                    break
-        del mm
-        n += 1
+            r.fail(f"{what}: np.memmap check failed: {type(e).__name__}: {e}")
     r.ok(n >= 3, f"np.memmap checked only {n} files")
+
+
+def memmap_one(r, p, what, kind, model, rel, oracles):
+    """np.memmap one file on the mount: a slice must equal read(); for a converted fp32 file, the first
+    oracle tensor read through a typed memmap must equal the oracle bits."""
+    mm = np.memmap(p, dtype=np.uint8, mode="r")
+    with open(p, "rb") as f:
+        data = f.read()
+    a, b = len(data) // 3, len(data) // 3 + 4096
+    r.ok(mm[a:b].tobytes() == data[a:b], f"{what}: np.memmap slice [{a}:{b}] differs from read()")
+    if kind == "st":
+        pr = L.st_parse(data)
+        conv = model["converted"][rel]
+        for k, t in conv["tensors"].items():
+            if "oracle" in t and k in pr["tensors"] and pr["tensors"][k]["dtype"] == "F32":
+                s = pr["data_start"] + pr["tensors"][k]["data_offsets"][0]
+                arr = np.memmap(p, dtype="<f4", mode="r", offset=s, shape=tuple(t["shape"]))
+                want = oracles.array(t)
+                r.ok(np.array_equal(np.asarray(arr).view(np.uint32), want.view(np.uint32)),
+                     f"{what}: np.memmap of {k} differs from the oracle")
+                break
+    del mm
+    return 1
 
 
 def main():

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import struct
-import sys
 
 import ml_dtypes
 import numpy as np

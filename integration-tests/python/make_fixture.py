@@ -730,7 +730,7 @@ def llama_gguf(fx, rng, name, n_embd, n_ff, n_vocab, n_head, n_head_kv, types, f
     return fx.gguf_pywriter("llama", kvs, tensors, alignment=alignment)
 
 
-def gguf_config(family, model_type, file_type, newline=True):
+def gguf_config(family, model_type, file_type):
     return {"model_format": "gguf", "model_family": family, "model_families": [family],
             "model_type": model_type, "file_type": file_type, "architecture": "amd64", "os": "linux"}
 
