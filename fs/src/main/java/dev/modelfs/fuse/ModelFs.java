@@ -48,7 +48,10 @@ public final class ModelFs extends FuseStubFS {
     private final ChunkCache chunks;
     private final long uid;
     private final long gid;
-    private final Map<Long, OpenedSource> open = new ConcurrentHashMap<>();
+    private final Map<Long, Handle> open = new ConcurrentHashMap<>();
+
+    /** An open file: the node it was opened as (its attributes) and its leased bytes. */
+    private record Handle(FileNode node, OpenedSource source) {}
     private final AtomicLong nextHandle = new AtomicLong(1);
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
@@ -168,7 +171,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
             long fh = nextHandle.getAndIncrement();
-            open.put(fh, src);
+            open.put(fh, new Handle(f, src));
             fi.fh.set(fh);
             return 0;
         } catch (NoSuchFileException e) {
@@ -185,10 +188,11 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        OpenedSource src = open.get(fi.fh.get());
-        if (src == null) {
+        Handle h = open.get(fi.fh.get());
+        if (h == null) {
             return -ErrorCodes.EBADF();
         }
+        OpenedSource src = h.source();
         try {
             MemorySegment dst = MemorySegment.ofAddress(buf.address()).reinterpret(size);
             return (int) src.read(offset, dst, 0, size);
@@ -200,10 +204,24 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int release(String path, FuseFileInfo fi) {
-        OpenedSource src = open.remove(fi.fh.get());
-        if (src != null) {
-            src.close();
+        Handle h = open.remove(fi.fh.get());
+        if (h != null) {
+            h.source().close();
         }
+        return 0;
+    }
+
+    /**
+     * Attributes of an open file are those of what it opened, not of what its path shows now: after
+     * a re-pull, a reader that opened the old model still sees (and can read up to) the old size.
+     */
+    @Override
+    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+        Handle h = fi == null ? null : open.get(fi.fh.get());
+        if (h == null) {
+            return getattr(path, stat);
+        }
+        fill(h.node(), stat);
         return 0;
     }
 

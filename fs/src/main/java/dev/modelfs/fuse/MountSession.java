@@ -54,7 +54,7 @@ public final class MountSession implements AutoCloseable {
         BlobMappings mappings = new BlobMappings(1024);
         ChunkCache chunks = new ChunkCache(opts.cacheBytes());
         BlobResolver resolver = ref -> {
-            Path p = store.blobPath(ref.digest()).orElseThrow(() -> new NoSuchFileException(ref.digest().fileName()));
+            Path p = store.blobPath(ref.digest()).orElseThrow(() -> new NoSuchFileException(ref.digest().fileName(), null, "blob missing"));
             return mappings.acquire(ref.digest().hex(), p, ref.expectedSize());
         };
         ModelFs fs = new ModelFs(tree, resolver, chunks, opts.uid(), opts.gid());

@@ -36,7 +36,7 @@ public final class BlobHeaders {
     }
 
     private <T> T parse(Digest d, long size, Function<MemorySegment, T> parser) throws IOException {
-        Path p = store.blobPath(d).orElseThrow(() -> new NoSuchFileException(d.fileName()));
+        Path p = store.blobPath(d).orElseThrow(() -> new NoSuchFileException(d.fileName(), null, "blob missing"));
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ); Arena arena = Arena.ofConfined()) {
             long actual = ch.size();
             if (actual != size) {

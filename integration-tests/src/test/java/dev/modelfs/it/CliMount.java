@@ -38,7 +38,11 @@ final class CliMount implements AutoCloseable {
 
     static CliMount start(Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
         Env.requireFuse();
-        Files.createDirectories(mountpoint);
+        try {
+            Files.createDirectories(mountpoint);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            // a stale mount point answers stat with ENOTCONN: modelfs itself must clear it
+        }
         Path log = mountpoint.resolveSibling(mountpoint.getFileName() + ".log");
         List<String> args = new ArrayList<>(List.of("mount", "--store", store.toString()));
         args.addAll(List.of(extra));
@@ -46,7 +50,8 @@ final class CliMount implements AutoCloseable {
         Process p = new ProcessBuilder(command(args.toArray(String[]::new))).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!MountTable.isMounted(mountpoint)) {
+        // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
+        while (!(Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint))) {
             if (!p.isAlive()) {
                 fail("modelfs mount exited with " + p.exitValue() + ":\n" + Files.readString(log));
             }

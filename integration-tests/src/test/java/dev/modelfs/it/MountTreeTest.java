@@ -109,8 +109,12 @@ class MountTreeTest {
     static String xattr(Path p, String name) throws IOException {
         var view = Files.getFileAttributeView(p, java.nio.file.attribute.UserDefinedFileAttributeView.class);
         String n = name.substring("user.".length());
-        if (!view.list().contains(n)) {
-            return null;
+        try {
+            if (!view.list().contains(n)) {
+                return null;
+            }
+        } catch (java.nio.file.FileSystemException e) {
+            return null;     // listing xattrs opens the file: a missing (ENOENT) or truncated (EIO) blob
         }
         ByteBuffer b = ByteBuffer.allocate(view.size(n));
         view.read(n, b);
@@ -188,6 +192,9 @@ class MountTreeTest {
                 held.read(head, 0);
                 Files.copy(other, tiny, StandardCopyOption.REPLACE_EXISTING);
                 awaitTrue("re-pulled model visible", () -> sizeOrMinus1(served) == after.length);
+                // the kernel keeps one inode per path: once its 1 s attribute cache expires it asks the
+                // open handle (fgetattr), which answers with the size of what this fd opened
+                Thread.sleep(1200);
                 ByteBuffer all = ByteBuffer.allocate(before.length);
                 while (all.hasRemaining() && held.read(all, all.position()) > 0) { }
                 assertArrayEquals(before, all.array(), "an open file must keep serving the bytes it opened");

@@ -58,11 +58,12 @@ final class MountCommand implements Callable<Integer> {
         if (daemon) {
             return daemonize(mp, st);
         }
-        MountSession session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all());
+        // handlers first: a signal that arrives while mounting must still unmount politely
         CountDownLatch stop = new CountDownLatch(1);
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
+        MountSession session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all());
         System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop)");
         System.out.flush();
         while (!stop.await(1, TimeUnit.SECONDS)) {
