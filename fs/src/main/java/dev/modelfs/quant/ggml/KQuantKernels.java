@@ -3,8 +3,11 @@ package dev.modelfs.quant.ggml;
 import static dev.modelfs.quant.ggml.Le.F32;
 import static dev.modelfs.quant.ggml.Le.I32;
 import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.quant.ggml.Le.S8_F32;
+import static dev.modelfs.quant.ggml.Le.Q6_K_F32;
+import static dev.modelfs.quant.ggml.Le.U6_F32;
+import static dev.modelfs.quant.ggml.Le.U8;
 import static dev.modelfs.quant.ggml.Le.f16;
-import static dev.modelfs.quant.ggml.Le.pair;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u16;
 import static dev.modelfs.quant.ggml.Le.u8;
@@ -123,11 +126,14 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 144; s < end; s += 144, o += 1024) {
-                final float d = f16(src, s);
-                final float min = f16(src, s + 2);
-                final long scLo = src.get(I64, s + 4);
-                final int scHi = src.get(I32, s + 12);
+            final float[] u4 = U6_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 144 * b, 144);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = f16(in, 0);
+                final float min = f16(in, 2);
+                final long scLo = in.get(I64, 4);
+                final int scHi = in.get(I32, 12);
                 for (int c = 0; c < 4; c++) {
                     final int sm1 = scaleMinK4(2 * c, scLo, scHi);
                     final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
@@ -135,18 +141,12 @@ final class KQuantKernels {
                     final float m1 = min * (sm1 >>> 8);
                     final float d2 = d * (sm2 & 0xFF);
                     final float m2 = min * (sm2 >>> 8);
-                    final long q = s + 16 + 32 * c;
-                    final long y = o + 256 * c;
-                    for (int w = 0; w < 4; w++) {
-                        final long qw = src.get(I64, q + 8 * w);
-                        final long yw = y + 32 * w;
-                        for (int k = 0; k < 8; k += 2) {
-                            final int b0 = (int) (qw >>> (8 * k));
-                            final int b1 = (int) (qw >>> (8 * k + 8));
-                            dst.set(I64, yw + 4 * k, pair(d1 * (b0 & 0xF) - m1, d1 * (b1 & 0xF) - m1));
-                            dst.set(I64, yw + 128 + 4 * k,
-                                    pair(d2 * ((b0 >>> 4) & 0xF) - m2, d2 * ((b1 >>> 4) & 0xF) - m2));
-                        }
+                    final long q = 16 + 32 * c;
+                    final long y = 256 * c;
+                    for (int l = 0; l < 32; l++) {
+                        final int v = u8(in, q + l);
+                        out.set(F32, y + 4 * l, d1 * u4[v & 0xF] - m1);
+                        out.set(F32, y + 128 + 4 * l, d2 * u4[v >>> 4] - m2);
                     }
                 }
             }
@@ -200,41 +200,29 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 210; s < end; s += 210, o += 1024) {
-                final float d = f16(src, s + 208);
-                final long scLo = src.get(I64, s + 192);
-                final long scHi = src.get(I64, s + 200);
+            final float[] code = Q6_K_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 210 * b, 210);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = f16(in, 208);
                 for (int h = 0; h < 2; h++) {
-                    final long sc = h == 0 ? scLo : scHi; // int8 scales[8h .. 8h+7]
-                    final long ql = s + 64 * h;
-                    final long qh = s + 128 + 32 * h;
-                    final long y = o + 512 * h;
-                    for (int l = 0; l < 32; l += 8) {
-                        final int k = l >>> 4;
-                        final float s0 = d * (byte) (sc >>> (8 * k));
-                        final float s2 = d * (byte) (sc >>> (8 * (k + 2)));
-                        final float s4 = d * (byte) (sc >>> (8 * (k + 4)));
-                        final float s6 = d * (byte) (sc >>> (8 * (k + 6)));
-                        final long qa = src.get(I64, ql + l);
-                        final long qb = src.get(I64, ql + 32 + l);
-                        final long hh = src.get(I64, qh + l);
-                        final long yl = y + 4 * l;
-                        for (int t = 0; t < 8; t += 2) {
-                            final int a0 = (int) (qa >>> (8 * t)), a1 = (int) (qa >>> (8 * t + 8));
-                            final int b0 = (int) (qb >>> (8 * t)), b1 = (int) (qb >>> (8 * t + 8));
-                            final int h0 = (int) (hh >>> (8 * t)), h1 = (int) (hh >>> (8 * t + 8));
-                            dst.set(I64, yl + 4 * t, pair(
-                                    s0 * (((a0 & 0xF) | ((h0 & 3) << 4)) - 32),
-                                    s0 * (((a1 & 0xF) | ((h1 & 3) << 4)) - 32)));
-                            dst.set(I64, yl + 128 + 4 * t, pair(
-                                    s2 * (((b0 & 0xF) | ((h0 & 0xC) << 2)) - 32),
-                                    s2 * (((b1 & 0xF) | ((h1 & 0xC) << 2)) - 32)));
-                            dst.set(I64, yl + 256 + 4 * t, pair(
-                                    s4 * ((((a0 >>> 4) & 0xF) | (h0 & 0x30)) - 32),
-                                    s4 * ((((a1 >>> 4) & 0xF) | (h1 & 0x30)) - 32)));
-                            dst.set(I64, yl + 384 + 4 * t, pair(
-                                    s6 * ((((b0 >>> 4) & 0xF) | ((h0 >>> 2) & 0x30)) - 32),
-                                    s6 * ((((b1 >>> 4) & 0xF) | ((h1 >>> 2) & 0x30)) - 32)));
+                    final long ql = 64 * h;
+                    final long qh = 128 + 32 * h;
+                    final long sc = 192 + 8 * h;
+                    final long y = 512 * h;
+                    for (int k = 0; k < 2; k++) { // l = 16k .. 16k+15 use scales[8h + k + {0,2,4,6}]
+                        final float s0 = d * in.get(U8, sc + k);
+                        final float s2 = d * in.get(U8, sc + k + 2);
+                        final float s4 = d * in.get(U8, sc + k + 4);
+                        final float s6 = d * in.get(U8, sc + k + 6);
+                        for (int l = 16 * k; l < 16 * k + 16; l++) {
+                            final int a = u8(in, ql + l);
+                            final int c = u8(in, ql + 32 + l);
+                            final int hh = u8(in, qh + l);
+                            out.set(F32, y + 4 * l, s0 * code[((a & 0xF) | ((hh & 3) << 4)) & 63]);
+                            out.set(F32, y + 128 + 4 * l, s2 * code[((c & 0xF) | ((hh & 0xC) << 2)) & 63]);
+                            out.set(F32, y + 256 + 4 * l, s4 * code[((a >>> 4) | (hh & 0x30)) & 63]);
+                            out.set(F32, y + 384 + 4 * l, s6 * code[((c >>> 4) | ((hh >>> 2) & 0x30)) & 63]);
                         }
                     }
                 }
@@ -250,10 +238,13 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 292; s < end; s += 292, o += 1024) {
-                final float d = src.get(F32, s);
-                for (int w = 0; w < 32; w++) {
-                    LegacyKernels.bytes8(dst, o + 32 * w, src.get(I64, s + 4 + 8 * w), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 292 * b, 292);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = in.get(F32, 0);
+                for (int j = 0; j < 256; j++) {
+                    out.set(F32, 4 * j, d * s8[u8(in, 4 + j)]);
                 }
             }
         }

@@ -1,9 +1,11 @@
 package dev.modelfs.quant.ggml;
 
+import static dev.modelfs.quant.ggml.Le.F32;
 import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.quant.ggml.Le.Q4_0_F32;
+import static dev.modelfs.quant.ggml.Le.S8_F32;
 import static dev.modelfs.quant.ggml.Le.I64;
 import static dev.modelfs.quant.ggml.Le.f16;
-import static dev.modelfs.quant.ggml.Le.pair;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u8;
 
@@ -46,22 +48,17 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 128) {
-                final float d = f16(src, s);
-                final long q0 = src.get(I64, s + 2);
-                final long q1 = src.get(I64, s + 10);
-                nibbles8(dst, o, q0, d);
-                nibbles8(dst, o + 32, q1, d);
-            }
-        }
-
-        /** 8 bytes of {@code qs}: low nibbles → 8 floats at {@code o}, high nibbles → at {@code o + 64}. */
-        private static void nibbles8(MemorySegment dst, long o, long q, float d) {
-            for (int k = 0; k < 8; k += 2) {
-                final int b0 = (int) (q >>> (8 * k));
-                final int b1 = (int) (q >>> (8 * k + 8));
-                dst.set(I64, o + 4 * k, pair(((b0 & 0xF) - 8) * d, ((b1 & 0xF) - 8) * d));
-                dst.set(I64, o + 64 + 4 * k, pair((((b0 >>> 4) & 0xF) - 8) * d, (((b1 >>> 4) & 0xF) - 8) * d));
+            final float[] code = Q4_0_F32;
+            for (long b = 0; b < n; b++) {
+                // per-block slices: one bounds check each, constant offsets inside (C2 scalar-replaces them)
+                final MemorySegment in = src.asSlice(s + 18 * b, 18);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 16; j++) {
+                    final int q = u8(in, 2 + j);
+                    out.set(F32, 4 * j, code[q & 0xF] * d);
+                    out.set(F32, 64 + 4 * j, code[q >>> 4] * d);
+                }
             }
         }
     }
@@ -139,12 +136,14 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 34; s < end; s += 34, o += 128) {
-                final float d = f16(src, s);
-                bytes8(dst, o, src.get(I64, s + 2), d);
-                bytes8(dst, o + 32, src.get(I64, s + 10), d);
-                bytes8(dst, o + 64, src.get(I64, s + 18), d);
-                bytes8(dst, o + 96, src.get(I64, s + 26), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 34 * b, 34);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 32; j++) {
+                    out.set(F32, 4 * j, s8[u8(in, 2 + j)] * d);
+                }
             }
         }
     }
@@ -157,20 +156,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 36; s < end; s += 36, o += 128) {
-                final float d = f16(src, s);
-                bytes8(dst, o, src.get(I64, s + 4), d);
-                bytes8(dst, o + 32, src.get(I64, s + 12), d);
-                bytes8(dst, o + 64, src.get(I64, s + 20), d);
-                bytes8(dst, o + 96, src.get(I64, s + 28), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 36 * b, 36);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 32; j++) {
+                    out.set(F32, 4 * j, s8[u8(in, 4 + j)] * d);
+                }
             }
-        }
-    }
-
-    /** 8 signed bytes (little-endian in {@code q}) times {@code d} → 8 floats at {@code o}. */
-    static void bytes8(MemorySegment dst, long o, long q, float d) {
-        for (int k = 0; k < 8; k += 2) {
-            dst.set(I64, o + 4 * k, pair((byte) (q >>> (8 * k)) * d, (byte) (q >>> (8 * k + 8)) * d));
         }
     }
 
