@@ -42,19 +42,21 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 84; s < end; s += 84, o += 1024) {
-                final float d = f16(src, s + 80);
-                final float min = f16(src, s + 82);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 84 * blk, 84);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 80);
+                final float min = f16(in, 82);
                 for (int h = 0; h < 2; h++) {
                     for (int j = 0; j < 4; j++) {
                         for (int u = 0; u < 2; u++) {
-                            final int sc = u8(src, s + 8 * h + 2 * j + u);
+                            final int sc = u8(in, 8 * h + 2 * j + u);
                             final float dl = d * (sc & 0xF);
                             final float ml = min * (sc >>> 4);
-                            final long q = s + 16 + 32 * h + 16 * u;
-                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
+                            final long q = 16 + 32 * h + 16 * u;
+                            final long y = 4 * (128 * h + 32 * j + 16 * u);
                             for (int l = 0; l < 16; l++) {
-                                put(dst, y + 4 * l, dl * ((u8(src, q + l) >>> (2 * j)) & 3) - ml);
+                                put(out, y + 4 * l, dl * ((u8(in, q + l) >>> (2 * j)) & 3) - ml);
                             }
                         }
                     }
@@ -74,24 +76,26 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 110; s < end; s += 110, o += 1024) {
-                final float dAll = f16(src, s + 108);
-                final long sc = s + 96;
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 110 * blk, 110);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float dAll = f16(in, 108);
+                final long sc = 96;
                 for (int h = 0; h < 2; h++) {
                     for (int j = 0; j < 4; j++) {
                         for (int u = 0; u < 2; u++) {
                             final int is = 8 * h + 2 * j + u;
-                            final int scale = ((u8(src, sc + (is & 7)) >>> (4 * (is >>> 3))) & 0xF)
-                                    | (((u8(src, sc + 8 + (is & 3)) >>> (2 * (is >>> 2))) & 3) << 4);
+                            final int scale = ((u8(in, sc + (is & 7)) >>> (4 * (is >>> 3))) & 0xF)
+                                    | (((u8(in, sc + 8 + (is & 3)) >>> (2 * (is >>> 2))) & 3) << 4);
                             final float dl = dAll * (scale - 32);
-                            final long q = s + 32 + 32 * h + 16 * u;
-                            final long hm = s + 16 * u;
+                            final long q = 32 + 32 * h + 16 * u;
+                            final long hm = 16 * u;
                             final int hshift = 4 * h + j;
-                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
+                            final long y = 4 * (128 * h + 32 * j + 16 * u);
                             for (int l = 0; l < 16; l++) {
-                                final int low = (u8(src, q + l) >>> (2 * j)) & 3;
-                                final int hb = (u8(src, hm + l) >>> hshift) & 1;
-                                put(dst, y + 4 * l, dl * (low - (hb != 0 ? 0 : 4)));
+                                final int low = (u8(in, q + l) >>> (2 * j)) & 3;
+                                final int hb = (u8(in, hm + l) >>> hshift) & 1;
+                                put(out, y + 4 * l, dl * (low - (hb != 0 ? 0 : 4)));
                             }
                         }
                     }
@@ -164,11 +168,13 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 176; s < end; s += 176, o += 1024) {
-                final float d = f16(src, s);
-                final float min = f16(src, s + 2);
-                final long scLo = src.get(I64, s + 4);
-                final int scHi = src.get(I32, s + 12);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 176 * blk, 176);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 0);
+                final float min = f16(in, 2);
+                final long scLo = in.get(I64, 4);
+                final int scHi = in.get(I32, 12);
                 for (int c = 0; c < 4; c++) {
                     final int sm1 = scaleMinK4(2 * c, scLo, scHi);
                     final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
@@ -176,13 +182,13 @@ final class KQuantKernels {
                     final float m1 = min * (sm1 >>> 8);
                     final float d2 = d * (sm2 & 0xFF);
                     final float m2 = min * (sm2 >>> 8);
-                    final long q = s + 48 + 32 * c;
-                    final long y = o + 256 * c;
+                    final long q = 48 + 32 * c;
+                    final long y = 256 * c;
                     for (int l = 0; l < 32; l++) {
-                        final int b = u8(src, q + l);
-                        final int hb = u8(src, s + 16 + l) >>> (2 * c);
-                        put(dst, y + 4 * l, d1 * ((b & 0xF) + ((hb & 1) << 4)) - m1);
-                        put(dst, y + 128 + 4 * l, d2 * ((b >>> 4) + ((hb & 2) << 3)) - m2);
+                        final int b = u8(in, q + l);
+                        final int hb = u8(in, 16 + l) >>> (2 * c);
+                        put(out, y + 4 * l, d1 * ((b & 0xF) + ((hb & 1) << 4)) - m1);
+                        put(out, y + 128 + 4 * l, d2 * ((b >>> 4) + ((hb & 2) << 3)) - m2);
                     }
                 }
             }
@@ -262,19 +268,21 @@ final class KQuantKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = LegacyKernels.KVALUES_IQ4NL;
-            for (long end = s + n * 136; s < end; s += 136, o += 1024) {
-                final float d = f16(src, s);
-                final int scalesH = u16(src, s + 2);
-                final int scalesL = src.get(I32, s + 4);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 136 * blk, 136);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 0);
+                final int scalesH = u16(in, 2);
+                final int scalesL = in.get(I32, 4);
                 for (int b = 0; b < 8; b++) {
                     final int ls = ((scalesL >>> (4 * b)) & 0xF) | (((scalesH >>> (2 * b)) & 3) << 4);
                     final float dl = d * (ls - 32);
-                    final long q = s + 8 + 16 * b;
-                    final long y = o + 128 * b;
+                    final long q = 8 + 16 * b;
+                    final long y = 128 * b;
                     for (int j = 0; j < 16; j++) {
-                        final int v = u8(src, q + j);
-                        put(dst, y + 4 * j, dl * k[v & 0xF]);
-                        put(dst, y + 64 + 4 * j, dl * k[v >>> 4]);
+                        final int v = u8(in, q + j);
+                        put(out, y + 4 * j, dl * k[v & 0xF]);
+                        put(out, y + 64 + 4 * j, dl * k[v >>> 4]);
                     }
                 }
             }
@@ -298,21 +306,23 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 54; s < end; s += 54, o += 1024) {
-                final float d = f16(src, s + 52);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 54 * blk, 54);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 52);
                 for (int p = 0; p < 5; p++) { // elements 0..159: 32p + m from qs[m]
                     for (int m = 0; m < 32; m++) {
-                        put(dst, o + 4 * (32 * p + m), (float) (digit(u8(src, s + m), p) - 1) * d);
+                        put(out, 4 * (32 * p + m), (float) (digit(u8(in, m), p) - 1) * d);
                     }
                 }
                 for (int p = 0; p < 5; p++) { // elements 160..239: 160 + 16p + m from qs[32 + m]
                     for (int m = 0; m < 16; m++) {
-                        put(dst, o + 4 * (160 + 16 * p + m), (float) (digit(u8(src, s + 32 + m), p) - 1) * d);
+                        put(out, 4 * (160 + 16 * p + m), (float) (digit(u8(in, 32 + m), p) - 1) * d);
                     }
                 }
                 for (int p = 0; p < 4; p++) { // elements 240..255: 240 + 4p + j from qh[j]
                     for (int j = 0; j < 4; j++) {
-                        put(dst, o + 4 * (240 + 4 * p + j), (float) (digit(u8(src, s + 48 + j), p) - 1) * d);
+                        put(out, 4 * (240 + 4 * p + j), (float) (digit(u8(in, 48 + j), p) - 1) * d);
                     }
                 }
             }
@@ -327,13 +337,15 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 66; s < end; s += 66, o += 1024) {
-                final float d = f16(src, s + 64);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 66 * blk, 66);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 64);
                 for (int c = 0; c < 2; c++) {
                     for (int l = 0; l < 4; l++) {
                         for (int m = 0; m < 32; m++) {
-                            final int q = (u8(src, s + 32 * c + m) >>> (2 * l)) & 3;
-                            put(dst, o + 4 * (128 * c + 32 * l + m), (float) (q - 1) * d);
+                            final int q = (u8(in, 32 * c + m) >>> (2 * l)) & 3;
+                            put(out, 4 * (128 * c + 32 * l + m), (float) (q - 1) * d);
                         }
                     }
                 }

@@ -71,13 +71,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 20; s < end; s += 20, o += 128) {
-                final float d = f16(src, s);
-                final float m = f16(src, s + 2);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 20 * blk, 20);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final float m = f16(in, 2);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 4 + j);
-                    put(dst, o + 4 * j, (b & 0xF) * d + m);
-                    put(dst, o + 64 + 4 * j, (b >>> 4) * d + m);
+                    final int b = u8(in, 4 + j);
+                    put(out, 4 * j, (b & 0xF) * d + m);
+                    put(out, 64 + 4 * j, (b >>> 4) * d + m);
                 }
             }
         }
@@ -91,15 +93,17 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 22; s < end; s += 22, o += 128) {
-                final float d = f16(src, s);
-                final int qh = src.get(I32, s + 2);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 22 * blk, 22);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final int qh = in.get(I32, 2);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 6 + j);
+                    final int b = u8(in, 6 + j);
                     final int x0 = ((b & 0xF) | (((qh >>> j) & 1) << 4)) - 16;
                     final int x1 = ((b >>> 4) | (((qh >>> (j + 16)) & 1) << 4)) - 16;
-                    put(dst, o + 4 * j, x0 * d);
-                    put(dst, o + 64 + 4 * j, x1 * d);
+                    put(out, 4 * j, x0 * d);
+                    put(out, 64 + 4 * j, x1 * d);
                 }
             }
         }
@@ -113,16 +117,18 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 24; s < end; s += 24, o += 128) {
-                final float d = f16(src, s);
-                final float m = f16(src, s + 2);
-                final int qh = src.get(I32, s + 4);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 24 * blk, 24);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final float m = f16(in, 2);
+                final int qh = in.get(I32, 4);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 8 + j);
+                    final int b = u8(in, 8 + j);
                     final int x0 = (b & 0xF) | (((qh >>> j) & 1) << 4);
                     final int x1 = (b >>> 4) | (((qh >>> (j + 16)) & 1) << 4);
-                    put(dst, o + 4 * j, x0 * d + m);
-                    put(dst, o + 64 + 4 * j, x1 * d + m);
+                    put(out, 4 * j, x0 * d + m);
+                    put(out, 64 + 4 * j, x1 * d + m);
                 }
             }
         }
@@ -176,13 +182,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 512) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 512 * blk, 512);
+                final float d = f16(in, 0);
                 final float negD = -d;
                 for (int w = 0; w < 2; w++) {
-                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    final long bits = in.get(I64, 2 + 8 * w);
                     for (int j = 0; j < 64; j++) {
-                        put(dst, o + 256 * w + 4 * j, ((bits >>> j) & 1) != 0 ? d : negD);
+                        put(out, 256 * w + 4 * j, ((bits >>> j) & 1) != 0 ? d : negD);
                     }
                 }
             }
@@ -197,12 +205,14 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 256) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 256 * blk, 256);
+                final float d = f16(in, 0);
                 for (int w = 0; w < 2; w++) {
-                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    final long bits = in.get(I64, 2 + 8 * w);
                     for (int j = 0; j < 32; j++) {
-                        put(dst, o + 128 * w + 4 * j, ((int) ((bits >>> (2 * j)) & 3) - 1) * d);
+                        put(out, 128 * w + 4 * j, ((int) ((bits >>> (2 * j)) & 3) - 1) * d);
                     }
                 }
             }
@@ -218,12 +228,14 @@ final class LegacyKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_IQ4NL;
-            for (long end = s + n * 18; s < end; s += 18, o += 128) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 2 + j);
-                    put(dst, o + 4 * j, d * k[b & 0xF]);
-                    put(dst, o + 64 + 4 * j, d * k[b >>> 4]);
+                    final int b = u8(in, 2 + j);
+                    put(out, 4 * j, d * k[b & 0xF]);
+                    put(out, 64 + 4 * j, d * k[b >>> 4]);
                 }
             }
         }
@@ -246,12 +258,14 @@ final class LegacyKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_FP4;
-            for (long end = s + n * 17; s < end; s += 17, o += 128) {
-                final float d = e8m0Half(u8(src, s));
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 17 * blk, 17);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = e8m0Half(u8(in, 0));
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 1 + j);
-                    put(dst, o + 4 * j, k[b & 0xF] * d);
-                    put(dst, o + 64 + 4 * j, k[b >>> 4] * d);
+                    final int b = u8(in, 1 + j);
+                    put(out, 4 * j, k[b & 0xF] * d);
+                    put(out, 64 + 4 * j, k[b >>> 4] * d);
                 }
             }
         }
@@ -289,14 +303,16 @@ final class LegacyKernels {
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_FP4;
             final float[] scale = UE4M3_HALF;
-            for (long end = s + n * 36; s < end; s += 36, o += 256) {
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 36 * blk, 36);
+                final MemorySegment out = dst.asSlice(o + 256 * blk, 256);
                 for (int sb = 0; sb < 4; sb++) {
-                    final float d = scale[u8(src, s + sb)];
-                    final long yb = o + 64 * sb;
+                    final float d = scale[u8(in, sb)];
+                    final long yb = 64 * sb;
                     for (int j = 0; j < 8; j++) {
-                        final int b = u8(src, s + 4 + 8 * sb + j);
-                        put(dst, yb + 4 * j, k[b & 0xF] * d);
-                        put(dst, yb + 32 + 4 * j, k[b >>> 4] * d);
+                        final int b = u8(in, 4 + 8 * sb + j);
+                        put(out, yb + 4 * j, k[b & 0xF] * d);
+                        put(out, yb + 32 + 4 * j, k[b >>> 4] * d);
                     }
                 }
             }
