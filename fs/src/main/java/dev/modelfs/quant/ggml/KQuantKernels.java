@@ -216,24 +216,39 @@ final class KQuantKernels {
                     final long qh = 128 + 32 * h;
                     final long sc = 192 + 8 * h;
                     final long y = 512 * h;
-                    for (int k = 0; k < 2; k++) { // l = 16k .. 16k+15 use scales[8h + k + {0,2,4,6}]
+                    for (int w = 0; w < 4; w++) { // l = 8w .. 8w+7, scales[8h + l/16 + {0,2,4,6}]
+                        final int k = w >>> 1;
                         final float s0 = d * in.get(U8, sc + k);
                         final float s2 = d * in.get(U8, sc + k + 2);
                         final float s4 = d * in.get(U8, sc + k + 4);
                         final float s6 = d * in.get(U8, sc + k + 6);
-                        for (int l = 16 * k; l < 16 * k + 16; l++) {
-                            final int a = u8(in, ql + l);
-                            final int c = u8(in, ql + 32 + l);
-                            final int hh = u8(in, qh + l);
-                            out.set(F32, y + 4 * l, s0 * code[((a & 0xF) | ((hh & 3) << 4)) & 63]);
-                            out.set(F32, y + 128 + 4 * l, s2 * code[((c & 0xF) | ((hh & 0xC) << 2)) & 63]);
-                            out.set(F32, y + 256 + 4 * l, s4 * code[((a >>> 4) | (hh & 0x30)) & 63]);
-                            out.set(F32, y + 384 + 4 * l, s6 * code[((c >>> 4) | ((hh >>> 2) & 0x30)) & 63]);
+                        // eight 6-bit codes per long, byte t = element l + t of each quarter
+                        final long a = in.get(I64, ql + 8 * w);
+                        final long c = in.get(I64, ql + 32 + 8 * w);
+                        final long hh = in.get(I64, qh + 8 * w);
+                        final long c0 = (a & LO4) | ((hh & 0x0303_0303_0303_0303L) << 4);
+                        final long c1 = (c & LO4) | ((hh & 0x0C0C_0C0C_0C0C_0C0CL) << 2);
+                        final long c2 = ((a >>> 4) & LO4) | (hh & 0x3030_3030_3030_3030L);
+                        final long c3 = ((c >>> 4) & LO4) | ((hh >>> 2) & 0x3030_3030_3030_3030L);
+                        final long yw = y + 32 * w;
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 4 * t, s0 * code[(int) (c0 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 128 + 4 * t, s2 * code[(int) (c1 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 256 + 4 * t, s4 * code[(int) (c2 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 384 + 4 * t, s6 * code[(int) (c3 >>> (8 * t)) & 63]);
                         }
                     }
                 }
             }
         }
+
+        private static final long LO4 = 0x0F0F_0F0F_0F0F_0F0FL;
     }
 
     /** Q8_K (256, 292 B): {@code d:f32 @0, qs[256]:int8 @4, bsums @260 (unused)}; {@code y = d * qs}. */
