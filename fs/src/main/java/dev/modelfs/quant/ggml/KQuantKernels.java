@@ -4,6 +4,7 @@ import static dev.modelfs.quant.ggml.Le.F32;
 import static dev.modelfs.quant.ggml.Le.I32;
 import static dev.modelfs.quant.ggml.Le.I64;
 import static dev.modelfs.quant.ggml.Le.S8_F32;
+import static dev.modelfs.quant.ggml.Le.Q3_K_F32;
 import static dev.modelfs.quant.ggml.Le.Q6_K_F32;
 import static dev.modelfs.quant.ggml.Le.U6_F32;
 import static dev.modelfs.quant.ggml.Le.U8;
@@ -42,6 +43,7 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final float[] u = U6_F32;
             for (long blk = 0; blk < n; blk++) {
                 final MemorySegment in = src.asSlice(s + 84 * blk, 84);
                 final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
@@ -49,14 +51,17 @@ final class KQuantKernels {
                 final float min = f16(in, 82);
                 for (int h = 0; h < 2; h++) {
                     for (int j = 0; j < 4; j++) {
-                        for (int u = 0; u < 2; u++) {
-                            final int sc = u8(in, 8 * h + 2 * j + u);
+                        for (int u2 = 0; u2 < 2; u2++) {
+                            final int sc = u8(in, 8 * h + 2 * j + u2);
                             final float dl = d * (sc & 0xF);
                             final float ml = min * (sc >>> 4);
-                            final long q = 16 + 32 * h + 16 * u;
-                            final long y = 4 * (128 * h + 32 * j + 16 * u);
-                            for (int l = 0; l < 16; l++) {
-                                put(out, y + 4 * l, dl * ((u8(in, q + l) >>> (2 * j)) & 3) - ml);
+                            final long q = 16 + 32 * h + 16 * u2;
+                            final long y = 4 * (128 * h + 32 * j + 16 * u2);
+                            for (int w = 0; w < 2; w++) { // eight 2-bit codes per 64-bit word
+                                final long codes = (in.get(I64, q + 8 * w) >>> (2 * j)) & 0x0303_0303_0303_0303L;
+                                for (int t = 0; t < 8; t++) {
+                                    put(out, y + 32 * w + 4 * t, dl * u[(int) (codes >>> (8 * t)) & 3] - ml);
+                                }
                             }
                         }
                     }
@@ -76,6 +81,7 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final float[] v = Q3_K_F32;
             for (long blk = 0; blk < n; blk++) {
                 final MemorySegment in = src.asSlice(s + 110 * blk, 110);
                 final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
@@ -92,10 +98,13 @@ final class KQuantKernels {
                             final long hm = 16 * u;
                             final int hshift = 4 * h + j;
                             final long y = 4 * (128 * h + 32 * j + 16 * u);
-                            for (int l = 0; l < 16; l++) {
-                                final int low = (u8(in, q + l) >>> (2 * j)) & 3;
-                                final int hb = (u8(in, hm + l) >>> hshift) & 1;
-                                put(out, y + 4 * l, dl * (low - (hb != 0 ? 0 : 4)));
+                            for (int w = 0; w < 2; w++) { // code = low | hbit << 2, eight per 64-bit word
+                                final long low = (in.get(I64, q + 8 * w) >>> (2 * j)) & 0x0303_0303_0303_0303L;
+                                final long hb = (in.get(I64, hm + 8 * w) >>> hshift) & 0x0101_0101_0101_0101L;
+                                final long codes = low | (hb << 2);
+                                for (int t = 0; t < 8; t++) {
+                                    put(out, y + 32 * w + 4 * t, dl * v[(int) (codes >>> (8 * t)) & 7]);
+                                }
                             }
                         }
                     }
@@ -168,6 +177,7 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
+            final float[] u = U6_F32;
             for (long blk = 0; blk < n; blk++) {
                 final MemorySegment in = src.asSlice(s + 176 * blk, 176);
                 final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
@@ -182,13 +192,20 @@ final class KQuantKernels {
                     final float m1 = min * (sm1 >>> 8);
                     final float d2 = d * (sm2 & 0xFF);
                     final float m2 = min * (sm2 >>> 8);
-                    final long q = 48 + 32 * c;
                     final long y = 256 * c;
-                    for (int l = 0; l < 32; l++) {
-                        final int b = u8(in, q + l);
-                        final int hb = u8(in, 16 + l) >>> (2 * c);
-                        put(out, y + 4 * l, d1 * ((b & 0xF) + ((hb & 1) << 4)) - m1);
-                        put(out, y + 128 + 4 * l, d2 * ((b >>> 4) + ((hb & 2) << 3)) - m2);
+                    for (int w = 0; w < 4; w++) { // 5-bit codes, eight per 64-bit word
+                        final long q = in.get(I64, 48 + 32 * c + 8 * w);
+                        final long qh = in.get(I64, 16 + 8 * w);
+                        final long lo = (q & 0x0F0F_0F0F_0F0F_0F0FL) | (((qh >>> (2 * c)) & 0x0101_0101_0101_0101L) << 4);
+                        final long hi = ((q >>> 4) & 0x0F0F_0F0F_0F0F_0F0FL)
+                                | (((qh >>> (2 * c + 1)) & 0x0101_0101_0101_0101L) << 4);
+                        final long yw = y + 32 * w;
+                        for (int t = 0; t < 8; t++) {
+                            put(out, yw + 4 * t, d1 * u[(int) (lo >>> (8 * t)) & 31] - m1);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            put(out, yw + 128 + 4 * t, d2 * u[(int) (hi >>> (8 * t)) & 31] - m2);
+                        }
                     }
                 }
             }

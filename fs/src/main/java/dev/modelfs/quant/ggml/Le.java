@@ -34,6 +34,8 @@ final class Le {
     static final float[] U6_F32 = new float[64];
     /** {@code (float) (i - 8)} for i = 0..15 (Q4_0 codes). */
     static final float[] Q4_0_F32 = new float[16];
+    /** Q3_K value of code {@code low | hbit << 2}: {@code low - (hbit ? 0 : 4)}, as f32. */
+    static final float[] Q3_K_F32 = {-4, -3, -2, -1, 0, 1, 2, 3};
     /** {@code (float) (i - 32)} for i = 0..63 (Q6_K codes). */
     static final float[] Q6_K_F32 = new float[64];
 
