@@ -35,11 +35,12 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Single-thread throughput of the GGML dequantizers: each invocation turns random blocks (with
  * realistic f16 scales) into 16 MiB of f32 output, off-heap to off-heap.
  *
- * <p>Run (from the repository root, after {@code mvn -pl fs -am test-compile}):
+ * <p>Run from the repository root (JDK 25):
  * <pre>
- * mvn -q -pl fs dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/tmp/fs-test.cp
+ * mvn -q -pl fs -am test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/tmp/fs-test.cp
  * java -cp fs/target/test-classes:fs/target/classes:$(cat /tmp/fs-test.cp) dev.modelfs.bench.GgmlDequantBench [types...]
  * </pre>
+ * (types default to Q4_0 Q8_0 Q4_K Q6_K; also Q4_1, Q5_0, Q5_K, IQ4_NL).
  * {@link #main} runs 1 fork, 2 warmup + 3 measurement iterations of 1 s and prints GB/s
  * (10^9 bytes of f32 output per second) next to JMH's ns/op.
  */
