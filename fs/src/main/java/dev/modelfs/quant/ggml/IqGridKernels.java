@@ -47,16 +47,18 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final long[] grid = GgmlIqTables.Iq2xxs.GRID;
-            for (long end = s + n * 66; s < end; s += 66, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 66 * blk, 66);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib32 = 0; ib32 < 8; ib32++) {
-                    final int aux0 = src.get(I32, s + 2 + 8 * ib32);
-                    final int aux1 = src.get(I32, s + 6 + 8 * ib32);
+                    final int aux0 = in.get(I32, 2 + 8 * ib32);
+                    final int aux1 = in.get(I32, 6 + 8 * ib32);
                     final float db = d * (0.5f + (aux1 >>> 28)) * 0.25f;
                     for (int l = 0; l < 4; l++) {
                         final int idx = (aux0 >>> (8 * l)) & 0xFF;
                         final int signs = KSIGNS[(aux1 >>> (7 * l)) & 127];
-                        grid8(dst, o + 4 * (32 * ib32 + 8 * l), db, grid[idx], signs);
+                        grid8(dst, ob + 4 * (32 * ib32 + 8 * l), db, grid[idx], signs);
                     }
                 }
             }
@@ -72,15 +74,17 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final long[] grid = GgmlIqTables.Iq2xs.GRID;
-            for (long end = s + n * 74; s < end; s += 74, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 74 * blk, 74);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib32 = 0; ib32 < 8; ib32++) {
-                    final int sc = u8(src, s + 66 + ib32);
+                    final int sc = u8(in, 66 + ib32);
                     final float db0 = d * (0.5f + (sc & 0xF)) * 0.25f;
                     final float db1 = d * (0.5f + (sc >>> 4)) * 0.25f;
                     for (int l = 0; l < 4; l++) {
-                        final int q = u16(src, s + 2 + 2 * (4 * ib32 + l));
-                        grid8(dst, o + 4 * (32 * ib32 + 8 * l), l < 2 ? db0 : db1, grid[q & 511], KSIGNS[q >>> 9]);
+                        final int q = u16(in, 2 + 2 * (4 * ib32 + l));
+                        grid8(dst, ob + 4 * (32 * ib32 + 8 * l), l < 2 ? db0 : db1, grid[q & 511], KSIGNS[q >>> 9]);
                     }
                 }
             }
@@ -99,17 +103,19 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final long[] grid = GgmlIqTables.Iq2s.GRID;
-            for (long end = s + n * 82; s < end; s += 82, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 82 * blk, 82);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib32 = 0; ib32 < 8; ib32++) {
-                    final int sc = u8(src, s + 74 + ib32);
+                    final int sc = u8(in, 74 + ib32);
                     final float db0 = d * (0.5f + (sc & 0xF)) * 0.25f;
                     final float db1 = d * (0.5f + (sc >>> 4)) * 0.25f;
-                    final int qh = u8(src, s + 66 + ib32);
+                    final int qh = u8(in, 66 + ib32);
                     for (int l = 0; l < 4; l++) {
-                        final int idx = u8(src, s + 2 + 4 * ib32 + l) | ((qh << (8 - 2 * l)) & 0x300);
-                        final int signs = u8(src, s + 34 + 4 * ib32 + l);
-                        grid8(dst, o + 4 * (32 * ib32 + 8 * l), l < 2 ? db0 : db1, grid[idx], signs);
+                        final int idx = u8(in, 2 + 4 * ib32 + l) | ((qh << (8 - 2 * l)) & 0x300);
+                        final int signs = u8(in, 34 + 4 * ib32 + l);
+                        grid8(dst, ob + 4 * (32 * ib32 + 8 * l), l < 2 ? db0 : db1, grid[idx], signs);
                     }
                 }
             }
@@ -133,17 +139,19 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] grid = GgmlIqTables.Iq3xxs.GRID;
-            for (long end = s + n * 98; s < end; s += 98, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 98 * blk, 98);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib32 = 0; ib32 < 8; ib32++) {
-                    final int aux = src.get(I32, s + 66 + 4 * ib32);
+                    final int aux = in.get(I32, 66 + 4 * ib32);
                     final float db = d * (0.5f + (aux >>> 28)) * 0.5f;
-                    final long qs = s + 2 + 8 * ib32;
+                    final long qs = 2 + 8 * ib32;
                     for (int l = 0; l < 4; l++) {
                         final int signs = KSIGNS[(aux >>> (7 * l)) & 127];
-                        final long y = o + 4 * (32 * ib32 + 8 * l);
-                        grid4(dst, y, db, grid[u8(src, qs + 2 * l)], signs, 0);
-                        grid4(dst, y + 16, db, grid[u8(src, qs + 2 * l + 1)], signs, 4);
+                        final long y = ob + 4 * (32 * ib32 + 8 * l);
+                        grid4(dst, y, db, grid[u8(in, qs + 2 * l)], signs, 0);
+                        grid4(dst, y + 16, db, grid[u8(in, qs + 2 * l + 1)], signs, 4);
                     }
                 }
             }
@@ -162,19 +170,21 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] grid = GgmlIqTables.Iq3s.GRID;
-            for (long end = s + n * 110; s < end; s += 110, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 110 * blk, 110);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib32 = 0; ib32 < 8; ib32++) { // ggml's pairs (ib32, ib32+1) unrolled into one loop
-                    final int sc = u8(src, s + 106 + ib32 / 2);
+                    final int sc = u8(in, 106 + ib32 / 2);
                     final float db = d * (1 + 2 * ((ib32 & 1) == 0 ? sc & 0xF : sc >>> 4));
-                    final int qh = u8(src, s + 66 + ib32);
-                    final long qs = s + 2 + 8 * ib32;
-                    final long sg = s + 74 + 4 * ib32;
+                    final int qh = u8(in, 66 + ib32);
+                    final long qs = 2 + 8 * ib32;
+                    final long sg = 74 + 4 * ib32;
                     for (int l = 0; l < 4; l++) {
-                        final int i1 = u8(src, qs + 2 * l) | ((qh << (8 - 2 * l)) & 256);
-                        final int i2 = u8(src, qs + 2 * l + 1) | ((qh << (7 - 2 * l)) & 256);
-                        final int signs = u8(src, sg + l);
-                        final long y = o + 4 * (32 * ib32 + 8 * l);
+                        final int i1 = u8(in, qs + 2 * l) | ((qh << (8 - 2 * l)) & 256);
+                        final int i2 = u8(in, qs + 2 * l + 1) | ((qh << (7 - 2 * l)) & 256);
+                        final int signs = u8(in, sg + l);
+                        final long y = ob + 4 * (32 * ib32 + 8 * l);
                         grid4(dst, y, db, grid[i1], signs, 0);
                         grid4(dst, y + 16, db, grid[i2], signs, 4);
                     }
@@ -202,15 +212,17 @@ final class IqGridKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final long[] grid = GgmlIqTables.Iq1s.GRID;
-            for (long end = s + n * 50; s < end; s += 50, o += 1024) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 50 * blk, 50);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final float d = f16(in, 0);
                 for (int ib = 0; ib < 8; ib++) {
-                    final int qh = u16(src, s + 34 + 2 * ib);
+                    final int qh = u16(in, 34 + 2 * ib);
                     final float dl = d * (2 * ((qh >>> 12) & 7) + 1);
                     final float delta = (qh & 0x8000) != 0 ? -GgmlIqTables.IQ1S_DELTA : GgmlIqTables.IQ1S_DELTA;
                     for (int l = 0; l < 4; l++) {
-                        final int idx = u8(src, s + 2 + 4 * ib + l) | (((qh >>> (3 * l)) & 7) << 8);
-                        grid8Delta(dst, o + 4 * (32 * ib + 8 * l), dl, grid[idx], delta);
+                        final int idx = u8(in, 2 + 4 * ib + l) | (((qh >>> (3 * l)) & 7) << 8);
+                        grid8Delta(dst, ob + 4 * (32 * ib + 8 * l), dl, grid[idx], delta);
                     }
                 }
             }
@@ -230,28 +242,30 @@ final class IqGridKernels {
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final long[] grid = GgmlIqTables.Iq1s.GRID;
             final float delta = GgmlIqTables.IQ1M_DELTA;
-            for (long end = s + n * 56; s < end; s += 56, o += 1024) {
-                final int sc0 = u16(src, s + 48), sc1 = u16(src, s + 50);
-                final int sc2 = u16(src, s + 52), sc3 = u16(src, s + 54);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 56 * blk, 56);
+                final long ob = o + 1024 * blk; // output stays on dst: the helpers below are not always inlined
+                final int sc0 = u16(in, 48), sc1 = u16(in, 50);
+                final int sc2 = u16(in, 52), sc3 = u16(in, 54);
                 final int scaleBits = (sc0 >>> 12) | ((sc1 >>> 8) & 0x00F0) | ((sc2 >>> 4) & 0x0F00) | (sc3 & 0xF000);
                 final float d = Float.float16ToFloat((short) scaleBits);
                 for (int ib = 0; ib < 8; ib++) {
-                    final int sc = u16(src, s + 48 + 2 * (ib / 2));
+                    final int sc = u16(in, 48 + 2 * (ib / 2));
                     final int shift = 6 * (ib % 2);
                     final float dl1 = d * (2 * ((sc >>> shift) & 0x7) + 1);
                     final float dl2 = d * (2 * ((sc >>> (shift + 3)) & 0x7) + 1);
-                    final int qh0 = u8(src, s + 32 + 2 * ib);
-                    final int qh1 = u8(src, s + 33 + 2 * ib);
-                    final long qs = s + 4 * ib;
-                    final int idx0 = u8(src, qs) | ((qh0 << 8) & 0x700);
-                    final int idx1 = u8(src, qs + 1) | ((qh0 << 4) & 0x700);
-                    final int idx2 = u8(src, qs + 2) | ((qh1 << 8) & 0x700);
-                    final int idx3 = u8(src, qs + 3) | ((qh1 << 4) & 0x700);
-                    final long y = o + 128 * ib;
-                    grid8Delta(dst, y, dl1, grid[idx0], (qh0 & 0x08) != 0 ? -delta : delta);
-                    grid8Delta(dst, y + 32, dl1, grid[idx1], (qh0 & 0x80) != 0 ? -delta : delta);
-                    grid8Delta(dst, y + 64, dl2, grid[idx2], (qh1 & 0x08) != 0 ? -delta : delta);
-                    grid8Delta(dst, y + 96, dl2, grid[idx3], (qh1 & 0x80) != 0 ? -delta : delta);
+                    final int qh0 = u8(in, 32 + 2 * ib);
+                    final int qh1 = u8(in, 33 + 2 * ib);
+                    final long qs = 4 * ib;
+                    final int idx0 = u8(in, qs) | ((qh0 << 8) & 0x700);
+                    final int idx1 = u8(in, qs + 1) | ((qh0 << 4) & 0x700);
+                    final int idx2 = u8(in, qs + 2) | ((qh1 << 8) & 0x700);
+                    final int idx3 = u8(in, qs + 3) | ((qh1 << 4) & 0x700);
+                    final long y = 128 * ib;
+                    grid8Delta(dst, ob + y, dl1, grid[idx0], (qh0 & 0x08) != 0 ? -delta : delta);
+                    grid8Delta(dst, ob + y + 32, dl1, grid[idx1], (qh0 & 0x80) != 0 ? -delta : delta);
+                    grid8Delta(dst, ob + y + 64, dl2, grid[idx2], (qh1 & 0x08) != 0 ? -delta : delta);
+                    grid8Delta(dst, ob + y + 96, dl2, grid[idx3], (qh1 & 0x80) != 0 ? -delta : delta);
                 }
             }
         }

@@ -3,8 +3,12 @@ package dev.modelfs.quant.ggml;
 import static dev.modelfs.quant.ggml.Le.F32;
 import static dev.modelfs.quant.ggml.Le.I32;
 import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.quant.ggml.Le.S8_F32;
+import static dev.modelfs.quant.ggml.Le.Q3_K_F32;
+import static dev.modelfs.quant.ggml.Le.Q6_K_F32;
+import static dev.modelfs.quant.ggml.Le.U6_F32;
+import static dev.modelfs.quant.ggml.Le.U8;
 import static dev.modelfs.quant.ggml.Le.f16;
-import static dev.modelfs.quant.ggml.Le.pair;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u16;
 import static dev.modelfs.quant.ggml.Le.u8;
@@ -39,19 +43,25 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 84; s < end; s += 84, o += 1024) {
-                final float d = f16(src, s + 80);
-                final float min = f16(src, s + 82);
+            final float[] u = U6_F32;
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 84 * blk, 84);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 80);
+                final float min = f16(in, 82);
                 for (int h = 0; h < 2; h++) {
                     for (int j = 0; j < 4; j++) {
-                        for (int u = 0; u < 2; u++) {
-                            final int sc = u8(src, s + 8 * h + 2 * j + u);
+                        for (int u2 = 0; u2 < 2; u2++) {
+                            final int sc = u8(in, 8 * h + 2 * j + u2);
                             final float dl = d * (sc & 0xF);
                             final float ml = min * (sc >>> 4);
-                            final long q = s + 16 + 32 * h + 16 * u;
-                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
-                            for (int l = 0; l < 16; l++) {
-                                put(dst, y + 4 * l, dl * ((u8(src, q + l) >>> (2 * j)) & 3) - ml);
+                            final long q = 16 + 32 * h + 16 * u2;
+                            final long y = 4 * (128 * h + 32 * j + 16 * u2);
+                            for (int w = 0; w < 2; w++) { // eight 2-bit codes per 64-bit word
+                                final long codes = (in.get(I64, q + 8 * w) >>> (2 * j)) & 0x0303_0303_0303_0303L;
+                                for (int t = 0; t < 8; t++) {
+                                    put(out, y + 32 * w + 4 * t, dl * u[(int) (codes >>> (8 * t)) & 3] - ml);
+                                }
                             }
                         }
                     }
@@ -71,24 +81,30 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 110; s < end; s += 110, o += 1024) {
-                final float dAll = f16(src, s + 108);
-                final long sc = s + 96;
+            final float[] v = Q3_K_F32;
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 110 * blk, 110);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float dAll = f16(in, 108);
+                final long sc = 96;
                 for (int h = 0; h < 2; h++) {
                     for (int j = 0; j < 4; j++) {
                         for (int u = 0; u < 2; u++) {
                             final int is = 8 * h + 2 * j + u;
-                            final int scale = ((u8(src, sc + (is & 7)) >>> (4 * (is >>> 3))) & 0xF)
-                                    | (((u8(src, sc + 8 + (is & 3)) >>> (2 * (is >>> 2))) & 3) << 4);
+                            final int scale = ((u8(in, sc + (is & 7)) >>> (4 * (is >>> 3))) & 0xF)
+                                    | (((u8(in, sc + 8 + (is & 3)) >>> (2 * (is >>> 2))) & 3) << 4);
                             final float dl = dAll * (scale - 32);
-                            final long q = s + 32 + 32 * h + 16 * u;
-                            final long hm = s + 16 * u;
+                            final long q = 32 + 32 * h + 16 * u;
+                            final long hm = 16 * u;
                             final int hshift = 4 * h + j;
-                            final long y = o + 4 * (128 * h + 32 * j + 16 * u);
-                            for (int l = 0; l < 16; l++) {
-                                final int low = (u8(src, q + l) >>> (2 * j)) & 3;
-                                final int hb = (u8(src, hm + l) >>> hshift) & 1;
-                                put(dst, y + 4 * l, dl * (low - (hb != 0 ? 0 : 4)));
+                            final long y = 4 * (128 * h + 32 * j + 16 * u);
+                            for (int w = 0; w < 2; w++) { // code = low | hbit << 2, eight per 64-bit word
+                                final long low = (in.get(I64, q + 8 * w) >>> (2 * j)) & 0x0303_0303_0303_0303L;
+                                final long hb = (in.get(I64, hm + 8 * w) >>> hshift) & 0x0101_0101_0101_0101L;
+                                final long codes = low | (hb << 2);
+                                for (int t = 0; t < 8; t++) {
+                                    put(out, y + 32 * w + 4 * t, dl * v[(int) (codes >>> (8 * t)) & 7]);
+                                }
                             }
                         }
                     }
@@ -123,11 +139,14 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 144; s < end; s += 144, o += 1024) {
-                final float d = f16(src, s);
-                final float min = f16(src, s + 2);
-                final long scLo = src.get(I64, s + 4);
-                final int scHi = src.get(I32, s + 12);
+            final float[] u4 = U6_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 144 * b, 144);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = f16(in, 0);
+                final float min = f16(in, 2);
+                final long scLo = in.get(I64, 4);
+                final int scHi = in.get(I32, 12);
                 for (int c = 0; c < 4; c++) {
                     final int sm1 = scaleMinK4(2 * c, scLo, scHi);
                     final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
@@ -135,18 +154,12 @@ final class KQuantKernels {
                     final float m1 = min * (sm1 >>> 8);
                     final float d2 = d * (sm2 & 0xFF);
                     final float m2 = min * (sm2 >>> 8);
-                    final long q = s + 16 + 32 * c;
-                    final long y = o + 256 * c;
-                    for (int w = 0; w < 4; w++) {
-                        final long qw = src.get(I64, q + 8 * w);
-                        final long yw = y + 32 * w;
-                        for (int k = 0; k < 8; k += 2) {
-                            final int b0 = (int) (qw >>> (8 * k));
-                            final int b1 = (int) (qw >>> (8 * k + 8));
-                            dst.set(I64, yw + 4 * k, pair(d1 * (b0 & 0xF) - m1, d1 * (b1 & 0xF) - m1));
-                            dst.set(I64, yw + 128 + 4 * k,
-                                    pair(d2 * ((b0 >>> 4) & 0xF) - m2, d2 * ((b1 >>> 4) & 0xF) - m2));
-                        }
+                    final long q = 16 + 32 * c;
+                    final long y = 256 * c;
+                    for (int l = 0; l < 32; l++) {
+                        final int v = u8(in, q + l);
+                        out.set(F32, y + 4 * l, d1 * u4[v & 0xF] - m1);
+                        out.set(F32, y + 128 + 4 * l, d2 * u4[v >>> 4] - m2);
                     }
                 }
             }
@@ -164,11 +177,14 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 176; s < end; s += 176, o += 1024) {
-                final float d = f16(src, s);
-                final float min = f16(src, s + 2);
-                final long scLo = src.get(I64, s + 4);
-                final int scHi = src.get(I32, s + 12);
+            final float[] u = U6_F32;
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 176 * blk, 176);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 0);
+                final float min = f16(in, 2);
+                final long scLo = in.get(I64, 4);
+                final int scHi = in.get(I32, 12);
                 for (int c = 0; c < 4; c++) {
                     final int sm1 = scaleMinK4(2 * c, scLo, scHi);
                     final int sm2 = scaleMinK4(2 * c + 1, scLo, scHi);
@@ -176,13 +192,20 @@ final class KQuantKernels {
                     final float m1 = min * (sm1 >>> 8);
                     final float d2 = d * (sm2 & 0xFF);
                     final float m2 = min * (sm2 >>> 8);
-                    final long q = s + 48 + 32 * c;
-                    final long y = o + 256 * c;
-                    for (int l = 0; l < 32; l++) {
-                        final int b = u8(src, q + l);
-                        final int hb = u8(src, s + 16 + l) >>> (2 * c);
-                        put(dst, y + 4 * l, d1 * ((b & 0xF) + ((hb & 1) << 4)) - m1);
-                        put(dst, y + 128 + 4 * l, d2 * ((b >>> 4) + ((hb & 2) << 3)) - m2);
+                    final long y = 256 * c;
+                    for (int w = 0; w < 4; w++) { // 5-bit codes, eight per 64-bit word
+                        final long q = in.get(I64, 48 + 32 * c + 8 * w);
+                        final long qh = in.get(I64, 16 + 8 * w);
+                        final long lo = (q & 0x0F0F_0F0F_0F0F_0F0FL) | (((qh >>> (2 * c)) & 0x0101_0101_0101_0101L) << 4);
+                        final long hi = ((q >>> 4) & 0x0F0F_0F0F_0F0F_0F0FL)
+                                | (((qh >>> (2 * c + 1)) & 0x0101_0101_0101_0101L) << 4);
+                        final long yw = y + 32 * w;
+                        for (int t = 0; t < 8; t++) {
+                            put(out, yw + 4 * t, d1 * u[(int) (lo >>> (8 * t)) & 31] - m1);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            put(out, yw + 128 + 4 * t, d2 * u[(int) (hi >>> (8 * t)) & 31] - m2);
+                        }
                     }
                 }
             }
@@ -200,46 +223,49 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 210; s < end; s += 210, o += 1024) {
-                final float d = f16(src, s + 208);
-                final long scLo = src.get(I64, s + 192);
-                final long scHi = src.get(I64, s + 200);
+            final float[] code = Q6_K_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 210 * b, 210);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = f16(in, 208);
                 for (int h = 0; h < 2; h++) {
-                    final long sc = h == 0 ? scLo : scHi; // int8 scales[8h .. 8h+7]
-                    final long ql = s + 64 * h;
-                    final long qh = s + 128 + 32 * h;
-                    final long y = o + 512 * h;
-                    for (int l = 0; l < 32; l += 8) {
-                        final int k = l >>> 4;
-                        final float s0 = d * (byte) (sc >>> (8 * k));
-                        final float s2 = d * (byte) (sc >>> (8 * (k + 2)));
-                        final float s4 = d * (byte) (sc >>> (8 * (k + 4)));
-                        final float s6 = d * (byte) (sc >>> (8 * (k + 6)));
-                        final long qa = src.get(I64, ql + l);
-                        final long qb = src.get(I64, ql + 32 + l);
-                        final long hh = src.get(I64, qh + l);
-                        final long yl = y + 4 * l;
-                        for (int t = 0; t < 8; t += 2) {
-                            final int a0 = (int) (qa >>> (8 * t)), a1 = (int) (qa >>> (8 * t + 8));
-                            final int b0 = (int) (qb >>> (8 * t)), b1 = (int) (qb >>> (8 * t + 8));
-                            final int h0 = (int) (hh >>> (8 * t)), h1 = (int) (hh >>> (8 * t + 8));
-                            dst.set(I64, yl + 4 * t, pair(
-                                    s0 * (((a0 & 0xF) | ((h0 & 3) << 4)) - 32),
-                                    s0 * (((a1 & 0xF) | ((h1 & 3) << 4)) - 32)));
-                            dst.set(I64, yl + 128 + 4 * t, pair(
-                                    s2 * (((b0 & 0xF) | ((h0 & 0xC) << 2)) - 32),
-                                    s2 * (((b1 & 0xF) | ((h1 & 0xC) << 2)) - 32)));
-                            dst.set(I64, yl + 256 + 4 * t, pair(
-                                    s4 * ((((a0 >>> 4) & 0xF) | (h0 & 0x30)) - 32),
-                                    s4 * ((((a1 >>> 4) & 0xF) | (h1 & 0x30)) - 32)));
-                            dst.set(I64, yl + 384 + 4 * t, pair(
-                                    s6 * ((((b0 >>> 4) & 0xF) | ((h0 >>> 2) & 0x30)) - 32),
-                                    s6 * ((((b1 >>> 4) & 0xF) | ((h1 >>> 2) & 0x30)) - 32)));
+                    final long ql = 64 * h;
+                    final long qh = 128 + 32 * h;
+                    final long sc = 192 + 8 * h;
+                    final long y = 512 * h;
+                    for (int w = 0; w < 4; w++) { // l = 8w .. 8w+7, scales[8h + l/16 + {0,2,4,6}]
+                        final int k = w >>> 1;
+                        final float s0 = d * in.get(U8, sc + k);
+                        final float s2 = d * in.get(U8, sc + k + 2);
+                        final float s4 = d * in.get(U8, sc + k + 4);
+                        final float s6 = d * in.get(U8, sc + k + 6);
+                        // eight 6-bit codes per long, byte t = element l + t of each quarter
+                        final long a = in.get(I64, ql + 8 * w);
+                        final long c = in.get(I64, ql + 32 + 8 * w);
+                        final long hh = in.get(I64, qh + 8 * w);
+                        final long c0 = (a & LO4) | ((hh & 0x0303_0303_0303_0303L) << 4);
+                        final long c1 = (c & LO4) | ((hh & 0x0C0C_0C0C_0C0C_0C0CL) << 2);
+                        final long c2 = ((a >>> 4) & LO4) | (hh & 0x3030_3030_3030_3030L);
+                        final long c3 = ((c >>> 4) & LO4) | ((hh >>> 2) & 0x3030_3030_3030_3030L);
+                        final long yw = y + 32 * w;
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 4 * t, s0 * code[(int) (c0 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 128 + 4 * t, s2 * code[(int) (c1 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 256 + 4 * t, s4 * code[(int) (c2 >>> (8 * t)) & 63]);
+                        }
+                        for (int t = 0; t < 8; t++) {
+                            out.set(F32, yw + 384 + 4 * t, s6 * code[(int) (c3 >>> (8 * t)) & 63]);
                         }
                     }
                 }
             }
         }
+
+        private static final long LO4 = 0x0F0F_0F0F_0F0F_0F0FL;
     }
 
     /** Q8_K (256, 292 B): {@code d:f32 @0, qs[256]:int8 @4, bsums @260 (unused)}; {@code y = d * qs}. */
@@ -250,10 +276,13 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 292; s < end; s += 292, o += 1024) {
-                final float d = src.get(F32, s);
-                for (int w = 0; w < 32; w++) {
-                    LegacyKernels.bytes8(dst, o + 32 * w, src.get(I64, s + 4 + 8 * w), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 292 * b, 292);
+                final MemorySegment out = dst.asSlice(o + 1024 * b, 1024);
+                final float d = in.get(F32, 0);
+                for (int j = 0; j < 256; j++) {
+                    out.set(F32, 4 * j, d * s8[u8(in, 4 + j)]);
                 }
             }
         }
@@ -271,19 +300,21 @@ final class KQuantKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = LegacyKernels.KVALUES_IQ4NL;
-            for (long end = s + n * 136; s < end; s += 136, o += 1024) {
-                final float d = f16(src, s);
-                final int scalesH = u16(src, s + 2);
-                final int scalesL = src.get(I32, s + 4);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 136 * blk, 136);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 0);
+                final int scalesH = u16(in, 2);
+                final int scalesL = in.get(I32, 4);
                 for (int b = 0; b < 8; b++) {
                     final int ls = ((scalesL >>> (4 * b)) & 0xF) | (((scalesH >>> (2 * b)) & 3) << 4);
                     final float dl = d * (ls - 32);
-                    final long q = s + 8 + 16 * b;
-                    final long y = o + 128 * b;
+                    final long q = 8 + 16 * b;
+                    final long y = 128 * b;
                     for (int j = 0; j < 16; j++) {
-                        final int v = u8(src, q + j);
-                        put(dst, y + 4 * j, dl * k[v & 0xF]);
-                        put(dst, y + 64 + 4 * j, dl * k[v >>> 4]);
+                        final int v = u8(in, q + j);
+                        put(out, y + 4 * j, dl * k[v & 0xF]);
+                        put(out, y + 64 + 4 * j, dl * k[v >>> 4]);
                     }
                 }
             }
@@ -307,21 +338,23 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 54; s < end; s += 54, o += 1024) {
-                final float d = f16(src, s + 52);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 54 * blk, 54);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 52);
                 for (int p = 0; p < 5; p++) { // elements 0..159: 32p + m from qs[m]
                     for (int m = 0; m < 32; m++) {
-                        put(dst, o + 4 * (32 * p + m), (float) (digit(u8(src, s + m), p) - 1) * d);
+                        put(out, 4 * (32 * p + m), (float) (digit(u8(in, m), p) - 1) * d);
                     }
                 }
                 for (int p = 0; p < 5; p++) { // elements 160..239: 160 + 16p + m from qs[32 + m]
                     for (int m = 0; m < 16; m++) {
-                        put(dst, o + 4 * (160 + 16 * p + m), (float) (digit(u8(src, s + 32 + m), p) - 1) * d);
+                        put(out, 4 * (160 + 16 * p + m), (float) (digit(u8(in, 32 + m), p) - 1) * d);
                     }
                 }
                 for (int p = 0; p < 4; p++) { // elements 240..255: 240 + 4p + j from qh[j]
                     for (int j = 0; j < 4; j++) {
-                        put(dst, o + 4 * (240 + 4 * p + j), (float) (digit(u8(src, s + 48 + j), p) - 1) * d);
+                        put(out, 4 * (240 + 4 * p + j), (float) (digit(u8(in, 48 + j), p) - 1) * d);
                     }
                 }
             }
@@ -336,13 +369,15 @@ final class KQuantKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 66; s < end; s += 66, o += 1024) {
-                final float d = f16(src, s + 64);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 66 * blk, 66);
+                final MemorySegment out = dst.asSlice(o + 1024 * blk, 1024);
+                final float d = f16(in, 64);
                 for (int c = 0; c < 2; c++) {
                     for (int l = 0; l < 4; l++) {
                         for (int m = 0; m < 32; m++) {
-                            final int q = (u8(src, s + 32 * c + m) >>> (2 * l)) & 3;
-                            put(dst, o + 4 * (128 * c + 32 * l + m), (float) (q - 1) * d);
+                            final int q = (u8(in, 32 * c + m) >>> (2 * l)) & 3;
+                            put(out, 4 * (128 * c + 32 * l + m), (float) (q - 1) * d);
                         }
                     }
                 }

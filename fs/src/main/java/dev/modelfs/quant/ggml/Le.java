@@ -28,14 +28,28 @@ final class Le {
         return s.get(I16, off) & 0xFFFF;
     }
 
-    /** Two f32 as one little-endian 8-byte image: {@code a} first. */
-    static long pair(float a, float b) {
-        return (Float.floatToRawIntBits(a) & 0xFFFF_FFFFL) | ((long) Float.floatToRawIntBits(b) << 32);
-    }
+    /** {@code (float) (byte) i} for i = 0..255: int8 → f32 by table (same value as the conversion). */
+    static final float[] S8_F32 = new float[256];
+    /** {@code (float) i} for i = 0..63 (4-, 5- and 6-bit codes). */
+    static final float[] U6_F32 = new float[64];
+    /** {@code (float) (i - 8)} for i = 0..15 (Q4_0 codes). */
+    static final float[] Q4_0_F32 = new float[16];
+    /** Q3_K value of code {@code low | hbit << 2}: {@code low - (hbit ? 0 : 4)}, as f32. */
+    static final float[] Q3_K_F32 = {-4, -3, -2, -1, 0, 1, 2, 3};
+    /** {@code (float) (i - 32)} for i = 0..63 (Q6_K codes). */
+    static final float[] Q6_K_F32 = new float[64];
 
-    /** Stores {@code a} at {@code off} and {@code b} at {@code off + 4} with one 8-byte write. */
-    static void put2(MemorySegment dst, long off, float a, float b) {
-        dst.set(I64, off, pair(a, b));
+    static {
+        for (int i = 0; i < 256; i++) {
+            S8_F32[i] = (byte) i;
+        }
+        for (int i = 0; i < 64; i++) {
+            U6_F32[i] = i;
+            Q6_K_F32[i] = i - 32;
+        }
+        for (int i = 0; i < 16; i++) {
+            Q4_0_F32[i] = i - 8;
+        }
     }
 
     static void put(MemorySegment dst, long off, float v) {

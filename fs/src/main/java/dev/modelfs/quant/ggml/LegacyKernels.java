@@ -1,9 +1,11 @@
 package dev.modelfs.quant.ggml;
 
+import static dev.modelfs.quant.ggml.Le.F32;
 import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.quant.ggml.Le.Q4_0_F32;
+import static dev.modelfs.quant.ggml.Le.S8_F32;
 import static dev.modelfs.quant.ggml.Le.I64;
 import static dev.modelfs.quant.ggml.Le.f16;
-import static dev.modelfs.quant.ggml.Le.pair;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u8;
 
@@ -46,22 +48,17 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 128) {
-                final float d = f16(src, s);
-                final long q0 = src.get(I64, s + 2);
-                final long q1 = src.get(I64, s + 10);
-                nibbles8(dst, o, q0, d);
-                nibbles8(dst, o + 32, q1, d);
-            }
-        }
-
-        /** 8 bytes of {@code qs}: low nibbles → 8 floats at {@code o}, high nibbles → at {@code o + 64}. */
-        private static void nibbles8(MemorySegment dst, long o, long q, float d) {
-            for (int k = 0; k < 8; k += 2) {
-                final int b0 = (int) (q >>> (8 * k));
-                final int b1 = (int) (q >>> (8 * k + 8));
-                dst.set(I64, o + 4 * k, pair(((b0 & 0xF) - 8) * d, ((b1 & 0xF) - 8) * d));
-                dst.set(I64, o + 64 + 4 * k, pair((((b0 >>> 4) & 0xF) - 8) * d, (((b1 >>> 4) & 0xF) - 8) * d));
+            final float[] code = Q4_0_F32;
+            for (long b = 0; b < n; b++) {
+                // per-block slices: one bounds check each, constant offsets inside (C2 scalar-replaces them)
+                final MemorySegment in = src.asSlice(s + 18 * b, 18);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 16; j++) {
+                    final int q = u8(in, 2 + j);
+                    out.set(F32, 4 * j, code[q & 0xF] * d);
+                    out.set(F32, 64 + 4 * j, code[q >>> 4] * d);
+                }
             }
         }
     }
@@ -74,13 +71,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 20; s < end; s += 20, o += 128) {
-                final float d = f16(src, s);
-                final float m = f16(src, s + 2);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 20 * blk, 20);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final float m = f16(in, 2);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 4 + j);
-                    put(dst, o + 4 * j, (b & 0xF) * d + m);
-                    put(dst, o + 64 + 4 * j, (b >>> 4) * d + m);
+                    final int b = u8(in, 4 + j);
+                    put(out, 4 * j, (b & 0xF) * d + m);
+                    put(out, 64 + 4 * j, (b >>> 4) * d + m);
                 }
             }
         }
@@ -94,15 +93,17 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 22; s < end; s += 22, o += 128) {
-                final float d = f16(src, s);
-                final int qh = src.get(I32, s + 2);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 22 * blk, 22);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final int qh = in.get(I32, 2);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 6 + j);
+                    final int b = u8(in, 6 + j);
                     final int x0 = ((b & 0xF) | (((qh >>> j) & 1) << 4)) - 16;
                     final int x1 = ((b >>> 4) | (((qh >>> (j + 16)) & 1) << 4)) - 16;
-                    put(dst, o + 4 * j, x0 * d);
-                    put(dst, o + 64 + 4 * j, x1 * d);
+                    put(out, 4 * j, x0 * d);
+                    put(out, 64 + 4 * j, x1 * d);
                 }
             }
         }
@@ -116,16 +117,18 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 24; s < end; s += 24, o += 128) {
-                final float d = f16(src, s);
-                final float m = f16(src, s + 2);
-                final int qh = src.get(I32, s + 4);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 24 * blk, 24);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
+                final float m = f16(in, 2);
+                final int qh = in.get(I32, 4);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 8 + j);
+                    final int b = u8(in, 8 + j);
                     final int x0 = (b & 0xF) | (((qh >>> j) & 1) << 4);
                     final int x1 = (b >>> 4) | (((qh >>> (j + 16)) & 1) << 4);
-                    put(dst, o + 4 * j, x0 * d + m);
-                    put(dst, o + 64 + 4 * j, x1 * d + m);
+                    put(out, 4 * j, x0 * d + m);
+                    put(out, 64 + 4 * j, x1 * d + m);
                 }
             }
         }
@@ -139,12 +142,14 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 34; s < end; s += 34, o += 128) {
-                final float d = f16(src, s);
-                bytes8(dst, o, src.get(I64, s + 2), d);
-                bytes8(dst, o + 32, src.get(I64, s + 10), d);
-                bytes8(dst, o + 64, src.get(I64, s + 18), d);
-                bytes8(dst, o + 96, src.get(I64, s + 26), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 34 * b, 34);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 32; j++) {
+                    out.set(F32, 4 * j, s8[u8(in, 2 + j)] * d);
+                }
             }
         }
     }
@@ -157,20 +162,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 36; s < end; s += 36, o += 128) {
-                final float d = f16(src, s);
-                bytes8(dst, o, src.get(I64, s + 4), d);
-                bytes8(dst, o + 32, src.get(I64, s + 12), d);
-                bytes8(dst, o + 64, src.get(I64, s + 20), d);
-                bytes8(dst, o + 96, src.get(I64, s + 28), d);
+            final float[] s8 = S8_F32;
+            for (long b = 0; b < n; b++) {
+                final MemorySegment in = src.asSlice(s + 36 * b, 36);
+                final MemorySegment out = dst.asSlice(o + 128 * b, 128);
+                final float d = f16(in, 0);
+                for (int j = 0; j < 32; j++) {
+                    out.set(F32, 4 * j, s8[u8(in, 4 + j)] * d);
+                }
             }
-        }
-    }
-
-    /** 8 signed bytes (little-endian in {@code q}) times {@code d} → 8 floats at {@code o}. */
-    static void bytes8(MemorySegment dst, long o, long q, float d) {
-        for (int k = 0; k < 8; k += 2) {
-            dst.set(I64, o + 4 * k, pair((byte) (q >>> (8 * k)) * d, (byte) (q >>> (8 * k + 8)) * d));
         }
     }
 
@@ -182,13 +182,15 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 512) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 512 * blk, 512);
+                final float d = f16(in, 0);
                 final float negD = -d;
                 for (int w = 0; w < 2; w++) {
-                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    final long bits = in.get(I64, 2 + 8 * w);
                     for (int j = 0; j < 64; j++) {
-                        put(dst, o + 256 * w + 4 * j, ((bits >>> j) & 1) != 0 ? d : negD);
+                        put(out, 256 * w + 4 * j, ((bits >>> j) & 1) != 0 ? d : negD);
                     }
                 }
             }
@@ -203,12 +205,14 @@ final class LegacyKernels {
 
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
-            for (long end = s + n * 18; s < end; s += 18, o += 256) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 256 * blk, 256);
+                final float d = f16(in, 0);
                 for (int w = 0; w < 2; w++) {
-                    final long bits = src.get(I64, s + 2 + 8 * w);
+                    final long bits = in.get(I64, 2 + 8 * w);
                     for (int j = 0; j < 32; j++) {
-                        put(dst, o + 128 * w + 4 * j, ((int) ((bits >>> (2 * j)) & 3) - 1) * d);
+                        put(out, 128 * w + 4 * j, ((int) ((bits >>> (2 * j)) & 3) - 1) * d);
                     }
                 }
             }
@@ -224,12 +228,14 @@ final class LegacyKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_IQ4NL;
-            for (long end = s + n * 18; s < end; s += 18, o += 128) {
-                final float d = f16(src, s);
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 18 * blk, 18);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = f16(in, 0);
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 2 + j);
-                    put(dst, o + 4 * j, d * k[b & 0xF]);
-                    put(dst, o + 64 + 4 * j, d * k[b >>> 4]);
+                    final int b = u8(in, 2 + j);
+                    put(out, 4 * j, d * k[b & 0xF]);
+                    put(out, 64 + 4 * j, d * k[b >>> 4]);
                 }
             }
         }
@@ -252,12 +258,14 @@ final class LegacyKernels {
         @Override
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_FP4;
-            for (long end = s + n * 17; s < end; s += 17, o += 128) {
-                final float d = e8m0Half(u8(src, s));
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 17 * blk, 17);
+                final MemorySegment out = dst.asSlice(o + 128 * blk, 128);
+                final float d = e8m0Half(u8(in, 0));
                 for (int j = 0; j < 16; j++) {
-                    final int b = u8(src, s + 1 + j);
-                    put(dst, o + 4 * j, k[b & 0xF] * d);
-                    put(dst, o + 64 + 4 * j, k[b >>> 4] * d);
+                    final int b = u8(in, 1 + j);
+                    put(out, 4 * j, k[b & 0xF] * d);
+                    put(out, 64 + 4 * j, k[b >>> 4] * d);
                 }
             }
         }
@@ -295,14 +303,16 @@ final class LegacyKernels {
         void run(MemorySegment src, long s, MemorySegment dst, long o, long n) {
             final int[] k = KVALUES_FP4;
             final float[] scale = UE4M3_HALF;
-            for (long end = s + n * 36; s < end; s += 36, o += 256) {
+            for (long blk = 0; blk < n; blk++) {
+                final MemorySegment in = src.asSlice(s + 36 * blk, 36);
+                final MemorySegment out = dst.asSlice(o + 256 * blk, 256);
                 for (int sb = 0; sb < 4; sb++) {
-                    final float d = scale[u8(src, s + sb)];
-                    final long yb = o + 64 * sb;
+                    final float d = scale[u8(in, sb)];
+                    final long yb = 64 * sb;
                     for (int j = 0; j < 8; j++) {
-                        final int b = u8(src, s + 4 + 8 * sb + j);
-                        put(dst, yb + 4 * j, k[b & 0xF] * d);
-                        put(dst, yb + 32 + 4 * j, k[b >>> 4] * d);
+                        final int b = u8(in, 4 + 8 * sb + j);
+                        put(out, yb + 4 * j, k[b & 0xF] * d);
+                        put(out, yb + 32 + 4 * j, k[b >>> 4] * d);
                     }
                 }
             }

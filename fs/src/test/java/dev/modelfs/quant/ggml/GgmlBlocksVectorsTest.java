@@ -73,6 +73,29 @@ class GgmlBlocksVectorsTest {
         return tests;
     }
 
+    /** ggml's scale decoders against all 256 codes of the shared {@code fp_tables.json}. */
+    @Test
+    void fp4ScaleDecodersMatchFpTables() throws IOException {
+        final Path file = Path.of(System.getProperty("modelfs.vectors"), "fp_tables.json");
+        assertTrue(Files.isRegularFile(file), "test vectors missing: " + file.toAbsolutePath());
+        final JsonNode fp = new ObjectMapper().readTree(file.toFile());
+        final JsonNode ue4m3 = fp.get("ue4m3_ggml_x0_5");
+        final JsonNode e8m0 = fp.get("e8m0_ggml_half");
+        assertEquals(256, ue4m3.size());
+        assertEquals(256, e8m0.size());
+        for (int x = 0; x < 256; x++) {
+            assertEquals(Float.floatToRawIntBits((float) ue4m3.get(x).asDouble()),
+                    Float.floatToRawIntBits(LegacyKernels.UE4M3_HALF[x]), "ue4m3 code " + x);
+            assertEquals(Float.floatToRawIntBits((float) e8m0.get(x).asDouble()),
+                    Float.floatToRawIntBits(LegacyKernels.e8m0Half(x)), "e8m0 code " + x);
+        }
+        final JsonNode kv = fp.get("e2m1_doubled_ggml_kvalues_fp4");
+        for (int c = 0; c < 16; c++) {
+            assertEquals(kv.get(c).asInt(), LegacyKernels.KVALUES_FP4[c], "kvalues_fp4[" + c + "]");
+            assertEquals(fp.get("iq4nl_kvalues").get(c).asInt(), LegacyKernels.KVALUES_IQ4NL[c], "kvalues_iq4nl[" + c + "]");
+        }
+    }
+
     /** Block sizes of every id in the file's type table; integer types are rejected. */
     @Test
     void typeTable() {
