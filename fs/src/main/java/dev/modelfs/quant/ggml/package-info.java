@@ -14,7 +14,7 @@
  * (and usually written through {@code dst.asSlice(off, blockBytes out)}); with constant offsets inside a
  * slice of constant size the per-access bounds checks fold away, and escape analysis scalar-replaces the
  * slices, so compiled code allocates nothing (the interpreter/C1 do allocate them while warming up;
- * {@code GgmlAllocationTest} guards the compiled state). A slice must never be passed to a helper that
+ * check the compiled state with JMH's {@code -prof gc} on {@code GgmlDequantBench}). A slice must never be passed to a helper that
  * might not be inlined (the IQ lattice kernels therefore write to {@code dst} directly). Q2_K, Q3_K, Q5_K
  * and Q6_K build eight codes per 64-bit word (SWAR); Q4_0/Q8_0/Q4_K are fastest with byte loads.
  */
