@@ -9,9 +9,10 @@ import java.util.List;
  * <p>Defaults (DESIGN.md §3): {@code ro}, {@code use_ino} (stable inode numbers reach the kernel),
  * {@code auto_cache} (the page cache survives reopen while a file's mtime and size are unchanged:
  * the speed of {@code kernel_cache} for immutable blobs, yet a re-pulled tag, which changes the
- * manifest mtime, is never served stale pages as {@code kernel_cache} would), and 1-second
- * attribute, entry and negative timeouts: the longest that still lets a pull or removal show within
- * a second, since libfuse2's high-level API cannot invalidate kernel entries on demand.
+ * manifest mtime, is never served stale pages as {@code kernel_cache} would), and 0.7-second
+ * attribute, entry and negative timeouts: with the 250 ms manifest rescan, the longest that still lets
+ * a pull, removal or re-pull show within a second, since libfuse2's high-level API cannot invalidate
+ * kernel entries on demand.
  *
  * @param allowOther  let other users (and an NFS server) read the mount
  * @param uid         owner shown for every file
@@ -28,8 +29,8 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
 
     /** The {@code -o ...} arguments for libfuse. */
     public String[] fuseArgs() {
-        List<String> o = new ArrayList<>(List.of("ro", "use_ino", "auto_cache", "attr_timeout=1", "entry_timeout=1",
-                "negative_timeout=1", "fsname=modelfs", "subtype=modelfs", "default_permissions"));
+        List<String> o = new ArrayList<>(List.of("ro", "use_ino", "auto_cache", "attr_timeout=0.7", "entry_timeout=0.7",
+                "negative_timeout=0.7", "fsname=modelfs", "subtype=modelfs", "default_permissions"));
         if (allowOther) {
             o.add("allow_other");
         }

@@ -249,11 +249,42 @@ class MountTreeTest {
     }
 
     @Test
+    void daemonModeMountsInTheBackgroundAndUnmountCommandStopsIt(@TempDir Path tmp) throws Exception {
+        Env.requireFuse();
+        Path mp = Files.createDirectories(tmp.resolve("mnt"));
+        Env.Run up = Env.run(120, CliMount.command("mount", "--daemon", "--log", tmp.resolve("daemon.log").toString(),
+                "--store", Fixture.store().toString(), mp.toString()));
+        try {
+            assertEquals(0, up.exit(), up.output());
+            assertTrue(MountTable.isMounted(mp), "mounted when --daemon returns");
+            assertTrue(Files.isRegularFile(mp.resolve("tinyllama/model.gguf")));
+        } finally {
+            Env.Run down = Env.run(120, CliMount.command("unmount", mp.toString()));
+            assertEquals(0, down.exit(), down.output());
+        }
+        assertFalse(MountTable.isMounted(mp));
+        Thread.sleep(1500);   // the background process notices the unmount within a second and exits
+        assertTrue(Files.readString(tmp.resolve("daemon.log")).contains("unmounted externally"),
+                Files.readString(tmp.resolve("daemon.log")));
+    }
+
+    @Test
     void cliCommandsWithoutMounting() throws Exception {
         Env.Run ls = Env.run(60, CliMount.command("ls", "--store", Fixture.store().toString()));
         assertEquals(0, ls.exit(), ls.output());
         assertTrue(ls.output().contains("tinyllama:latest"), ls.output());
         assertTrue(ls.output().contains("hf.co/bartowski/Tiny-GGUF:Q4_K_M"), ls.output());
+        Env.Run show = Env.run(60, CliMount.command("show", "--store", Fixture.store().toString(), "--tensors", "--json", "tiny-st"));
+        assertEquals(0, show.exit(), show.output());
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(show.output());
+        assertEquals("tiny-st:latest", json.get("name").asText());
+        List<String> types = new java.util.ArrayList<>();
+        json.get("tensors").forEach(t -> types.add(t.path("type").asText()));
+        for (String q : List.of("int4 g64", "int8 g64", "nvfp4 g16", "mxfp4 g32", "mxfp8 g32")) {
+            assertTrue(types.contains(q), q + " missing from " + types);
+        }
+        Env.Run missing = Env.run(60, CliMount.command("show", "--store", Fixture.store().toString(), "no-such-model"));
+        assertEquals(2, missing.exit(), missing.output());
         Env.Run bad = Env.run(60, CliMount.command("mount"));
         assertEquals(1, bad.exit(), "usage error exit code: " + bad.output());
         Env.Run notMounted = Env.run(60, CliMount.command("unmount", work.resolve("nowhere").toString()));

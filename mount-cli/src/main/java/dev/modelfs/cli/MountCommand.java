@@ -47,7 +47,7 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--debug", description = "libfuse debug output")
     boolean debug;
 
-    @Option(names = "--refresh-ms", hidden = true, defaultValue = "500")
+    @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
     @Override
