@@ -81,9 +81,9 @@ def build_store(store, mib):
     tmp = os.path.join(store, "model.gguf.tmp")
     w = gguf.GGUFWriter(tmp, "llama")
     w.add_tensor("blk.0.ffn_up.weight", q8_0_blocks(rng, rows8 * cols // 32).reshape(rows8, -1),
-                 raw_shape=(rows8, cols), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+                 raw_dtype=gguf.GGMLQuantizationType.Q8_0)
     w.add_tensor("blk.0.ffn_down.weight", q4_k_blocks(rng, rows4 * cols // 256).reshape(rows4, -1),
-                 raw_shape=(rows4, cols), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
+                 raw_dtype=gguf.GGMLQuantizationType.Q4_K)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -57,14 +57,10 @@ public final class BlockConverted extends ConvertedData {
         long n = Math.min(blocksPerChunk, blocks - first);
         MemorySegment src = blobs.getFirst();
         long from = srcOffset + first * deq.blockBytes();
-        if (out == OutputType.F32) {
-            deq.dequantize(src, from, dst, 0, n);
-        } else {
-            long elems = n * deq.blockElements();
-            MemorySegment tmp = Scratch.f32(elems * 4);
-            deq.dequantize(src, from, tmp, 0, n);
-            out.fromF32(tmp, 0, dst, 0, elems);
-        }
+        long elems = n * deq.blockElements();
+        MemorySegment f32 = Scratch.f32(elems * 4);
+        deq.dequantize(src, from, f32, 0, n);
+        out.narrowInto(f32, elems, dst);
     }
 
     @Override

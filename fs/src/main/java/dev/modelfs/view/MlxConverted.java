@@ -94,14 +94,10 @@ public final class MlxConverted extends ConvertedData {
         MlxTensorData data = new MlxTensorData(segs.get(codesIdx), t.main().bytes().offset(),
                 segs.get(scalesIdx), t.scale().bytes().offset(), scaleType,
                 biasesIdx < 0 ? null : segs.get(biasesIdx), biasesIdx < 0 ? 0 : t.bias().bytes().offset(), global);
-        if (out == OutputType.F32) {
-            deq.dequantize(data, first, n, dst, 0);
-        } else {
-            long elems = n * q.groupSize();
-            MemorySegment tmp = Scratch.f32(elems * 4);
-            deq.dequantize(data, first, n, tmp, 0);
-            out.fromF32(tmp, 0, dst, 0, elems);
-        }
+        long elems = n * q.groupSize();
+        MemorySegment f32 = Scratch.f32(elems * 4);
+        deq.dequantize(data, first, n, f32, 0);
+        out.narrowInto(f32, elems, dst);
     }
 
     @Override

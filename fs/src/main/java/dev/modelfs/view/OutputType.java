@@ -29,12 +29,23 @@ public enum OutputType {
         this.llamaFileType = llamaFileType;
     }
 
-    /** Narrows {@code count} LE f32 values (one rounding to nearest even). */
-    void fromF32(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+    /**
+     * Writes {@code count} LE f32 values from native scratch {@code f32} to the start of {@code dst}
+     * in this type (one rounding to nearest even); the cast runs native to native, then one bulk copy.
+     */
+    void narrowInto(MemorySegment f32, long count, MemorySegment dst) {
         switch (this) {
-            case F32 -> MemorySegment.copy(src, srcOff, dst, dstOff, count * 4);
-            case F16 -> FloatCasts.f32ToF16(src, srcOff, dst, dstOff, count);
-            case BF16 -> FloatCasts.f32ToBf16(src, srcOff, dst, dstOff, count);
+            case F32 -> MemorySegment.copy(f32, 0, dst, 0, count * 4);
+            case F16 -> {
+                MemorySegment tmp = Scratch.narrow(count * 2);
+                FloatCasts.f32ToF16(f32, 0, tmp, 0, count);
+                MemorySegment.copy(tmp, 0, dst, 0, count * 2);
+            }
+            case BF16 -> {
+                MemorySegment tmp = Scratch.narrow(count * 2);
+                FloatCasts.f32ToBf16(f32, 0, tmp, 0, count);
+                MemorySegment.copy(tmp, 0, dst, 0, count * 2);
+            }
         }
     }
 }
