@@ -21,6 +21,11 @@ public final class BlobLease implements AutoCloseable {
         return blob.segment();
     }
 
+    /** The blob's open file, for positional reads. */
+    public java.nio.channels.FileChannel channel() {
+        return blob.channel();
+    }
+
     @Override
     public synchronized void close() {
         if (!closed) {

@@ -66,7 +66,8 @@ public final class BlobMappings implements AutoCloseable {
     }
 
     private static MappedBlob map(String key, Path path, long expectedSize) throws IOException {
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+        FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
+        try {
             long size = ch.size();
             if (expectedSize >= 0 && size != expectedSize) {
                 throw new BlobSizeMismatchException(path, expectedSize, size);
@@ -75,11 +76,14 @@ public final class BlobMappings implements AutoCloseable {
             try {
                 MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0)
                         : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-                return new MappedBlob(key, seg, arena);
+                return new MappedBlob(key, seg, arena, ch);
             } catch (IOException | RuntimeException e) {
                 arena.close();
                 throw e;
             }
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
         }
     }
 

@@ -15,13 +15,20 @@ public final class MappedBlob {
     private final String key;
     private final MemorySegment segment;
     private final Arena arena;
+    private final java.nio.channels.FileChannel channel;
     private int refs;          // guarded by BlobMappings' lock
     private boolean closed;    // guarded by BlobMappings' lock
 
-    MappedBlob(String key, MemorySegment segment, Arena arena) {
+    MappedBlob(String key, MemorySegment segment, Arena arena, java.nio.channels.FileChannel channel) {
         this.key = key;
         this.segment = segment;
         this.arena = arena;
+        this.channel = channel;
+    }
+
+    /** The open file, for positional reads ({@code pread}) that copy without faulting the mapping in. */
+    public java.nio.channels.FileChannel channel() {
+        return channel;
     }
 
     /** The cache key (a blob digest) this mapping belongs to. */
@@ -58,6 +65,11 @@ public final class MappedBlob {
         if (!closed) {
             closed = true;
             arena.close();
+            try {
+                channel.close();
+            } catch (java.io.IOException e) {
+                // nothing to do: the descriptor is gone either way
+            }
         }
     }
 }

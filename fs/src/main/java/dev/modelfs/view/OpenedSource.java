@@ -55,14 +55,17 @@ public final class OpenedSource implements AutoCloseable {
         return source.size();
     }
 
-    private MemorySegment blob(BlobRef ref) {
+    private BlobLease lease(BlobRef ref) {
         for (int i = 0; i < leases.length; i++) {
             if (refs.get(i) == ref) {
-                return leases[i].segment();
+                return leases[i];
             }
         }
-        int i = refs.indexOf(ref);
-        return leases[i].segment();
+        return leases[refs.indexOf(ref)];
+    }
+
+    private MemorySegment blob(BlobRef ref) {
+        return lease(ref).segment();
     }
 
     /**
@@ -93,7 +96,7 @@ public final class OpenedSource implements AutoCloseable {
                 switch (seg) {
                     case Segment.Literal l -> MemorySegment.copy(MemorySegment.ofArray(l.bytes()), within, dst, at, n);
                     case Segment.Zeros z -> zero(dst, at, n);
-                    case Segment.BlobSlice b -> MemorySegment.copy(blob(b.blob()), b.offset() + within, dst, at, n);
+                    case Segment.BlobSlice b -> copyBlob(b, within, dst, at, n);
                     case Segment.Converted c -> copyConverted(c.data(), within, dst, at, n);
                 }
                 pos += n;
@@ -104,6 +107,25 @@ public final class OpenedSource implements AutoCloseable {
             throw new IOException("blob became unreadable (truncated while mapped): " + e.getMessage(), e);
         }
         return end - offset;
+    }
+
+    /** Below this, copy from the mapping; above, {@code pread} into the destination (no page faults on a fresh mapping). */
+    private static final long PREAD_MIN = Long.getLong("modelfs.preadMin", 16 * 1024);
+
+    private void copyBlob(Segment.BlobSlice b, long within, MemorySegment dst, long at, long n) throws IOException {
+        long pos = b.offset() + within;
+        if (n < PREAD_MIN || !dst.isNative()) {
+            MemorySegment.copy(blob(b.blob()), pos, dst, at, n);
+            return;
+        }
+        java.nio.ByteBuffer bb = dst.asSlice(at, n).asByteBuffer();
+        java.nio.channels.FileChannel ch = lease(b.blob()).channel();
+        while (bb.hasRemaining()) {
+            int r = ch.read(bb, pos + bb.position());
+            if (r < 0) {
+                throw new IOException("blob " + b.blob().digest().shortId() + " is shorter than its manifest says (truncated while open)");
+            }
+        }
     }
 
     private static void zero(MemorySegment dst, long at, long n) {

@@ -80,7 +80,7 @@ class OpenedSourceTest {
         ByteArrayOutputStream oracle = new ByteArrayOutputStream();
         List<Segment> segs = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
-            byte[] b = new byte[1 + rnd.nextInt(300)];
+            byte[] b = new byte[1 + rnd.nextInt(i == 2 || i == 6 ? 50_000 : 300)];   // two slices large enough for pread
             rnd.nextBytes(b);
             switch (i % 4) {
                 case 0 -> {
@@ -111,9 +111,10 @@ class OpenedSourceTest {
         ByteSource src = new ByteSource(segs);
         assertEquals(want.length, src.size());
         try (OpenedSource o = OpenedSource.open(src, resolver, new ChunkCache(1 << 20))) {
-            for (int start = 0; start <= want.length; start += 7) {
-                for (int len : new int[] {1, 3, 64, 129, 4096}) {
-                    MemorySegment dst = MemorySegment.ofArray(new byte[len + 5]);
+            for (int start = 0; start <= want.length; start += start < 4096 ? 7 : 509) {
+                for (int len : new int[] {1, 3, 64, 129, 4096, 40000}) {
+                    MemorySegment dst = len % 2 == 0 ? java.lang.foreign.Arena.ofAuto().allocate(len + 5)
+                            : MemorySegment.ofArray(new byte[len + 5]);
                     long n = o.read(start, dst, 5, len);
                     int expectN = Math.max(0, Math.min(len, want.length - start));
                     assertEquals(expectN, n, "bytes at " + start + "+" + len);
@@ -160,9 +161,12 @@ class OpenedSourceTest {
             try (RandomAccessFile raf = new RandomAccessFile(files.get(r.digest()).toFile(), "rw")) {
                 raf.setLength(4096);
             }
-            MemorySegment dst = MemorySegment.ofArray(new byte[65536]);
-            assertEquals(4096, o.read(0, dst, 0, 4096));
-            assertThrows(IOException.class, () -> o.read(512 * 1024, dst, 0, 65536));
+            MemorySegment heap = MemorySegment.ofArray(new byte[65536]);      // copied from the mapping
+            MemorySegment direct = java.lang.foreign.Arena.ofAuto().allocate(65536);   // pread into it
+            assertEquals(4096, o.read(0, heap, 0, 4096));
+            assertEquals(4096, o.read(0, direct, 0, 4096));
+            assertThrows(IOException.class, () -> o.read(512 * 1024, heap, 0, 65536));
+            assertThrows(IOException.class, () -> o.read(512 * 1024, direct, 0, 65536));
         }
     }
 
