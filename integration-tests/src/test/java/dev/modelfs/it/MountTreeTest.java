@@ -276,7 +276,8 @@ class MountTreeTest {
         assertTrue(ls.output().contains("hf.co/bartowski/Tiny-GGUF:Q4_K_M"), ls.output());
         Env.Run show = Env.run(60, CliMount.command("show", "--store", Fixture.store().toString(), "--tensors", "--json", "tiny-st"));
         assertEquals(0, show.exit(), show.output());
-        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(show.output());
+        String out = show.output();   // stdout and stderr (log lines) are merged here: the JSON is the object
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.substring(out.indexOf("\n{") + 1));
         assertEquals("tiny-st:latest", json.get("name").asText());
         List<String> types = new java.util.ArrayList<>();
         json.get("tensors").forEach(t -> types.add(t.path("type").asText()));
