@@ -131,15 +131,66 @@ public final class MlxDequantizer {
     // offset an affine function of the induction variable: C2 then hoists the segment checks out of the loop,
     // which nested per-group loops defeat. Scales are reloaded when a word starts a new group.
 
-    /** {@code (float) q} for every code, cheaper than an int-to-float conversion per element. */
+    /** {@code (float) q} for every 8-bit code. */
     private static final float[] QF = new float[256];
+    /** For every byte {@code b}: {@code (float) (b & 15)} at {@code 2b}, {@code (float) (b >>> 4)} at {@code 2b+1}. */
+    private static final float[] QF_PAIRS = new float[512];
+    /** For every byte {@code b}: E2M1 of its low nibble at {@code 2b}, of its high nibble at {@code 2b+1}. */
+    private static final float[] E2M1_PAIRS = new float[512];
 
     static {
-        for (int i = 0; i < 256; i++) QF[i] = i;
+        for (int i = 0; i < 256; i++) {
+            QF[i] = i;
+            QF_PAIRS[2 * i] = i & 15;
+            QF_PAIRS[2 * i + 1] = i >>> 4;
+            E2M1_PAIRS[2 * i] = E2M1[i & 15];
+            E2M1_PAIRS[2 * i + 1] = E2M1[i >>> 4];
+        }
     }
 
-    /** 4-bit affine: 8 codes per word, G/8 words per group (G = 32, 64 or 128). */
+    /** 4-bit affine: 16 codes per 64-bit word, G/16 words per group (G = 32, 64 or 128). */
     private static void affine4(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
+                                int type, long groups, int gs, MemorySegment dst, long d) {
+        final float[] q = QF_PAIRS;
+        int sb = type == F32_TYPE ? 4 : 2;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 4);
+        long mask = (gs >>> 4) - 1;
+        long words = groups * (gs >>> 4);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < words; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            long w = codes.get(I64, c + 8 * i);
+            long o = d + 64 * i;
+            // x_k = 2 * byte k of the word: index of that byte's (low, high) nibble pair
+            int x0 = (int) (w << 1) & 0x1FE, x1 = (int) (w >>> 7) & 0x1FE;
+            int x2 = (int) (w >>> 15) & 0x1FE, x3 = (int) (w >>> 23) & 0x1FE;
+            int x4 = (int) (w >>> 31) & 0x1FE, x5 = (int) (w >>> 39) & 0x1FE;
+            int x6 = (int) (w >>> 47) & 0x1FE, x7 = (int) (w >>> 55) & 0x1FE;
+            dst.set(F32, o, q[x0] * sc + bi);
+            dst.set(F32, o + 4, q[x0 + 1] * sc + bi);
+            dst.set(F32, o + 8, q[x1] * sc + bi);
+            dst.set(F32, o + 12, q[x1 + 1] * sc + bi);
+            dst.set(F32, o + 16, q[x2] * sc + bi);
+            dst.set(F32, o + 20, q[x2 + 1] * sc + bi);
+            dst.set(F32, o + 24, q[x3] * sc + bi);
+            dst.set(F32, o + 28, q[x3 + 1] * sc + bi);
+            dst.set(F32, o + 32, q[x4] * sc + bi);
+            dst.set(F32, o + 36, q[x4 + 1] * sc + bi);
+            dst.set(F32, o + 40, q[x5] * sc + bi);
+            dst.set(F32, o + 44, q[x5 + 1] * sc + bi);
+            dst.set(F32, o + 48, q[x6] * sc + bi);
+            dst.set(F32, o + 52, q[x6 + 1] * sc + bi);
+            dst.set(F32, o + 56, q[x7] * sc + bi);
+            dst.set(F32, o + 60, q[x7 + 1] * sc + bi);
+        }
+    }
+
+    /** 8-bit affine: 8 codes per 64-bit word, G/8 words per group. */
+    private static void affine8(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
                                 int type, long groups, int gs, MemorySegment dst, long d) {
         final float[] q = QF;
         int sb = type == F32_TYPE ? 4 : 2;
@@ -153,40 +204,16 @@ public final class MlxDequantizer {
                 sc = scalar(scales, s + g * sb, type);
                 bi = scalar(biases, b + g * sb, type);
             }
-            int w = codes.get(I32, c + 4 * i);
+            long w = codes.get(I64, c + 8 * i);
             long o = d + 32 * i;
-            dst.set(F32, o, q[w & 15] * sc + bi);
-            dst.set(F32, o + 4, q[(w >>> 4) & 15] * sc + bi);
-            dst.set(F32, o + 8, q[(w >>> 8) & 15] * sc + bi);
-            dst.set(F32, o + 12, q[(w >>> 12) & 15] * sc + bi);
-            dst.set(F32, o + 16, q[(w >>> 16) & 15] * sc + bi);
-            dst.set(F32, o + 20, q[(w >>> 20) & 15] * sc + bi);
-            dst.set(F32, o + 24, q[(w >>> 24) & 15] * sc + bi);
-            dst.set(F32, o + 28, q[w >>> 28] * sc + bi);
-        }
-    }
-
-    /** 8-bit affine: 4 codes per word, G/4 words per group. */
-    private static void affine8(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
-                                int type, long groups, int gs, MemorySegment dst, long d) {
-        final float[] q = QF;
-        int sb = type == F32_TYPE ? 4 : 2;
-        int shift = Integer.numberOfTrailingZeros(gs >>> 2);
-        long mask = (gs >>> 2) - 1;
-        long words = groups * (gs >>> 2);
-        float sc = 0, bi = 0;
-        for (long i = 0; i < words; i++) {
-            if ((i & mask) == 0) {
-                long g = i >>> shift;
-                sc = scalar(scales, s + g * sb, type);
-                bi = scalar(biases, b + g * sb, type);
-            }
-            int w = codes.get(I32, c + 4 * i);
-            long o = d + 16 * i;
-            dst.set(F32, o, q[w & 0xFF] * sc + bi);
-            dst.set(F32, o + 4, q[(w >>> 8) & 0xFF] * sc + bi);
-            dst.set(F32, o + 8, q[(w >>> 16) & 0xFF] * sc + bi);
-            dst.set(F32, o + 12, q[w >>> 24] * sc + bi);
+            dst.set(F32, o, q[(int) w & 0xFF] * sc + bi);
+            dst.set(F32, o + 4, q[(int) (w >>> 8) & 0xFF] * sc + bi);
+            dst.set(F32, o + 8, q[(int) (w >>> 16) & 0xFF] * sc + bi);
+            dst.set(F32, o + 12, q[(int) (w >>> 24) & 0xFF] * sc + bi);
+            dst.set(F32, o + 16, q[(int) (w >>> 32) & 0xFF] * sc + bi);
+            dst.set(F32, o + 20, q[(int) (w >>> 40) & 0xFF] * sc + bi);
+            dst.set(F32, o + 24, q[(int) (w >>> 48) & 0xFF] * sc + bi);
+            dst.set(F32, o + 28, q[(int) (w >>> 56)] * sc + bi);
         }
     }
 
@@ -229,30 +256,42 @@ public final class MlxDequantizer {
         };
     }
 
-    /** nvfp4 / mxfp4: E2M1 codes (8 per word) times a per-group scale decoded through {@code scaleTable}. */
+    /** nvfp4 / mxfp4: E2M1 codes (16 per 64-bit word) times a per-group scale decoded through {@code scaleTable}. */
     private static void fp4(MemorySegment codes, long c, MemorySegment scales, long s, float[] scaleTable,
                             long groups, int gs, float global, MemorySegment dst, long d) {
         if (global != 1f) {
             fp4Global(codes, c, scales, s, scaleTable, groups, gs, global, dst, d);
             return;
         }
-        final float[] lut = E2M1;
-        int shift = Integer.numberOfTrailingZeros(gs >>> 3);
-        long mask = (gs >>> 3) - 1;
-        long words = groups * (gs >>> 3);
+        final float[] lut = E2M1_PAIRS;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 4);
+        long mask = (gs >>> 4) - 1;
+        long words = groups * (gs >>> 4);
         float sc = 0;
         for (long i = 0; i < words; i++) {
             if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
-            int w = codes.get(I32, c + 4 * i);
-            long o = d + 32 * i;
-            dst.set(F32, o, lut[w & 15] * sc);
-            dst.set(F32, o + 4, lut[(w >>> 4) & 15] * sc);
-            dst.set(F32, o + 8, lut[(w >>> 8) & 15] * sc);
-            dst.set(F32, o + 12, lut[(w >>> 12) & 15] * sc);
-            dst.set(F32, o + 16, lut[(w >>> 16) & 15] * sc);
-            dst.set(F32, o + 20, lut[(w >>> 20) & 15] * sc);
-            dst.set(F32, o + 24, lut[(w >>> 24) & 15] * sc);
-            dst.set(F32, o + 28, lut[w >>> 28] * sc);
+            long w = codes.get(I64, c + 8 * i);
+            long o = d + 64 * i;
+            int x0 = (int) (w << 1) & 0x1FE, x1 = (int) (w >>> 7) & 0x1FE;
+            int x2 = (int) (w >>> 15) & 0x1FE, x3 = (int) (w >>> 23) & 0x1FE;
+            int x4 = (int) (w >>> 31) & 0x1FE, x5 = (int) (w >>> 39) & 0x1FE;
+            int x6 = (int) (w >>> 47) & 0x1FE, x7 = (int) (w >>> 55) & 0x1FE;
+            dst.set(F32, o, lut[x0] * sc);
+            dst.set(F32, o + 4, lut[x0 + 1] * sc);
+            dst.set(F32, o + 8, lut[x1] * sc);
+            dst.set(F32, o + 12, lut[x1 + 1] * sc);
+            dst.set(F32, o + 16, lut[x2] * sc);
+            dst.set(F32, o + 20, lut[x2 + 1] * sc);
+            dst.set(F32, o + 24, lut[x3] * sc);
+            dst.set(F32, o + 28, lut[x3 + 1] * sc);
+            dst.set(F32, o + 32, lut[x4] * sc);
+            dst.set(F32, o + 36, lut[x4 + 1] * sc);
+            dst.set(F32, o + 40, lut[x5] * sc);
+            dst.set(F32, o + 44, lut[x5 + 1] * sc);
+            dst.set(F32, o + 48, lut[x6] * sc);
+            dst.set(F32, o + 52, lut[x6 + 1] * sc);
+            dst.set(F32, o + 56, lut[x7] * sc);
+            dst.set(F32, o + 60, lut[x7 + 1] * sc);
         }
     }
 
@@ -284,14 +323,21 @@ public final class MlxDequantizer {
         long words = groups * (gs >>> 2);
         float sc = 0;
         if (global == 1f) {
-            for (long i = 0; i < words; i++) {
-                if ((i & mask) == 0) sc = e8[scales.get(U8, s + (i >>> shift)) & 0xFF];
-                int w = codes.get(I32, c + 4 * i);
-                long o = d + 16 * i;
-                dst.set(F32, o, lut[w & 0xFF] * sc);
-                dst.set(F32, o + 4, lut[(w >>> 8) & 0xFF] * sc);
-                dst.set(F32, o + 8, lut[(w >>> 16) & 0xFF] * sc);
-                dst.set(F32, o + 12, lut[w >>> 24] * sc);
+            long lwords = groups * (gs >>> 3);
+            int lshift = Integer.numberOfTrailingZeros(gs >>> 3);
+            long lmask = (gs >>> 3) - 1;
+            for (long i = 0; i < lwords; i++) {
+                if ((i & lmask) == 0) sc = e8[scales.get(U8, s + (i >>> lshift)) & 0xFF];
+                long w = codes.get(I64, c + 8 * i);
+                long o = d + 32 * i;
+                dst.set(F32, o, lut[(int) w & 0xFF] * sc);
+                dst.set(F32, o + 4, lut[(int) (w >>> 8) & 0xFF] * sc);
+                dst.set(F32, o + 8, lut[(int) (w >>> 16) & 0xFF] * sc);
+                dst.set(F32, o + 12, lut[(int) (w >>> 24) & 0xFF] * sc);
+                dst.set(F32, o + 16, lut[(int) (w >>> 32) & 0xFF] * sc);
+                dst.set(F32, o + 20, lut[(int) (w >>> 40) & 0xFF] * sc);
+                dst.set(F32, o + 24, lut[(int) (w >>> 48) & 0xFF] * sc);
+                dst.set(F32, o + 28, lut[(int) (w >>> 56)] * sc);
             }
         } else {
             for (long i = 0; i < words; i++) {

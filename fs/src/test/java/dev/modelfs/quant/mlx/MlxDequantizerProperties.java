@@ -85,6 +85,25 @@ class MlxDequantizerProperties {
         };
     }
 
+    /** Element {@code i} of {@code t} computed straight from the unpacked codes and the §5 formulas. */
+    static float reference(MlxQuant q, Tensor t, int i, float global) {
+        int g = i / q.groupSize();
+        int code = t.codes()[i];
+        if (q.mode() == MlxMode.AFFINE) {
+            ScaleType st = t.data().scaleType();
+            float product = decodeScalar(t.scaleBytes(), st, g) * code;
+            return product + decodeScalar(t.biasBytes(), st, g);
+        }
+        int s = t.scaleBytes()[g] & 0xFF;
+        float v = switch (q.mode()) {
+            case NVFP4 -> MlxFloatCodes.e2m1(code) * MlxFloatCodes.e4m3(s);
+            case MXFP4 -> MlxFloatCodes.e2m1(code) * MlxFloatCodes.e8m0(s);
+            case MXFP8 -> MlxFloatCodes.e4m3(code) * MlxFloatCodes.e8m0(s);
+            case AFFINE -> throw new AssertionError();
+        };
+        return global == 1f ? v : v * global;
+    }
+
     private static void assertSameFloat(float want, float got, String where) {
         if (Float.isNaN(want) && Float.isNaN(got)) return;
         assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(got),
