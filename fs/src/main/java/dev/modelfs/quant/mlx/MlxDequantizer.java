@@ -26,7 +26,6 @@ public final class MlxDequantizer {
     private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private static final float[] E2M1 = MlxFloatCodes.E2M1;
@@ -148,6 +147,16 @@ public final class MlxDequantizer {
         }
     }
 
+    private static int u8(MemorySegment seg, long p) {
+        return seg.get(U8, p) & 0xFF;
+    }
+
+    private static int pairIndex(MemorySegment seg, long p) {
+        return (seg.get(U8, p) & 0xFF) << 1;
+    }
+
+    // Codes are read a byte at a time (one movzx each, no shifts): measured faster than peeling a 64-bit word.
+
     /** 4-bit affine: 16 codes per 64-bit word, G/16 words per group (G = 32, 64 or 128). */
     private static void affine4(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
                                 int type, long groups, int gs, MemorySegment dst, long d) {
@@ -163,13 +172,13 @@ public final class MlxDequantizer {
                 sc = scalar(scales, s + g * sb, type);
                 bi = scalar(biases, b + g * sb, type);
             }
-            long w = codes.get(I64, c + 8 * i);
+            long p = c + 8 * i;
             long o = d + 64 * i;
-            // x_k = 2 * byte k of the word: index of that byte's (low, high) nibble pair
-            int x0 = (int) (w << 1) & 0x1FE, x1 = (int) (w >>> 7) & 0x1FE;
-            int x2 = (int) (w >>> 15) & 0x1FE, x3 = (int) (w >>> 23) & 0x1FE;
-            int x4 = (int) (w >>> 31) & 0x1FE, x5 = (int) (w >>> 39) & 0x1FE;
-            int x6 = (int) (w >>> 47) & 0x1FE, x7 = (int) (w >>> 55) & 0x1FE;
+            // x_k = 2 * byte k: index of that byte's (low nibble, high nibble) pair in the table
+            int x0 = pairIndex(codes, p), x1 = pairIndex(codes, p + 1);
+            int x2 = pairIndex(codes, p + 2), x3 = pairIndex(codes, p + 3);
+            int x4 = pairIndex(codes, p + 4), x5 = pairIndex(codes, p + 5);
+            int x6 = pairIndex(codes, p + 6), x7 = pairIndex(codes, p + 7);
             dst.set(F32, o, q[x0] * sc + bi);
             dst.set(F32, o + 4, q[x0 + 1] * sc + bi);
             dst.set(F32, o + 8, q[x1] * sc + bi);
@@ -204,16 +213,16 @@ public final class MlxDequantizer {
                 sc = scalar(scales, s + g * sb, type);
                 bi = scalar(biases, b + g * sb, type);
             }
-            long w = codes.get(I64, c + 8 * i);
+            long p = c + 8 * i;
             long o = d + 32 * i;
-            dst.set(F32, o, q[(int) w & 0xFF] * sc + bi);
-            dst.set(F32, o + 4, q[(int) (w >>> 8) & 0xFF] * sc + bi);
-            dst.set(F32, o + 8, q[(int) (w >>> 16) & 0xFF] * sc + bi);
-            dst.set(F32, o + 12, q[(int) (w >>> 24) & 0xFF] * sc + bi);
-            dst.set(F32, o + 16, q[(int) (w >>> 32) & 0xFF] * sc + bi);
-            dst.set(F32, o + 20, q[(int) (w >>> 40) & 0xFF] * sc + bi);
-            dst.set(F32, o + 24, q[(int) (w >>> 48) & 0xFF] * sc + bi);
-            dst.set(F32, o + 28, q[(int) (w >>> 56)] * sc + bi);
+            dst.set(F32, o, q[u8(codes, p)] * sc + bi);
+            dst.set(F32, o + 4, q[u8(codes, p + 1)] * sc + bi);
+            dst.set(F32, o + 8, q[u8(codes, p + 2)] * sc + bi);
+            dst.set(F32, o + 12, q[u8(codes, p + 3)] * sc + bi);
+            dst.set(F32, o + 16, q[u8(codes, p + 4)] * sc + bi);
+            dst.set(F32, o + 20, q[u8(codes, p + 5)] * sc + bi);
+            dst.set(F32, o + 24, q[u8(codes, p + 6)] * sc + bi);
+            dst.set(F32, o + 28, q[u8(codes, p + 7)] * sc + bi);
         }
     }
 
@@ -270,12 +279,13 @@ public final class MlxDequantizer {
         float sc = 0;
         for (long i = 0; i < words; i++) {
             if ((i & mask) == 0) sc = scaleTable[scales.get(U8, s + (i >>> shift)) & 0xFF];
-            long w = codes.get(I64, c + 8 * i);
+            long p = c + 8 * i;
             long o = d + 64 * i;
-            int x0 = (int) (w << 1) & 0x1FE, x1 = (int) (w >>> 7) & 0x1FE;
-            int x2 = (int) (w >>> 15) & 0x1FE, x3 = (int) (w >>> 23) & 0x1FE;
-            int x4 = (int) (w >>> 31) & 0x1FE, x5 = (int) (w >>> 39) & 0x1FE;
-            int x6 = (int) (w >>> 47) & 0x1FE, x7 = (int) (w >>> 55) & 0x1FE;
+            // x_k = 2 * byte k: index of that byte's (low nibble, high nibble) pair in the table
+            int x0 = pairIndex(codes, p), x1 = pairIndex(codes, p + 1);
+            int x2 = pairIndex(codes, p + 2), x3 = pairIndex(codes, p + 3);
+            int x4 = pairIndex(codes, p + 4), x5 = pairIndex(codes, p + 5);
+            int x6 = pairIndex(codes, p + 6), x7 = pairIndex(codes, p + 7);
             dst.set(F32, o, lut[x0] * sc);
             dst.set(F32, o + 4, lut[x0 + 1] * sc);
             dst.set(F32, o + 8, lut[x1] * sc);
@@ -328,16 +338,16 @@ public final class MlxDequantizer {
             long lmask = (gs >>> 3) - 1;
             for (long i = 0; i < lwords; i++) {
                 if ((i & lmask) == 0) sc = e8[scales.get(U8, s + (i >>> lshift)) & 0xFF];
-                long w = codes.get(I64, c + 8 * i);
+                long p = c + 8 * i;
                 long o = d + 32 * i;
-                dst.set(F32, o, lut[(int) w & 0xFF] * sc);
-                dst.set(F32, o + 4, lut[(int) (w >>> 8) & 0xFF] * sc);
-                dst.set(F32, o + 8, lut[(int) (w >>> 16) & 0xFF] * sc);
-                dst.set(F32, o + 12, lut[(int) (w >>> 24) & 0xFF] * sc);
-                dst.set(F32, o + 16, lut[(int) (w >>> 32) & 0xFF] * sc);
-                dst.set(F32, o + 20, lut[(int) (w >>> 40) & 0xFF] * sc);
-                dst.set(F32, o + 24, lut[(int) (w >>> 48) & 0xFF] * sc);
-                dst.set(F32, o + 28, lut[(int) (w >>> 56)] * sc);
+                dst.set(F32, o, lut[u8(codes, p)] * sc);
+                dst.set(F32, o + 4, lut[u8(codes, p + 1)] * sc);
+                dst.set(F32, o + 8, lut[u8(codes, p + 2)] * sc);
+                dst.set(F32, o + 12, lut[u8(codes, p + 3)] * sc);
+                dst.set(F32, o + 16, lut[u8(codes, p + 4)] * sc);
+                dst.set(F32, o + 20, lut[u8(codes, p + 5)] * sc);
+                dst.set(F32, o + 24, lut[u8(codes, p + 6)] * sc);
+                dst.set(F32, o + 28, lut[u8(codes, p + 7)] * sc);
             }
         } else {
             for (long i = 0; i < words; i++) {
