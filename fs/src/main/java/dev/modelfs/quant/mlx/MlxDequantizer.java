@@ -8,8 +8,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Objects;
 
-import dev.modelfs.quant.SegmentKernelCopies;
-
 /**
  * Dequantizes MLX-quantized tensors (FORMATS.md §5) to little-endian f32.
  *
@@ -24,7 +22,10 @@ import dev.modelfs.quant.SegmentKernelCopies;
  *       is applied the same way as for nvfp4).</li>
  * </ul>
  *
- * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing.
+ * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing. Native (including mapped)
+ * and heap segments are all accepted; each combination of segment classes runs its own copy of the kernels so
+ * that mixing them does not slow the others down. Single-thread speed on the development machine is about
+ * 5 GiB/s of f32 output for int4, int8, nvfp4, mxfp4 and mxfp8 (see {@code MlxDequantBench}).
  */
 public final class MlxDequantizer {
 
