@@ -42,11 +42,11 @@ class MlxCompiledKernelsTest {
         int groups = 4096;
         Random rnd = new Random(q.hashCode() * 31L + st.ordinal());
         try (Arena arena = Arena.ofConfined()) {
-            MlxDequantizerProperties.Tensor t =
-                    MlxDequantizerProperties.randomTensor(arena, q, st, groups, rnd, 1, global, true);
+            MlxDequantizerPropertiesTest.Tensor t =
+                    MlxDequantizerPropertiesTest.randomTensor(arena, q, st, groups, rnd, 1, global, true);
             int gs = q.groupSize();
             float[] ref = new float[groups * gs];
-            for (int i = 0; i < ref.length; i++) ref[i] = MlxDequantizerProperties.reference(q, t, i, global);
+            for (int i = 0; i < ref.length; i++) ref[i] = MlxDequantizerPropertiesTest.reference(q, t, i, global);
             MlxDequantizer dq = MlxDequantizer.of(q);
             MemorySegment dst = arena.allocate(4L * ref.length + 8, 1);
             for (int call = 0; call < 12; call++) {

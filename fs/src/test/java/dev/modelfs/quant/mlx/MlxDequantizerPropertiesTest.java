@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * packed by the test's bit-at-a-time packer, fp modes decoded element by element, and partial ranges
  * compared with slices of whole-tensor calls.
  */
-class MlxDequantizerProperties {
+class MlxDequantizerPropertiesTest {
 
     @Provide
     Arbitrary<MlxQuant> affineQuants() {
