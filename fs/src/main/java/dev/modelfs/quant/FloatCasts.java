@@ -2,6 +2,9 @@ package dev.modelfs.quant;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.ByteOrder;
 import java.util.Objects;
 
@@ -14,9 +17,6 @@ import java.util.Objects;
  * allocate nothing and are thread-safe.
  */
 public final class FloatCasts {
-
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private FloatCasts() {}
 
@@ -42,19 +42,29 @@ public final class FloatCasts {
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE bf16 at {@code dst@dstOff}. */
     public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        checkRanges(src, srcOff, dst, dstOff, count);
-        for (long i = 0; i < count; i++) {
-            int bits = src.get(I32, srcOff + (i << 2));
-            dst.set(I16, dstOff + (i << 1), (short) bf16Bits(bits));
-        }
+        bulk(FloatCastLoops.TO_BF16, src, srcOff, dst, dstOff, count);
     }
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE binary16 at {@code dst@dstOff}. */
     public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        bulk(FloatCastLoops.TO_F16, src, srcOff, dst, dstOff, count);
+    }
+
+    /** {@link FloatCastLoops#run} copies, one per (src, dst) segment class pair (see {@link SegmentKernelCopies}). */
+    static final SegmentKernelCopies LOOPS = new SegmentKernelCopies(MethodHandles.lookup(), FloatCastLoops.class, "run",
+            MethodType.methodType(void.class, int.class, MemorySegment.class, long.class, MemorySegment.class,
+                    long.class, long.class), 16);
+
+    private static void bulk(int op, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
         checkRanges(src, srcOff, dst, dstOff, count);
-        for (long i = 0; i < count; i++) {
-            float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
-            dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
+        if (count == 0) return;
+        MethodHandle loop = LOOPS.forSegments(src, dst);
+        try {
+            loop.invokeExact(op, src, srcOff, dst, dstOff, count);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -72,5 +82,30 @@ public final class FloatCasts {
         if (count > Long.MAX_VALUE / 4) throw new IndexOutOfBoundsException("count too large " + count);
         Objects.checkFromIndexSize(srcOff, count * 4, src.byteSize());
         Objects.checkFromIndexSize(dstOff, count * 2, dst.byteSize());
+    }
+}
+
+/** The bulk loops of {@link FloatCasts}, copied per segment-class pair by {@link SegmentKernelCopies}. */
+final class FloatCastLoops {
+
+    static final int TO_BF16 = 0, TO_F16 = 1;
+
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private FloatCastLoops() {}
+
+    static void run(int op, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        if (op == TO_BF16) {
+            for (long i = 0; i < count; i++) {
+                int bits = src.get(I32, srcOff + (i << 2));
+                dst.set(I16, dstOff + (i << 1), (short) FloatCasts.bf16Bits(bits));
+            }
+        } else {
+            for (long i = 0; i < count; i++) {
+                float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
+                dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -34,8 +35,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Single-thread throughput of the MLX dequantizers and the f32→bf16 cast. Every invocation produces 16 MiB of
- * f32 output (the cast reads 16 MiB of f32 and writes 8 MiB of bf16). Native (off-heap) segments, as for
- * mmapped blobs.
+ * f32 output (the cast reads 16 MiB of f32 and writes 8 MiB of bf16); a second run with 128 KiB (a FUSE read,
+ * everything in L2) shows the kernels without the memory traffic. Native (off-heap) segments, as for mmapped
+ * blobs. On a shared machine the 16 MiB figures swing with other tenants' memory traffic.
  *
  * <p>Run: {@code mvn -pl fs -am test-compile}, then
  * {@code java -cp fs/target/test-classes:fs/target/classes:<test classpath> dev.modelfs.bench.MlxDequantBench}
@@ -49,9 +51,11 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 3, time = 1)
 public class MlxDequantBench {
 
-    /** f32 output bytes per invocation. */
-    public static final long OUT_BYTES = 16L << 20;
-    private static final long ELEMS = OUT_BYTES / 4;
+    /** f32 output bytes per invocation: 16 MiB, and 128 KiB for an in-cache comparison. */
+    @Param({"16777216", "131072"})
+    public long outBytes;
+
+    private long elems;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -67,7 +71,7 @@ public class MlxDequantBench {
     private record Case(MlxDequantizer dq, MlxTensorData data, long groups) {}
 
     private Case makeCase(MlxQuant q, Random rnd) {
-        long groups = ELEMS / q.groupSize();
+        long groups = elems / q.groupSize();
         MemorySegment codes = arena.allocate(groups * q.codeBytesPerGroup(), 64);
         for (long i = 0; i < codes.byteSize(); i += 8) codes.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
         if (q.mode() == dev.modelfs.quant.mlx.MlxMode.AFFINE) {
@@ -90,15 +94,16 @@ public class MlxDequantBench {
     @Setup(Level.Trial)
     public void setup() {
         arena = Arena.ofShared();
+        elems = outBytes / 4;
         Random rnd = new Random(1234);
-        dst = arena.allocate(OUT_BYTES, 64);
+        dst = arena.allocate(outBytes, 64);
         int4 = makeCase(MlxQuant.affine(4, 64), rnd);
         int8 = makeCase(MlxQuant.affine(8, 64), rnd);
         nvfp4 = makeCase(MlxQuant.of("nvfp4", null), rnd);
         mxfp8 = makeCase(MlxQuant.of("mxfp8", null), rnd);
-        castSrc = arena.allocate(OUT_BYTES, 64);
-        for (long i = 0; i < OUT_BYTES; i += 4) castSrc.set(F32, i, (float) rnd.nextGaussian());
-        castDst = arena.allocate(OUT_BYTES / 2, 64);
+        castSrc = arena.allocate(outBytes, 64);
+        for (long i = 0; i < outBytes; i += 4) castSrc.set(F32, i, (float) rnd.nextGaussian());
+        castDst = arena.allocate(outBytes / 2, 64);
     }
 
     @TearDown(Level.Trial)
@@ -134,7 +139,7 @@ public class MlxDequantBench {
     /** Reads 16 MiB of f32, writes 8 MiB of bf16. */
     @Benchmark
     public MemorySegment castF32ToBf16() {
-        FloatCasts.f32ToBf16(castSrc, 0, castDst, 0, ELEMS);
+        FloatCasts.f32ToBf16(castSrc, 0, castDst, 0, elems);
         return castDst;
     }
 
@@ -148,13 +153,14 @@ public class MlxDequantBench {
                 .build();
         Collection<RunResult> results = new Runner(opt).run();
         System.out.println();
-        System.out.printf("%-16s %10s %10s %10s%n", "benchmark", "ops/s", "GB/s", "GiB/s");
+        System.out.printf("%-16s %10s %12s %8s %8s%n", "benchmark", "out bytes", "ops/s", "GB/s", "GiB/s");
         for (RunResult r : results) {
             String name = r.getParams().getBenchmark();
             name = name.substring(name.lastIndexOf('.') + 1);
+            long out = Long.parseLong(r.getParams().getParam("outBytes"));
             double ops = r.getPrimaryResult().getScore();
-            double bytes = ops * OUT_BYTES;
-            System.out.printf("%-16s %10.2f %10.2f %10.2f%s%n", name, ops, bytes / 1e9, bytes / (1L << 30),
+            double bytes = ops * out;
+            System.out.printf("%-16s %10d %12.2f %8.2f %8.2f%s%n", name, out, ops, bytes / 1e9, bytes / (1L << 30),
                     name.startsWith("cast") ? "   (f32 input; bf16 output is half)" : "   (f32 output)");
         }
     }

@@ -51,6 +51,7 @@ class MlxDequantizerTest {
             for (long i = 0; i < dst.byteSize(); i++) assertEquals(7, dst.get(ValueLayout.JAVA_BYTE, i));
             // zero groups: nothing happens even at the end of the segment
             int4.dequantize(int4Data(codes, sc, sc), 2, 0, dst, 512);
+            assertThrows(IllegalArgumentException.class, () -> int4.dequantize(int4Data(codes, sc, sc), 0, 1, dst.asReadOnly(), 0));
         }
     }
 

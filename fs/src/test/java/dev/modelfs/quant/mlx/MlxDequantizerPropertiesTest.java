@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * packed by the test's bit-at-a-time packer, fp modes decoded element by element, and partial ranges
  * compared with slices of whole-tensor calls.
  */
-class MlxDequantizerProperties {
+class MlxDequantizerPropertiesTest {
 
     @Provide
     Arbitrary<MlxQuant> affineQuants() {
@@ -83,6 +83,25 @@ class MlxDequantizerProperties {
                     | (bytes[4 * i + 2] & 0xFF) << 16 | (bytes[4 * i + 3] & 0xFF) << 24);
             case U8 -> throw new AssertionError();
         };
+    }
+
+    /** Element {@code i} of {@code t} computed straight from the unpacked codes and the §5 formulas. */
+    static float reference(MlxQuant q, Tensor t, int i, float global) {
+        int g = i / q.groupSize();
+        int code = t.codes()[i];
+        if (q.mode() == MlxMode.AFFINE) {
+            ScaleType st = t.data().scaleType();
+            float product = decodeScalar(t.scaleBytes(), st, g) * code;
+            return product + decodeScalar(t.biasBytes(), st, g);
+        }
+        int s = t.scaleBytes()[g] & 0xFF;
+        float v = switch (q.mode()) {
+            case NVFP4 -> MlxFloatCodes.e2m1(code) * MlxFloatCodes.e4m3(s);
+            case MXFP4 -> MlxFloatCodes.e2m1(code) * MlxFloatCodes.e8m0(s);
+            case MXFP8 -> MlxFloatCodes.e4m3(code) * MlxFloatCodes.e8m0(s);
+            case AFFINE -> throw new AssertionError();
+        };
+        return global == 1f ? v : v * global;
     }
 
     private static void assertSameFloat(float want, float got, String where) {
