@@ -20,9 +20,15 @@ import java.util.List;
  * @param extra       further raw {@code -o} options passed to libfuse
  * @param cacheBytes  converted-chunk cache size
  * @param refreshMillis how often the store's manifests are rescanned
+ * @param multithreaded libfuse2's multi-threaded loop instead of the default single-threaded one ({@code -s}):
+ *                    with jnr-fuse every request on a fresh libfuse worker thread attaches a new Java
+ *                    thread, and the loop keeps creating and retiring workers, so on these machines the
+ *                    single-threaded loop reads faster (passthrough first read about 1.4 vs 0.8 GB/s,
+ *                    BENCHMARKS.md); the multi-threaded loop only pays off for many concurrent readers of
+ *                    converted files on many cores
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
-                           long refreshMillis, boolean debug) {
+                           long refreshMillis, boolean debug, boolean multithreaded) {
     public MountOptions {
         extra = List.copyOf(extra);
     }
@@ -35,6 +41,8 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
             o.add("allow_other");
         }
         o.addAll(extra);
-        return new String[] {"-o", String.join(",", o)};
+        return multithreaded
+                ? new String[] {"-o", String.join(",", o)}
+                : new String[] {"-s", "-o", String.join(",", o)};
     }
 }

@@ -47,6 +47,9 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--debug", description = "libfuse debug output")
     boolean debug;
 
+    @Option(names = "--multithreaded", description = "libfuse's multi-threaded loop (default: single-threaded, faster here; see BENCHMARKS.md)")
+    boolean multithreaded;
+
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
@@ -105,7 +108,7 @@ final class MountCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
             }
         }
-        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug);
+        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, multithreaded);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -129,6 +132,9 @@ final class MountCommand implements Callable<Integer> {
         cmd.add(Long.toString(cacheSize));
         cmd.add("--refresh-ms");
         cmd.add(Long.toString(refreshMillis));
+        if (multithreaded) {
+            cmd.add("--multithreaded");
+        }
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));
