@@ -174,7 +174,11 @@ class MlxDequantizerPropertiesTest {
             part.fill((byte) 0xA5);
             dq.dequantize(t.data(), lo, hi - lo, part, dstPad);
             for (long i = 0; i < partBytes; i += 4) {
-                assertEquals(whole.get(I32, 4L * lo * gs + i), part.get(I32, dstPad + i), "byte offset " + i);
+                int w = whole.get(I32, 4L * lo * gs + i), p = part.get(I32, dstPad + i);
+                // NaN scales (arbitrary bit patterns) give NaN; its payload depends on the code path taken
+                if (!(Float.isNaN(Float.intBitsToFloat(w)) && Float.isNaN(Float.intBitsToFloat(p)))) {
+                    assertEquals(w, p, "byte offset " + i);
+                }
             }
             for (long i = 0; i < part.byteSize(); i++) {
                 if (i < dstPad || i >= dstPad + partBytes) {
