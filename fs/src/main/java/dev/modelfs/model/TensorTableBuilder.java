@@ -111,7 +111,7 @@ public final class TensorTableBuilder {
         Map<String, TensorEntry> byKey = new LinkedHashMap<>();
         for (TensorEntry e : h.tensors()) {
             if (!safeName(e.name())) {
-                throw new FormatException("hostile tensor name '" + e.name().replaceAll("[^\\x20-\\x7e]", "?") + "'");
+                throw new FormatException("hostile tensor name " + dev.modelfs.format.Quoting.quote(e.name()));
             }
             byKey.put(e.name(), e);
         }

@@ -46,18 +46,14 @@ public final class GgufModelView implements ModelView {
             return;
         }
         try {
-            put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+            ViewFiles.put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
             for (OutputType out : OutputType.values()) {
-                put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
-                put(ctx, tree, "model." + out.variant + ".gguf", gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
+                ViewFiles.put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+                ViewFiles.put(ctx, tree, "model." + out.variant + ".gguf", gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
             }
         } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
             LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
         }
-    }
-
-    private static void put(ModelContext ctx, TreeBuilder tree, String path, ByteSource src, String what) {
-        tree.put(path, new FileNode(ctx.inodeOf(path), ctx.mtimeNanos(), src, Map.of("user.modelfs.source", what)));
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
@@ -102,13 +98,7 @@ public final class GgufModelView implements ModelView {
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), seg);
         }
-        SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, Map.of("format", "pt"));
-        List<Segment> segs = new ArrayList<>();
-        segs.add(new Segment.Literal(layout.header()));
-        for (SafetensorsWriter.Placed p : layout.tensors()) {
-            segs.add(data.get(p.spec().name()));
-        }
-        return new ByteSource(segs);
+        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
     }
 
     static ByteSource gguf(GgufFile g, BlobRef blob, OutputType out) {

@@ -48,19 +48,15 @@ public final class SafetensorsModelView implements ModelView {
             JsonNode cfg = configs.get(component);
             String weights = cfg != null && cfg.has("_class_name") ? "diffusion_pytorch_model" : "model";
             try {
-                put(ctx, tree, dir + weights + ".safetensors", asStored(tensors), "tensors as stored");
+                ViewFiles.put(ctx, tree, dir + weights + ".safetensors", asStored(tensors), "tensors as stored");
                 for (OutputType out : OutputType.values()) {
-                    put(ctx, tree, dir + weights + "." + out.variant + ".safetensors", converted(tensors, out),
+                    ViewFiles.put(ctx, tree, dir + weights + "." + out.variant + ".safetensors", converted(tensors, out),
                             "logical tensors as " + out.dtype);
                 }
             } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
                 LOG.warning(ctx.manifest().name() + ": component '" + component + "' left out: " + e.getMessage());
             }
         });
-    }
-
-    private static void put(ModelContext ctx, TreeBuilder tree, String path, ByteSource src, String what) {
-        tree.put(path, new FileNode(ctx.inodeOf(path), ctx.mtimeNanos(), src, Map.of("user.modelfs.source", what)));
     }
 
     /** config.json of each component that has one (root: "config.json"). */
@@ -101,7 +97,7 @@ public final class SafetensorsModelView implements ModelView {
 
     private static ByteSource asStored(List<LogicalTensor> tensors) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
-        Map<String, BlobRange> bytes = new HashMap<>();
+        Map<String, Segment> bytes = new HashMap<>();
         Map<String, String> metadata = new LinkedHashMap<>();
         metadata.put("format", "pt");
         for (LogicalTensor t : tensors) {
@@ -118,19 +114,16 @@ public final class SafetensorsModelView implements ModelView {
                 metadata.put(t.relativeName() + ".group_size", Integer.toString(t.quant().groupSize()));
             }
         }
-        SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, metadata);
-        List<Segment> segs = new ArrayList<>();
-        segs.add(new Segment.Literal(layout.header()));
-        for (SafetensorsWriter.Placed p : layout.tensors()) {
-            BlobRange r = bytes.get(p.spec().name());
-            segs.add(new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length()));
-        }
-        return new ByteSource(segs);
+        return ViewFiles.safetensors(specs, metadata, bytes);
     }
 
-    private static void add(List<SafetensorsWriter.Spec> specs, Map<String, BlobRange> bytes, String name, StoredTensor s) {
+    private static Segment slice(BlobRange r) {
+        return new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length());
+    }
+
+    private static void add(List<SafetensorsWriter.Spec> specs, Map<String, Segment> bytes, String name, StoredTensor s) {
         specs.add(new SafetensorsWriter.Spec(name, s.dtype(), s.shape()));
-        if (bytes.put(name, s.bytes()) != null) {
+        if (bytes.put(name, slice(s.bytes())) != null) {
             throw new FormatException("two tensors named " + name);
         }
     }
@@ -151,20 +144,14 @@ public final class SafetensorsModelView implements ModelView {
                         m.bytes().offset(), m.numel(), GgmlDequantizers.forTypeId(ggmlId(m.dtype())), out, t.name()));
             } else {
                 dtype = m.dtype();
-                seg = new Segment.BlobSlice(new BlobRef(m.bytes().blob(), m.bytes().blobSize()), m.bytes().offset(), m.bytes().length());
+                seg = slice(m.bytes());
             }
             specs.add(new SafetensorsWriter.Spec(t.relativeName(), dtype, t.logicalShape()));
             if (data.put(t.relativeName(), seg) != null) {
                 throw new FormatException("two tensors named " + t.relativeName());
             }
         }
-        SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, Map.of("format", "pt"));
-        List<Segment> segs = new ArrayList<>();
-        segs.add(new Segment.Literal(layout.header()));
-        for (SafetensorsWriter.Placed p : layout.tensors()) {
-            segs.add(data.get(p.spec().name()));
-        }
-        return new ByteSource(segs);
+        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
     }
 
     private static int ggmlId(Dtype d) {

@@ -107,7 +107,7 @@ public final class TreeBuilder {
     }
 
     private static String printable(String s) {
-        return s == null ? "null" : s.replaceAll("[^\\x20-\\x7e]", "?");
+        return dev.modelfs.format.Quoting.quote(s);
     }
 
     /** The frozen listing of the root. */

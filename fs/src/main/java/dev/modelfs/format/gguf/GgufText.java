@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 
 /** UTF-8 conversions and message quoting for GGUF strings; stateless. */
 final class GgufText {
-    private static final int MAX_QUOTED = 80;
 
     private GgufText() {
     }
@@ -44,23 +43,6 @@ final class GgufText {
 
     /** Short, single-line, quoted rendering of a possibly hostile string for a message. */
     static String quote(String s) {
-        if (s == null) {
-            return "null";
-        }
-        int n = Math.min(s.length(), MAX_QUOTED);
-        StringBuilder b = new StringBuilder(n + 8).append('"');
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || c == 0x2028 || c == 0x2029) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        b.append('"');
-        if (s.length() > MAX_QUOTED) {
-            b.append("...(").append(s.length()).append(" chars)");
-        }
-        return b.toString();
+        return dev.modelfs.format.Quoting.quote(s);
     }
 }

@@ -7,34 +7,13 @@ import java.nio.charset.StandardCharsets;
 
 /** Helpers for tensor names in messages and headers; stateless. */
 final class Names {
-    private static final int MAX_QUOTED = 80;
 
     private Names() {
     }
 
-    /**
-     * A short, single-line, quoted rendering of a (possibly hostile) name for an error message:
-     * control characters escaped, long names cut to {@value #MAX_QUOTED} characters.
-     */
+    /** Short, single-line, quoted rendering of a possibly hostile string for a message. */
     static String quote(String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder b = new StringBuilder(Math.min(s.length(), MAX_QUOTED) + 8).append('"');
-        int n = Math.min(s.length(), MAX_QUOTED);
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || c == 0x2028 || c == 0x2029) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        b.append('"');
-        if (s.length() > MAX_QUOTED) {
-            b.append("...(").append(s.length()).append(" chars)");
-        }
-        return b.toString();
+        return dev.modelfs.format.Quoting.quote(s);
     }
 
     /** True if {@code s} is well-formed UTF-16 (no unpaired surrogates), i.e. encodable as UTF-8. */
