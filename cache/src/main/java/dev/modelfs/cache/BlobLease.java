@@ -22,8 +22,8 @@ public final class BlobLease implements AutoCloseable {
     }
 
     /** The blob's open file, for positional reads. */
-    public java.nio.channels.FileChannel channel() {
-        return blob.channel();
+    public NativeFile file() {
+        return blob.file();
     }
 
     @Override

@@ -67,6 +67,7 @@ public final class BlobMappings implements AutoCloseable {
 
     private static MappedBlob map(String key, Path path, long expectedSize) throws IOException {
         FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
+        NativeFile nf = null;
         try {
             long size = ch.size();
             if (expectedSize >= 0 && size != expectedSize) {
@@ -76,14 +77,19 @@ public final class BlobMappings implements AutoCloseable {
             try {
                 MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0)
                         : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-                return new MappedBlob(key, seg, arena, ch);
+                nf = new NativeFile(path);
+                return new MappedBlob(key, seg, arena, nf);
             } catch (IOException | RuntimeException e) {
                 arena.close();
                 throw e;
             }
         } catch (IOException | RuntimeException e) {
-            ch.close();
+            if (nf != null) {
+                nf.close();
+            }
             throw e;
+        } finally {
+            ch.close();     // the mapping and the native descriptor outlive the channel
         }
     }
 

@@ -15,20 +15,20 @@ public final class MappedBlob {
     private final String key;
     private final MemorySegment segment;
     private final Arena arena;
-    private final java.nio.channels.FileChannel channel;
+    private final NativeFile file;
     private int refs;          // guarded by BlobMappings' lock
     private boolean closed;    // guarded by BlobMappings' lock
 
-    MappedBlob(String key, MemorySegment segment, Arena arena, java.nio.channels.FileChannel channel) {
+    MappedBlob(String key, MemorySegment segment, Arena arena, NativeFile file) {
         this.key = key;
         this.segment = segment;
         this.arena = arena;
-        this.channel = channel;
+        this.file = file;
     }
 
     /** The open file, for positional reads ({@code pread}) that copy without faulting the mapping in. */
-    public java.nio.channels.FileChannel channel() {
-        return channel;
+    public NativeFile file() {
+        return file;
     }
 
     /** The cache key (a blob digest) this mapping belongs to. */
@@ -65,11 +65,7 @@ public final class MappedBlob {
         if (!closed) {
             closed = true;
             arena.close();
-            try {
-                channel.close();
-            } catch (java.io.IOException e) {
-                // nothing to do: the descriptor is gone either way
-            }
+            file.close();
         }
     }
 }

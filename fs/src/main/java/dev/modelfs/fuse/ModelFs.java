@@ -14,10 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
@@ -48,11 +46,10 @@ public final class ModelFs extends FuseStubFS {
     private final ChunkCache chunks;
     private final long uid;
     private final long gid;
-    private final Map<Long, Handle> open = new ConcurrentHashMap<>();
+    private final HandleTable<Handle> open = new HandleTable<>();
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
     private record Handle(FileNode node, OpenedSource source) {}
-    private final AtomicLong nextHandle = new AtomicLong(1);
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
@@ -170,9 +167,7 @@ public final class ModelFs extends FuseStubFS {
         }
         try {
             OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
-            long fh = nextHandle.getAndIncrement();
-            open.put(fh, new Handle(f, src));
-            fi.fh.set(fh);
+            fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (NoSuchFileException e) {
             logOnce("open " + path + ": blob missing " + e.getMessage(), null);

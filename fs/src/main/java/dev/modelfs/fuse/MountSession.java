@@ -52,7 +52,14 @@ public final class MountSession implements AutoCloseable {
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        ChunkCache chunks = new ChunkCache(opts.cacheBytes());
+        long cacheBytes = opts.cacheBytes();
+        long heapShare = Runtime.getRuntime().maxMemory() / 2;
+        if (cacheBytes > heapShare) {
+            LOG.warning("--cache-size " + (cacheBytes >> 20) + " MiB is more than half the heap; using " + (heapShare >> 20)
+                    + " MiB (raise -Xmx through MODELFS_JAVA_OPTS for more)");
+            cacheBytes = heapShare;
+        }
+        ChunkCache chunks = new ChunkCache(cacheBytes);
         BlobResolver resolver = ref -> {
             Path p = store.blobPath(ref.digest()).orElseThrow(() -> new NoSuchFileException(ref.digest().fileName(), null, "blob missing"));
             return mappings.acquire(ref.digest().hex(), p, ref.expectedSize());
