@@ -24,6 +24,8 @@ public final class OllamaStore {
     private static final Logger LOG = Logger.getLogger(OllamaStore.class.getName());
 
     private final Path root;
+    /** Invalid manifest paths already reported: the store is rescanned every few hundred ms. */
+    private final java.util.Set<Path> reported = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public OllamaStore(Path root) {
         this.root = root.toAbsolutePath().normalize();
@@ -86,7 +88,9 @@ public final class OllamaStore {
                 } else if (a.isRegularFile()) {
                     Optional<ModelName> name = ModelName.fromParts(parts[0], parts[1], parts[2], parts[3]);
                     if (name.isEmpty()) {
-                        LOG.warning("skipping manifest with an invalid name: " + root.relativize(p));
+                        if (reported.size() < 10_000 && reported.add(p)) {
+                            LOG.warning("skipping manifest with an invalid name: " + root.relativize(p));
+                        }
                         continue;
                     }
                     out.add(new ManifestRef(name.get(), p, a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS),

@@ -34,7 +34,9 @@ public final class ModelDirectory {
 
     public SortedMap<String, Node> build(ModelContext ctx) {
         Manifest m = ctx.manifest();
-        TreeBuilder tree = new TreeBuilder(m.digest().hex(), ctx.mtimeNanos());
+        // directories are per model (two tags of one manifest must not share directory inodes);
+        // files keep (manifest digest, path) identities, so identical files share an inode
+        TreeBuilder tree = new TreeBuilder(m.digest().hex() + "@" + m.name().manifestPath(), ctx.mtimeNanos());
         addOllamaFiles(ctx, tree);
         addGgufBlobs(ctx, tree);
         for (Layer l : m.layers()) {

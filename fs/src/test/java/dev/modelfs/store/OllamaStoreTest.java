@@ -36,6 +36,29 @@ class OllamaStoreTest {
     }
 
     @Test
+    void anInvalidManifestIsReportedOnceHoweverOftenTheStoreIsScanned() throws IOException {
+        file("manifests/registry.ollama.ai/library/bad name!/latest", "{}");
+        java.util.List<String> lines = new java.util.ArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(OllamaStore.class.getName());
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override public void publish(java.util.logging.LogRecord r) { lines.add(r.getMessage()); }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        log.addHandler(h);
+        try {
+            OllamaStore s = new OllamaStore(root);
+            for (int i = 0; i < 5; i++) {
+                assertTrue(s.listManifests().isEmpty());
+            }
+        } finally {
+            log.removeHandler(h);
+        }
+        assertEquals(1, lines.size(), lines.toString());
+        assertTrue(lines.getFirst().contains("bad name!"));
+    }
+
+    @Test
     void blobLookupPrefersDashThenLegacyColonAndIgnoresPartials() throws IOException {
         String a = "a".repeat(64), b = "b".repeat(64), c = "c".repeat(64);
         file("blobs/sha256-" + a, "x");
