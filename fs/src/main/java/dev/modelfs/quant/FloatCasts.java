@@ -42,25 +42,33 @@ public final class FloatCasts {
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE bf16 at {@code dst@dstOff}. */
     public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        bulk(FloatCastLoops.TO_BF16, src, srcOff, dst, dstOff, count);
+        bulk(BF16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE binary16 at {@code dst@dstOff}. */
     public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        bulk(FloatCastLoops.TO_F16, src, srcOff, dst, dstOff, count);
+        bulk(F16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
-    /** {@link FloatCastLoops#run} copies, one per (src, dst) segment class pair (see {@link SegmentKernelCopies}). */
-    static final SegmentKernelCopies LOOPS = new SegmentKernelCopies(MethodHandles.lookup(), FloatCastLoops.class, "run",
-            MethodType.methodType(void.class, int.class, MemorySegment.class, long.class, MemorySegment.class,
-                    long.class, long.class), 16);
+    private static final MethodType LOOP_TYPE = MethodType.methodType(void.class, MemorySegment.class, long.class,
+            MemorySegment.class, long.class, long.class);
 
-    private static void bulk(int op, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+    /**
+     * {@link FloatCastLoops} copies, one per (src, dst) segment class pair (see {@link SegmentKernelCopies}), and one
+     * loop method per direction: a single loop switching on the direction was compiled for whichever direction ran
+     * first and deoptimised into the interpreter for the other (measured: f32 to bf16 at 0.25 GB/s).
+     */
+    static final SegmentKernelCopies BF16_LOOPS = new SegmentKernelCopies(MethodHandles.lookup(), FloatCastLoops.class,
+            "toBf16", LOOP_TYPE, 16);
+    static final SegmentKernelCopies F16_LOOPS = new SegmentKernelCopies(MethodHandles.lookup(), FloatCastLoops.class,
+            "toF16", LOOP_TYPE, 16);
+
+    private static void bulk(SegmentKernelCopies loops, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
         checkRanges(src, srcOff, dst, dstOff, count);
         if (count == 0) return;
-        MethodHandle loop = LOOPS.forSegments(src, dst);
+        MethodHandle loop = loops.forSegments(src, dst);
         try {
-            loop.invokeExact(op, src, srcOff, dst, dstOff, count);
+            loop.invokeExact(src, srcOff, dst, dstOff, count);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
@@ -88,24 +96,30 @@ public final class FloatCasts {
 /** The bulk loops of {@link FloatCasts}, copied per segment-class pair by {@link SegmentKernelCopies}. */
 final class FloatCastLoops {
 
-    static final int TO_BF16 = 0, TO_F16 = 1;
-
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private FloatCastLoops() {}
 
-    static void run(int op, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        if (op == TO_BF16) {
-            for (long i = 0; i < count; i++) {
-                int bits = src.get(I32, srcOff + (i << 2));
-                dst.set(I16, dstOff + (i << 1), (short) FloatCasts.bf16Bits(bits));
-            }
-        } else {
-            for (long i = 0; i < count; i++) {
-                float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
-                dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
-            }
+    static void toBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        long pairs = count >>> 1;
+        for (long p = 0; p < pairs; p++) {      // two values per 64-bit load and 32-bit store
+            long two = src.get(I64, srcOff + (p << 3));
+            int lo = FloatCasts.bf16Bits((int) two);
+            int hi = FloatCasts.bf16Bits((int) (two >>> 32));
+            dst.set(I32, dstOff + (p << 2), (lo & 0xFFFF) | (hi << 16));
+        }
+        if ((count & 1) != 0) {
+            long i = count - 1;
+            dst.set(I16, dstOff + (i << 1), (short) FloatCasts.bf16Bits(src.get(I32, srcOff + (i << 2))));
+        }
+    }
+
+    static void toF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        for (long i = 0; i < count; i++) {
+            float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
+            dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
         }
     }
 }
