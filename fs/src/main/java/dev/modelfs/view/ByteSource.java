@@ -16,6 +16,8 @@ public final class ByteSource {
     private final long[] starts;
     private final long size;
     private final List<BlobRef> blobs;
+    /** For a BlobSlice segment, the index of its blob in {@link #blobs()}; -1 otherwise. */
+    private final int[] blobIndex;
 
     public ByteSource(List<? extends Segment> parts) {
         List<Segment> kept = new ArrayList<>();
@@ -40,6 +42,10 @@ public final class ByteSource {
         }
         this.size = pos;
         this.blobs = List.copyOf(refs);
+        this.blobIndex = new int[segments.length];
+        for (int i = 0; i < segments.length; i++) {
+            blobIndex[i] = segments[i] instanceof Segment.BlobSlice b ? blobs.indexOf(b.blob()) : -1;
+        }
     }
 
     public static ByteSource of(Segment... parts) {
@@ -68,6 +74,11 @@ public final class ByteSource {
 
     long start(int i) {
         return starts[i];
+    }
+
+    /** Index in {@link #blobs()} of the blob segment {@code i} slices (segment {@code i} must be a BlobSlice). */
+    int blobIndex(int i) {
+        return blobIndex[i];
     }
 
     /** Index of the segment containing byte {@code offset} ({@code 0 <= offset < size}). */

@@ -59,17 +59,9 @@ public final class OpenedSource implements AutoCloseable {
         return source.size();
     }
 
-    private BlobLease lease(BlobRef ref) {
-        for (int i = 0; i < leases.length; i++) {
-            if (refs.get(i) == ref) {
-                return leases[i];
-            }
-        }
-        return leases[refs.indexOf(ref)];
-    }
-
+    /** The mapping of {@code ref} (conversions look their blobs up once per chunk computed). */
     private MemorySegment blob(BlobRef ref) {
-        return lease(ref).segment();
+        return leases[refs.indexOf(ref)].segment();
     }
 
     /**
@@ -100,7 +92,7 @@ public final class OpenedSource implements AutoCloseable {
                 switch (seg) {
                     case Segment.Literal l -> MemorySegment.copy(MemorySegment.ofArray(l.bytes()), within, dst, at, n);
                     case Segment.Zeros z -> zero(dst, at, n);
-                    case Segment.BlobSlice b -> copyBlob(b, within, dst, at, n);
+                    case Segment.BlobSlice b -> copyBlob(b, leases[source.blobIndex(i)], within, dst, at, n);
                     case Segment.Converted c -> copyConverted(c.data(), within, dst, at, n);
                 }
                 pos += n;
@@ -114,15 +106,16 @@ public final class OpenedSource implements AutoCloseable {
     }
 
     /** Below this, copy from the mapping; above, {@code pread} into the destination (no page faults on a fresh mapping). */
-    private static final long PREAD_MIN = Long.getLong("modelfs.preadMin", 16 * 1024);
+    private static final long PREAD_MIN = 16 * 1024;
 
-    private void copyBlob(Segment.BlobSlice b, long within, MemorySegment dst, long at, long n) throws IOException {
+    private static void copyBlob(Segment.BlobSlice b, BlobLease lease, long within, MemorySegment dst, long at, long n)
+            throws IOException {
         long pos = b.offset() + within;
         if (n < PREAD_MIN || !dst.isNative()) {
-            MemorySegment.copy(blob(b.blob()), pos, dst, at, n);
+            MemorySegment.copy(lease.segment(), pos, dst, at, n);
             return;
         }
-        if (lease(b.blob()).file().pread(dst, at, n, pos) < n) {
+        if (lease.file().pread(dst, at, n, pos) < n) {
             throw new IOException("blob " + b.blob().digest().shortId() + " is shorter than its manifest says (truncated while open)");
         }
     }
