@@ -78,3 +78,17 @@ ensure_python_venv() {
   echo "$want" > "$stamp"
   MODELFS_PYTHON="$venv/bin/python"
 }
+
+# llama.cpp as a test client: node-llama-cpp's prebuilt CPU build, pinned by package-lock.json.
+ensure_node_client() {
+  command -v node >/dev/null && command -v npm >/dev/null || need_root_or_say "Node.js >= 20 and npm" nodejs npm
+  local dir="$MODELFS_TOP/integration-tests/node"
+  local stamp="$dir/node_modules/.modelfs-lock.sha256"
+  local want; want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "installing the llama.cpp test client (npm install in integration-tests/node)…"
+    (cd "$dir" && NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install --omit=optional --no-save --no-audit --no-fund) >&2 \
+      || die "npm install failed in $dir (llama.cpp client for the tests)"
+    echo "$want" > "$stamp"
+  fi
+}

@@ -682,12 +682,16 @@ def ggml_tensor(rng, name, ne, tname):
 
 
 def llama_tokenizer_kvs(n_vocab):
-    toks = ["<unk>", "<s>", "</s>"] + [f"tok{i}" for i in range(3, n_vocab)]
+    # with room for them, the 256 byte tokens <0x00>..<0xFF> follow the specials: llama.cpp's SPM vocab
+    # looks byte tokens up while loading, so a vocab without them cannot be loaded by llama.cpp
+    byte_toks = [f"<0x{b:02X}>" for b in range(256)] if n_vocab >= 259 else ["<0x0A>"]
+    toks = ["<unk>", "<s>", "</s>"] + byte_toks + [f"tok{i}" for i in range(3 + len(byte_toks), n_vocab)]
     return [
         ("tokenizer.ggml.model", "STRING", "llama"),
         ("tokenizer.ggml.tokens", "ARRAY", toks, "STRING"),
         ("tokenizer.ggml.scores", "ARRAY", [float(-i) for i in range(n_vocab)], "FLOAT32"),
-        ("tokenizer.ggml.token_type", "ARRAY", [2, 3, 3] + [1] * (n_vocab - 3), "INT32"),
+        ("tokenizer.ggml.token_type", "ARRAY", [2, 3, 3] + [6] * len(byte_toks) + [1] * (n_vocab - 3 - len(byte_toks)),
+         "INT32"),
         ("tokenizer.ggml.bos_token_id", "UINT32", 1),
         ("tokenizer.ggml.eos_token_id", "UINT32", 2),
         ("tokenizer.ggml.unknown_token_id", "UINT32", 0),
@@ -741,14 +745,14 @@ def build_tinyllama(fx):
                  "GGUF llama, many tensor types, two projectors (mmproj-2.gguf), adapter, template/system/params/"
                  "messages, two licenses")
     types = {"token_embd": "Q4_K", "attn_norm": "F32", "attn_q": "Q8_0", "attn_k": "Q4_0", "attn_v": "Q6_K",
-             "attn_output": "Q5_K", "ffn_norm": "BF16", "ffn_gate": "Q4_1", "ffn_up": "Q5_0", "ffn_down": "Q3_K",
-             "output_norm": "F16", "output": "Q2_K"}
+             "attn_output": "Q5_K", "ffn_norm": "F32", "ffn_gate": "Q4_1", "ffn_up": "Q5_0", "ffn_down": "Q3_K",
+             "output_norm": "F32", "output": "Q2_K"}    # norms F32: llama.cpp's CPU ops multiply by f32 norms only
     extra = [("general.description", "STRING", "tiny <llama> & friends"), ("general.size_label", "STRING", "1M"),
-             ("llama.vocab_size", "UINT32", 32), ("test.u64", "UINT64", 2 ** 40 + 3), ("test.i8", "INT8", -5),
+             ("llama.vocab_size", "UINT32", 288), ("test.u64", "UINT64", 2 ** 40 + 3), ("test.i8", "INT8", -5),
              ("test.bool", "BOOL", True), ("test.f64", "FLOAT64", 0.1), ("test.i64", "INT64", -(2 ** 35)),
              ("test.u16", "UINT16", 65535), ("test.i16", "INT16", -300), ("test.u8", "UINT8", 7),
              ("test.i32", "INT32", -7), ("test.u8s", "ARRAY", [1, 2, 3], "UINT8")]
-    model = llama_gguf(fx, rng, "TinyLlama", 256, 256, 32, 4, 1, types, file_type=15, extra_kvs=extra)
+    model = llama_gguf(fx, rng, "TinyLlama", 256, 256, 288, 4, 1, types, file_type=15, extra_kvs=extra)
     proj = fx.gguf_pywriter("clip", [
         ("general.name", "STRING", "tiny-mmproj"), ("general.file_type", "UINT32", 1),
         ("clip.has_vision_encoder", "BOOL", True), ("clip.vision.image_size", "UINT32", 32),

@@ -71,6 +71,37 @@ class MountTreeTest {
         assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
     }
 
+    /**
+     * llama.cpp itself (node-llama-cpp's prebuilt CPU build) loads the original GGUF and every dequantized
+     * variant through the mount and continues a fixed prompt greedily: the variants hold the same weights,
+     * so their first tokens agree with the original's.
+     */
+    @Test
+    void llamaCppLoadsTheOriginalAndEveryDequantizedGguf() throws Exception {
+        Path dir = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
+        assertTrue(Files.isDirectory(dir.resolve("node_modules/node-llama-cpp")),
+                "node-llama-cpp not installed in " + dir + " (./test installs it there)");
+        List<String> files = List.of("model.gguf", "model.fp32.gguf", "model.fp16.gguf", "model.bf16.gguf");
+        List<String> cmd = new java.util.ArrayList<>(List.of("node", dir.resolve("llama_generate.mjs").toString()));
+        files.forEach(f -> cmd.add(mount.mountpoint.resolve("tinyllama").resolve(f).toString()));
+        Env.Run r = Env.run(600, cmd);
+        assertEquals(0, r.exit(), "llama.cpp run failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        var om = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<List<Integer>> runs = new java.util.ArrayList<>();
+        for (String line : r.output().lines().filter(l -> l.startsWith("{\"file\"")).toList()) {
+            List<Integer> toks = new java.util.ArrayList<>();
+            om.readTree(line).get("tokens").forEach(t -> toks.add(t.asInt()));
+            runs.add(toks);
+        }
+        assertEquals(files.size(), runs.size(), "one continuation per file:\n" + r.output());
+        for (int i = 0; i < runs.size(); i++) {
+            assertEquals(12, runs.get(i).size(), files.get(i));
+            assertTrue(runs.get(i).stream().allMatch(t -> t >= 0 && t < 288), files.get(i) + ": " + runs.get(i));
+            assertEquals(runs.getFirst().subList(0, 4), runs.get(i).subList(0, 4),
+                    files.get(i) + " continues differently from model.gguf: " + runs);
+        }
+    }
+
     @Test
     void inodesAreStableAcrossMountsAndSharedPerBlob() throws Exception {
         Map<String, Long> first = inodes(mount.mountpoint);
