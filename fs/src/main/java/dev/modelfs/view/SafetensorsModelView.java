@@ -37,9 +37,7 @@ public final class SafetensorsModelView implements ModelView {
             return;
         }
         Map<String, JsonNode> configs = componentConfigs(ctx);
-        BlobHeaders headers = new BlobHeaders(ctx.store());
-        TensorTable table = new TensorTableBuilder(headers::safetensors, c -> quantSection(configs, c), ctx.config().fileType())
-                .build(ctx.manifest());
+        TensorTable table = tensorTable(ctx, configs);
         for (String p : table.problems()) {
             LOG.warning(ctx.manifest().name() + ": " + p);
         }
@@ -57,6 +55,17 @@ public final class SafetensorsModelView implements ModelView {
                 LOG.warning(ctx.manifest().name() + ": component '" + component + "' left out: " + e.getMessage());
             }
         });
+    }
+
+    /** The model's tensor table, read the way the views read it (also used by {@code modelfs show}). */
+    public static TensorTable tensorTable(ModelContext ctx) {
+        return tensorTable(ctx, componentConfigs(ctx));
+    }
+
+    private static TensorTable tensorTable(ModelContext ctx, Map<String, JsonNode> configs) {
+        BlobHeaders headers = new BlobHeaders(ctx.store());
+        return new TensorTableBuilder(headers::safetensors, c -> quantSection(configs, c), ctx.config().fileType())
+                .build(ctx.manifest());
     }
 
     /** config.json of each component that has one (root: "config.json"). */

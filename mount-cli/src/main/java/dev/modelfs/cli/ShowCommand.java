@@ -8,7 +8,6 @@ import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.TensorTable;
-import dev.modelfs.model.TensorTableBuilder;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
@@ -93,7 +92,7 @@ final class ShowCommand implements Callable<Integer> {
             }
             return arr;
         }
-        TensorTable table = new TensorTableBuilder(headers::safetensors, c -> null, cfg.fileType()).build(m);
+        TensorTable table = dev.modelfs.view.SafetensorsModelView.tensorTable(new dev.modelfs.view.ModelContext(st, m, cfg, 0));
         for (LogicalTensor t : table.tensors()) {
             ObjectNode n = arr.addObject();
             n.put("name", t.name());
