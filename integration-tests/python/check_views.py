@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 import sys
 
 import numpy as np
@@ -298,14 +297,9 @@ def main():
         for rel, conv in m["converted"].items():
             p = os.path.join(mount, d, rel)
             what = f"{d}/{rel}"
-            try:
-                st = os.lstat(p)
-            except OSError as e:
-                r.fail(f"{what}: missing ({e.strerror})")
+            st = L.stat_read_only_file(r, p, what)
+            if st is None:
                 continue
-            if not r.ok(stat.S_ISREG(st.st_mode), f"{what}: not a regular file"):
-                continue
-            r.ok(stat.S_IMODE(st.st_mode) == 0o444, f"{what}: mode {oct(stat.S_IMODE(st.st_mode))}, expected 0o444")
             if conv["kind"] == "safetensors":
                 if check_safetensors_file(r, oracles, what, p, conv):
                     checked.add(f"{d}/{rel}")

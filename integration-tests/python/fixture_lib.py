@@ -754,6 +754,20 @@ class Report:
         return 1 if self.failed or self.passed == 0 else 0
 
 
+def stat_read_only_file(r: "Report", path: str, what: str):
+    """lstat a file on the mount and check it is a regular 0444 file; its stat, or None (failure reported)."""
+    import stat as _stat
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        r.fail(f"{what}: missing ({e.strerror})")
+        return None
+    if not r.ok(_stat.S_ISREG(st.st_mode), f"{what}: not a regular file"):
+        return None
+    r.ok(_stat.S_IMODE(st.st_mode) == 0o444, f"{what}: mode {oct(_stat.S_IMODE(st.st_mode))}, expected 0o444")
+    return st
+
+
 def load_expected(out_dir: str):
     with open(os.path.join(out_dir, "expected.json"), "r", encoding="utf-8") as f:
         return json.load(f)
