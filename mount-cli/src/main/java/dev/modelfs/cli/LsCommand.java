@@ -3,7 +3,6 @@ package dev.modelfs.cli;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
 import dev.modelfs.store.ManifestRef;
-import dev.modelfs.store.MediaType;
 import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.OllamaStore;
 import java.io.IOException;
