@@ -153,6 +153,20 @@ class MountTreeTest {
     }
 
     @Test
+    void statfsIsTheStoresFilesystemAndFilesSayWhereTheyComeFrom() throws Exception {
+        var mounted = Files.getFileStore(mount.mountpoint);
+        var store = Files.getFileStore(mount.store);
+        assertEquals(store.getTotalSpace(), mounted.getTotalSpace(), "statfs reports the store's filesystem");
+        assertTrue(mounted.isReadOnly(), "statfs flags the mount read-only");
+        Path gguf = mount.mountpoint.resolve("tinyllama/model.gguf");
+        assertTrue(xattr(gguf, "user.modelfs.digest").startsWith("sha256:"));
+        assertTrue(xattr(gguf, "user.modelfs.source").contains("model layer"));
+        assertTrue(xattr(mount.mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.source").contains("F16"));
+        assertEquals(null, xattr(mount.mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.digest"),
+                "converted files are no single blob");
+    }
+
+    @Test
     void everyMutationIsEROFS() {
         Path mp = mount.mountpoint;
         Path model = mp.resolve("tinyllama/model.gguf");
