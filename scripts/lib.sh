@@ -54,12 +54,16 @@ ensure_maven() {
 # Builds the CLI jar when it is missing or older than any source or pom.
 build_if_needed() {
   find_jdk
-  if [ -f "$MODELFS_JAR" ] && [ -z "$(find "$MODELFS_TOP" -path "$MODELFS_TOP/*/target" -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' \) -newer "$MODELFS_JAR" -print -quit)" ]; then
+  if [ -f "$MODELFS_JAR" ] && [ -z "$(find "$MODELFS_TOP" \( -path "$MODELFS_TOP/*/target" -o -name node_modules -o -name .git \) -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' \) -newer "$MODELFS_JAR" -print -quit)" ]; then
     return 0
   fi
   ensure_maven
   say "building (mvn package)…"
-  (cd "$MODELFS_TOP" && mvn -q -B -Dstyle.color=never -DskipTests package) >&2 || die "build failed"
+  local log; log=$(mktemp)
+  if ! (cd "$MODELFS_TOP" && mvn -q -B -Dstyle.color=never -DskipTests package) > "$log" 2>&1; then
+    cat "$log" >&2; rm -f "$log"; die "build failed"
+  fi
+  rm -f "$log"
 }
 
 # Python venv with the pinned test clients (safetensors, gguf, numpy, ml_dtypes, torch, transformers).
