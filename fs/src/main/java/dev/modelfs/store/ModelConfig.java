@@ -26,6 +26,21 @@ public record ModelConfig(JsonNode json) {
         }
     }
 
+    /** Largest config blob read; real ones are a few hundred bytes. */
+    public static final int MAX_BYTES = 1 << 20;
+
+    /**
+     * Reads and parses a manifest's config blob.
+     *
+     * @throws IOException if the manifest names a config blob that cannot be read (missing, too large)
+     */
+    public static ModelConfig read(OllamaStore store, Manifest m) throws IOException {
+        if (m.config().digest().isEmpty()) {
+            return EMPTY;
+        }
+        return parse(store.readSmallBlob(m.config().digest().get(), MAX_BYTES));
+    }
+
     public String modelFormat() {
         return json.path("model_format").asText("");
     }

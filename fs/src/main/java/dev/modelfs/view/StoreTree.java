@@ -92,12 +92,10 @@ public final class StoreTree {
             byte[] raw = store.readManifest(ref);
             Manifest m = ManifestParser.parse(ref.name(), raw);
             ModelConfig config = ModelConfig.EMPTY;
-            if (m.config().digest().isPresent()) {
-                try {
-                    config = ModelConfig.parse(store.readSmallBlob(m.config().digest().get(), 1 << 20));
-                } catch (IOException e) {
-                    LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
-                }
+            try {
+                config = ModelConfig.read(store, m);
+            } catch (IOException e) {
+                LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
             }
             ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
             DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),

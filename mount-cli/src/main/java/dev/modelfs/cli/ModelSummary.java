@@ -11,11 +11,8 @@ final class ModelSummary {
     private ModelSummary() {}
 
     static ModelConfig config(OllamaStore st, Manifest m) {
-        if (m.config().digest().isEmpty()) {
-            return ModelConfig.EMPTY;
-        }
         try {
-            return ModelConfig.parse(st.readSmallBlob(m.config().digest().get(), 1 << 20));
+            return ModelConfig.read(st, m);
         } catch (IOException e) {
             return ModelConfig.EMPTY;
         }
