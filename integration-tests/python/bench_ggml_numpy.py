@@ -22,7 +22,7 @@ except ImportError as e:  # pragma: no cover
     sys.exit(f"bench_ggml_numpy.py needs the 'gguf' package (pip install gguf==0.19.0): {e}")
 
 OUT_BYTES = 16 << 20
-# byte offsets of the f16 scale fields inside one block (FORMATS.md 6.4)
+# byte offsets of the f16 scale fields inside one block (docs/FORMATS.md 6.4)
 F16_FIELDS = {"Q4_0": [0], "Q8_0": [0], "Q4_K": [0, 2], "Q6_K": [208],
               "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q5_K": [0, 2], "Q2_K": [80, 82], "Q3_K": [108],
               "IQ4_NL": [0], "IQ4_XS": [0]}

@@ -1,6 +1,6 @@
 """Shared helpers for the modelfs fixture generator and checkers.
 
-Everything here is written from the byte-level specification (FORMATS.md) and the reference
+Everything here is written from the byte-level specification (docs/FORMATS.md) and the reference
 Python packages (numpy, ml_dtypes, safetensors, gguf-py); nothing is derived from the Java code.
 
 Contents

@@ -9,7 +9,7 @@ writes
     OUT/oracle/<model dir>/<logical tensor name>.npy   float32 oracles of every float/quantized tensor
     OUT/expected.json            what a modelfs mount of OUT/store must show (schema below)
 
-Everything is deterministic (fixed seeds) and derived from FORMATS.md with numpy / ml_dtypes /
+Everything is deterministic (fixed seeds) and derived from docs/FORMATS.md with numpy / ml_dtypes /
 gguf-py / safetensors / torch / transformers -- never from the Java implementation.
 
 expected.json schema (version 1)
@@ -485,7 +485,7 @@ class Model:
             fmt = fmt or "safetensors"
             converted, abs2 = st_views(fx, self)
             absent += abs2
-            self.optional += ["model.gguf", "*/model.gguf"]   # DESIGN.md's GGUF view: not in this contract
+            self.optional += ["model.gguf", "*/model.gguf"]   # docs/DESIGN.md's GGUF view: not in this contract
         fx.models[self.dir] = {
             "manifest": self.manifest_rel,
             "manifest_digest": "sha256:" + L.sha256_hex(mbytes),

@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * The options a mount is made with.
  *
- * <p>Defaults (DESIGN.md §3): {@code ro}, {@code use_ino} (stable inode numbers reach the kernel),
+ * <p>Defaults (docs/DESIGN.md §3): {@code ro}, {@code use_ino} (stable inode numbers reach the kernel),
  * {@code auto_cache} (the page cache survives reopen while a file's mtime and size are unchanged:
  * the speed of {@code kernel_cache} for immutable blobs, yet a re-pulled tag, which changes the
  * manifest mtime, is never served stale pages as {@code kernel_cache} would), and 0.7-second

@@ -10,7 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Decides how a quantized tensor is quantized (FORMATS.md §4.5): per-tensor metadata, then blob
+ * Decides how a quantized tensor is quantized (docs/FORMATS.md §4.5): per-tensor metadata, then blob
  * metadata, then the model's config.json {@code quantization} section, then shape inference (with
  * the config blob's {@code file_type} as the tie-breaking hint). The first candidate whose shapes and
  * dtypes are consistent wins; none consistent means the tensor cannot be read.

@@ -21,7 +21,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Builds a {@link TensorTable} from a manifest's tensor layers (FORMATS.md §4.8), covering every blob
+ * Builds a {@link TensorTable} from a manifest's tensor layers (docs/FORMATS.md §4.8), covering every blob
  * kind A–H: plain and combined quantized blobs, stacked and legacy packed experts, pre-quantized
  * fusions with {@code .global_scale}, {@code "data"}-keyed legacy blobs (including the v0.14–v0.15
  * {@code <name>}/{@code _scale}/{@code _qbias} layer triples), component-prefixed image-model keys and

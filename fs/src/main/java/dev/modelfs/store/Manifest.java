@@ -3,7 +3,7 @@ package dev.modelfs.store;
 import java.util.List;
 
 /**
- * A parsed manifest file (FORMATS.md §2) together with the exact bytes it was parsed from.
+ * A parsed manifest file (docs/FORMATS.md §2) together with the exact bytes it was parsed from.
  *
  * <p>Invariants: {@code digest} is the SHA-256 of {@code raw}; {@code layers} is unmodifiable and in
  * file order; {@code config} may have an empty digest.

@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A layer media type split into base and parameters ({@code base; k=v; ...}, FORMATS.md §2.3).
+ * A layer media type split into base and parameters ({@code base; k=v; ...}, docs/FORMATS.md §2.3).
  *
  * <p>Invariants: {@code base} is trimmed and lower-cased; {@code kind} is derived from {@code base}
  * alone; {@code params} keys are trimmed, values are trimmed, insertion-ordered and unmodifiable.

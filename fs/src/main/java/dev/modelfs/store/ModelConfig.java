@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The manifest's config blob ({@code ConfigV2}, FORMATS.md §3), read leniently: every field is
+ * The manifest's config blob ({@code ConfigV2}, docs/FORMATS.md §3), read leniently: every field is
  * optional and unknown fields are kept in {@link #json()}.
  *
  * <p>Invariant: accessors never throw; absent or mistyped fields read as empty strings / lists.

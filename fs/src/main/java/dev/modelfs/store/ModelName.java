@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * A fully qualified Ollama model name: host, namespace, model, tag (FORMATS.md §1.4).
+ * A fully qualified Ollama model name: host, namespace, model, tag (docs/FORMATS.md §1.4).
  *
  * <p>Invariants: every part is valid per {@link #isValidPart}; instances only come from
  * {@link #parse} (defaults filled in) or {@link #fromParts} (manifest path components), both of

@@ -17,7 +17,7 @@ import java.util.logging.Logger;
  * An Ollama model store on disk: {@code manifests/<host>/<ns>/<model>/<tag>} plus {@code blobs/}.
  *
  * <p>Invariants: the store is never written; only regular files exactly four levels below
- * {@code manifests/} whose components are valid name parts are manifests (FORMATS.md §1.2); a blob
+ * {@code manifests/} whose components are valid name parts are manifests (docs/FORMATS.md §1.2); a blob
  * path is only ever built from a validated {@link Digest}, so it always lies inside {@code blobs/}.
  */
 public final class OllamaStore {

@@ -21,7 +21,7 @@ import java.util.Map;
 import java.util.logging.Logger;
 
 /**
- * Converted files of GGUF-based models (DESIGN.md §1): {@code model.safetensors} (GGUF names,
+ * Converted files of GGUF-based models (docs/DESIGN.md §1): {@code model.safetensors} (GGUF names,
  * floats and integers as stored, quantized types as F32), {@code model.{fp32,fp16,bf16}.safetensors}
  * and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
  * dequantized, {@code general.file_type} updated; unquantized tensors and every other KV are

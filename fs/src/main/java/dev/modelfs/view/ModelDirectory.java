@@ -15,7 +15,7 @@ import java.util.SortedMap;
 import java.util.logging.Logger;
 
 /**
- * Builds the listing of one model directory (DESIGN.md §1): {@code ollama/*}, the GGUF blobs, JSON
+ * Builds the listing of one model directory (docs/DESIGN.md §1): {@code ollama/*}, the GGUF blobs, JSON
  * layers, per-tensor files, and whatever the registered {@link ModelView}s add.
  *
  * <p>Invariants: a pure function of the manifest and the blob headers; one bad layer loses only its

@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.logging.Logger;
 
 /**
- * Reassembled safetensors for safetensors-based models (DESIGN.md §1): per component
+ * Reassembled safetensors for safetensors-based models (docs/DESIGN.md §1): per component
  * {@code [c/]<weights>.safetensors} with every tensor as stored (packed codes and their companions)
  * and {@code [c/]<weights>.{fp32,fp16,bf16}.safetensors} with the logical tensors dequantized or cast.
  * Every file carries {@code __metadata__ {"format":"pt"}} so transformers and diffusers accept it.

@@ -11,8 +11,9 @@ import java.nio.file.Path;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Access to the shared test vectors (system property {@code modelfs.vectors}). A missing property or
- * file makes the calling test fail, never skip.
+ * The one way tests reach the test vectors: the {@code vectors/} folder of the test resources
+ * ({@code fs/src/test/resources/vectors}, described by its README and docs/FORMATS.md §10), found on
+ * the test class path. A missing folder or file makes the calling test fail, never skip.
  */
 public final class Vectors {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -22,15 +23,15 @@ public final class Vectors {
 
     /** The vectors directory; fails the test if it is not configured or absent. */
     public static Path dir() {
-        String p = System.getProperty("modelfs.vectors");
-        if (p == null || p.isBlank()) {
-            fail("system property modelfs.vectors is not set (run through Maven, fs/pom.xml sets it)");
+        java.net.URL readme = Vectors.class.getResource("/vectors/README.md");
+        if (readme == null) {
+            return fail("test vectors are not on the class path (fs/src/test/resources/vectors)");
         }
-        Path dir = Path.of(p).toAbsolutePath().normalize();
-        if (!Files.isDirectory(dir)) {
-            fail("test vectors directory " + dir + " does not exist");
+        try {
+            return Path.of(readme.toURI()).getParent();
+        } catch (java.net.URISyntaxException e) {
+            return fail("test vectors at an unusable location " + readme, e);
         }
-        return dir;
     }
 
     /** A vector file; fails the test if it is absent. */

@@ -29,7 +29,7 @@ import java.util.Map;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
-/** Every tensor blob kind of FORMATS.md §4.3 on small in-memory blobs. */
+/** Every tensor blob kind of docs/FORMATS.md §4.3 on small in-memory blobs. */
 class TensorTableBuilderTest {
     private final Map<Digest, byte[]> blobs = new HashMap<>();
     private final List<String> layers = new ArrayList<>();

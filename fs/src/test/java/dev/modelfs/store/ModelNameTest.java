@@ -12,7 +12,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class ModelNameTest {
 
-    /** Every row of FORMATS.md §1.4's table, plus the display/directory names DESIGN.md §1 derives. */
+    /** Every row of docs/FORMATS.md §1.4's table, plus the display/directory names docs/DESIGN.md §1 derives. */
     @ParameterizedTest
     @CsvSource({
         "z-image, registry.ollama.ai/library/z-image/latest, z-image:latest, z-image",

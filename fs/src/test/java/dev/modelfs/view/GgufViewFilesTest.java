@@ -1,5 +1,7 @@
 package dev.modelfs.view;
 
+import dev.modelfs.format.Vectors;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,25 +30,22 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * The GGUF model's converted files, synthesized over the shared {@code tiny-llama.gguf} vector:
+ * The GGUF model's converted files, synthesized over the {@code tiny-llama.gguf} test vector:
  * headers obey the reference readers' rules (§8.2 for safetensors, ggml's sequential offsets for
  * GGUF), dequantized data matches the vector's independent SHA-256 of each tensor's f32 values, and
  * reads split at any boundary equal one whole read.
  */
 class GgufViewFilesTest {
-    static final Path VECTORS = Path.of(System.getProperty("modelfs.vectors", "../../shared/vectors"));
-
-    final Path file = VECTORS.resolve("tiny-llama.gguf");
+    final Path file = Vectors.file("tiny-llama.gguf");
     final BlobRef blob;
     final GgufFile source;
     final JsonNode expected;
 
     GgufViewFilesTest() throws IOException {
-        assertTrue(Files.isRegularFile(file), "test vectors missing at " + VECTORS.toAbsolutePath());
         byte[] bytes = Files.readAllBytes(file);
         blob = new BlobRef(new Digest(HexFormat.of().formatHex(sha256(bytes))), bytes.length);
         source = GgufReader.read(MemorySegment.ofArray(bytes));
-        expected = new ObjectMapper().readTree(VECTORS.resolve("tiny-llama.gguf.json").toFile());
+        expected = new ObjectMapper().readTree(Vectors.file("tiny-llama.gguf.json").toFile());
     }
 
     static byte[] sha256(byte[] b) {

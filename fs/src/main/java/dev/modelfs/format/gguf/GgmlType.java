@@ -3,7 +3,7 @@ package dev.modelfs.format.gguf;
 import dev.modelfs.format.FormatException;
 
 /**
- * A ggml tensor element type as stored in a GGUF tensor info (FORMATS.md §6.2, current ggml ids).
+ * A ggml tensor element type as stored in a GGUF tensor info (docs/FORMATS.md §6.2, current ggml ids).
  *
  * <p>Invariants: {@link #id()} is the on-disk id (unique); a block of {@link #blockElements()}
  * consecutive elements of one row is stored in {@link #blockBytes()} bytes; plain types have

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The header of a GGUF file: version, metadata KVs and tensor infos (FORMATS.md §6.1).
+ * The header of a GGUF file: version, metadata KVs and tensor infos (docs/FORMATS.md §6.1).
  *
  * <p>Invariants (constructor, {@link FormatException} otherwise): {@code version} is 2 or 3;
  * {@code alignment} is a power of two and equals the {@code general.alignment} KV (type UINT32) if

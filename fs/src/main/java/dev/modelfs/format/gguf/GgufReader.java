@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Reads the header of a little-endian GGUF v2/v3 file (FORMATS.md §6.1): magic, version, counts,
+ * Reads the header of a little-endian GGUF v2/v3 file (docs/FORMATS.md §6.1): magic, version, counts,
  * metadata KVs and tensor infos. Tensor data is not touched: only the header bytes are read, so this
  * is cheap on multi-GB mmapped blobs.
  *

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One GGUF tensor info (FORMATS.md §6.1).
+ * One GGUF tensor info (docs/FORMATS.md §6.1).
  *
  * <p>Invariants (constructor, {@link FormatException} otherwise): {@code name} and {@code type}
  * non-null; {@code ne} has at most 4 dimensions ({@code GGML_MAX_DIMS}), stored order ({@code ne[0]}

@@ -3,7 +3,7 @@ package dev.modelfs.format.gguf;
 import dev.modelfs.format.FormatException;
 
 /**
- * The type of a GGUF metadata value ({@code gguf.h} {@code enum gguf_type}, FORMATS.md §6.1).
+ * The type of a GGUF metadata value ({@code gguf.h} {@code enum gguf_type}, docs/FORMATS.md §6.1).
  *
  * <p>Invariants: {@link #id()} is the on-disk id (0–12, unique). Each type has one Java
  * representation, used by {@link GgufKv} and {@link GgufArray}: {@code Byte} (UINT8, INT8),

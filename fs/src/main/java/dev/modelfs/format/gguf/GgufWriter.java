@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Encodes the pieces of a little-endian GGUF header (FORMATS.md §6.1) byte-exactly as ggml writes
+ * Encodes the pieces of a little-endian GGUF header (docs/FORMATS.md §6.1) byte-exactly as ggml writes
  * them, so that a view can assemble {@code preamble + KVs + tensor infos + zero padding to the
  * alignment + tensor data}. Every method is a pure function of its arguments; stateless and
  * thread-safe. Invalid arguments (anything that would give a file ggml cannot load) are a

@@ -6,7 +6,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A safetensors element type (FORMATS.md §8.4), spelled exactly as in the header JSON.
+ * A safetensors element type (docs/FORMATS.md §8.4), spelled exactly as in the header JSON.
  *
  * <p>Invariants: {@link #name()} is the exact upper-case header spelling; {@link #bits()} is the
  * element width in bits (4, 6, 8, 16, 32 or 64) and never changes. The declaration order of this

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A parsed safetensors header (FORMATS.md §8.1).
+ * A parsed safetensors header (docs/FORMATS.md §8.1).
  *
  * <p>Invariants: {@code 0 <= headerLength <= 100_000_000}; {@code tensors} is immutable, in header
  * JSON order, with unique names; {@code metadata} is null (absent or JSON {@code null}) or an

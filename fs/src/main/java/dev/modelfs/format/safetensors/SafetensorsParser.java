@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * Reads and validates the header of a safetensors file exactly as the reference reader does
- * (FORMATS.md §8.2, every row), plus an explicit duplicate-key check.
+ * (docs/FORMATS.md §8.2, every row), plus an explicit duplicate-key check.
  *
  * <p>Reads only bytes {@code [0, 8 + N)} of the input, so it is cheap on multi-GB mmapped blobs.
  * Every malformed input yields a {@link FormatException} with a one-line message; nothing else is

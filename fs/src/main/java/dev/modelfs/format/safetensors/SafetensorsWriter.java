@@ -16,7 +16,7 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Lays out a safetensors file the way the reference writer does (FORMATS.md §8.3), so that every
+ * Lays out a safetensors file the way the reference writer does (docs/FORMATS.md §8.3), so that every
  * reader of §8.2/§8.5 accepts it. Only computes the header bytes and the offsets; the caller streams
  * the tensor data. Stateless and thread-safe; the output is a pure function of the input.
  */

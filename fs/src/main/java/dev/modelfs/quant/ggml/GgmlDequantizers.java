@@ -4,7 +4,7 @@ import dev.modelfs.quant.BlockDequantizer;
 
 /**
  * GGML tensor element types → f32 dequantization kernels, bit-exact with ggml's
- * {@code dequantize_row_*} (FORMATS.md §6.2/§6.4).
+ * {@code dequantize_row_*} (docs/FORMATS.md §6.2/§6.4).
  *
  * <p>Every kernel is a stateless, thread-safe singleton; {@link BlockDequantizer#dequantize} checks
  * its arguments up front (throwing {@link IndexOutOfBoundsException} before writing anything when a
@@ -13,7 +13,7 @@ import dev.modelfs.quant.BlockDequantizer;
 public final class GgmlDequantizers {
     private GgmlDequantizers() {}
 
-    /** ggml_type ids (FORMATS.md §6.2). */
+    /** ggml_type ids (docs/FORMATS.md §6.2). */
     public static final int F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
             Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15, IQ2_XXS = 16, IQ2_XS = 17,
             IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25,
@@ -21,7 +21,7 @@ public final class GgmlDequantizers {
             NVFP4 = 40, Q1_0 = 41, Q2_0 = 42;
 
     /**
-     * Kernel for a GGML type id (ids of FORMATS.md §6.2): F32(0), F16(1), BF16(30), F64(28) and every
+     * Kernel for a GGML type id (ids of docs/FORMATS.md §6.2): F32(0), F16(1), BF16(30), F64(28) and every
      * quantized type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, MXFP4,
      * NVFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, Q1_0, Q2_0, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
      * IQ1_M. The plain types are "blocks" of one element.

@@ -34,7 +34,7 @@ abstract class GgmlKernel implements BlockDequantizer {
         return bytes;
     }
 
-    /** GGML type id (FORMATS.md §6.2). */
+    /** GGML type id (docs/FORMATS.md §6.2). */
     final int typeId() {
         return typeId;
     }

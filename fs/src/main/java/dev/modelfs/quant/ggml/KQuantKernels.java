@@ -17,7 +17,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The 256-element super-block types: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_XS, TQ1_0, TQ2_0
- * (FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}), f32 arithmetic in ggml's order.
+ * (docs/FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}), f32 arithmetic in ggml's order.
  */
 final class KQuantKernels {
     private KQuantKernels() {}

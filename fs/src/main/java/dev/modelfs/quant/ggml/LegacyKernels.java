@@ -13,7 +13,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The 32/64/128-element block types: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q1_0, Q2_0, IQ4_NL, MXFP4,
- * NVFP4 (FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}). All arithmetic is f32 in ggml's
+ * NVFP4 (docs/FORMATS.md §6.4; ggml-quants.c {@code dequantize_row_*}). All arithmetic is f32 in ggml's
  * order; Java never fuses multiply-add, so {@code x*d + m} rounds twice exactly like the C code
  * compiled without contraction (and like gguf-py).
  */

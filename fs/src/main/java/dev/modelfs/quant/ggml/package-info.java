@@ -1,6 +1,6 @@
 /**
  * GGML dequantization kernels ({@link dev.modelfs.quant.ggml.GgmlDequantizers#forTypeId}), bit-exact
- * with ggml's {@code dequantize_row_*} (FORMATS.md §6.2/§6.4).
+ * with ggml's {@code dequantize_row_*} (docs/FORMATS.md §6.2/§6.4).
  *
  * <p><b>Exactness.</b> All arithmetic is f32 in ggml's order (Java never contracts {@code a*b + c} into an
  * FMA). Where a kernel looks a small integer up in a table ({@code Le.S8_F32}, {@code Le.Q6_K_F32}, ...)

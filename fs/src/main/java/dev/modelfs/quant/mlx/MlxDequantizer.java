@@ -9,7 +9,7 @@ import java.lang.invoke.MethodType;
 import java.util.Objects;
 
 /**
- * Dequantizes MLX-quantized tensors (FORMATS.md §5) to little-endian f32.
+ * Dequantizes MLX-quantized tensors (docs/FORMATS.md §5) to little-endian f32.
  *
  * <p>Group {@code g} of the flattened tensor holds elements {@code g*G .. g*G+G-1}; its codes start at
  * {@code codesOffset + g*codeBytesPerGroup()} (packed as a little-endian bit stream, §5.2), its scale

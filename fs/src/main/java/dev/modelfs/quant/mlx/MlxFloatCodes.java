@@ -1,7 +1,7 @@
 package dev.modelfs.quant.mlx;
 
 /**
- * Decoders for the small float formats of the MLX fp modes, as MLX decodes them (FORMATS.md §5.7):
+ * Decoders for the small float formats of the MLX fp modes, as MLX decodes them (docs/FORMATS.md §5.7):
  * FP4 E2M1, FP8 E4M3 (0x7F/0xFF decode to ±480, not NaN) and the E8M0 scale (0 → 2^-127, 255 → +inf).
  * The kernels of {@link MlxDequantizer} read the same tables.
  */

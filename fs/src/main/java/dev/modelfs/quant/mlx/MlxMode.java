@@ -1,6 +1,6 @@
 package dev.modelfs.quant.mlx;
 
-/** MLX quantization modes (FORMATS.md §5.1). */
+/** MLX quantization modes (docs/FORMATS.md §5.1). */
 public enum MlxMode {
     /** {@code w = scale * q + bias}, unsigned integer codes of 2/3/4/5/6/8 bits. */
     AFFINE,

@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * Validated MLX quantization parameters (FORMATS.md §5.1): affine bits ∈ {2,3,4,5,6,8} with group
+ * Validated MLX quantization parameters (docs/FORMATS.md §5.1): affine bits ∈ {2,3,4,5,6,8} with group
  * size ∈ {32,64,128}; nvfp4 4 bits, group 16; mxfp4 4 bits, group 32; mxfp8 8 bits, group 32.
  */
 public record MlxQuant(MlxMode mode, int bits, int groupSize) {

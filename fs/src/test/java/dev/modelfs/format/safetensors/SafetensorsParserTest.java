@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Parser rules of FORMATS.md §8.2 beyond the shared vectors, and hostile inputs. */
+/** Parser rules of docs/FORMATS.md §8.2 beyond the shared vectors, and hostile inputs. */
 class SafetensorsParserTest {
 
     private static final String X = "{\"x\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}}";

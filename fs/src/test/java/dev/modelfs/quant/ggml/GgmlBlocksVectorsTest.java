@@ -1,5 +1,7 @@
 package dev.modelfs.quant.ggml;
 
+import dev.modelfs.format.Vectors;
+
 import static dev.modelfs.quant.ggml.VectorSupport.assertSameFloats;
 import static dev.modelfs.quant.ggml.VectorSupport.f32Bits;
 import static dev.modelfs.quant.ggml.VectorSupport.hex;
@@ -29,19 +31,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every block of the shared {@code ggml_blocks.json} (FORMATS.md §10), bit for bit. The vectors are
- * found through the system property {@code modelfs.vectors}; a missing property or file FAILS.
+ * Every block of {@code ggml_blocks.json} (docs/FORMATS.md §10), bit for bit, read through
+ * {@link Vectors}; a missing file FAILS.
  */
 class GgmlBlocksVectorsTest {
     private static JsonNode root;
 
     @BeforeAll
     static void load() throws IOException {
-        final String dir = System.getProperty("modelfs.vectors");
-        assertNotNull(dir, "system property modelfs.vectors is not set (fs/pom.xml surefire config)");
-        final Path file = Path.of(dir, "ggml_blocks.json");
-        assertTrue(Files.isRegularFile(file), "test vectors missing: " + file.toAbsolutePath());
-        root = new ObjectMapper().readTree(file.toFile());
+        root = Vectors.json("ggml_blocks.json");
     }
 
     @TestFactory
@@ -76,9 +74,7 @@ class GgmlBlocksVectorsTest {
     /** ggml's scale decoders against all 256 codes of the shared {@code fp_tables.json}. */
     @Test
     void fp4ScaleDecodersMatchFpTables() throws IOException {
-        final Path file = Path.of(System.getProperty("modelfs.vectors"), "fp_tables.json");
-        assertTrue(Files.isRegularFile(file), "test vectors missing: " + file.toAbsolutePath());
-        final JsonNode fp = new ObjectMapper().readTree(file.toFile());
+        final JsonNode fp = Vectors.json("fp_tables.json");
         final JsonNode ue4m3 = fp.get("ue4m3_ggml_x0_5");
         final JsonNode e8m0 = fp.get("e8m0_ggml_half");
         assertEquals(256, ue4m3.size());

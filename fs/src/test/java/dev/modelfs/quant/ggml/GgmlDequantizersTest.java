@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /** API behaviour of {@link GgmlDequantizers}: ids, block sizes, multi-block calls, offsets, bounds. */
 class GgmlDequantizersTest {
-    /** id, block elements, block bytes (FORMATS.md §6.2). */
+    /** id, block elements, block bytes (docs/FORMATS.md §6.2). */
     private static final int[][] TYPES = {
         {0, 1, 4}, {1, 1, 2}, {2, 32, 18}, {3, 32, 20}, {6, 32, 22}, {7, 32, 24}, {8, 32, 34}, {9, 32, 36},
         {10, 256, 84}, {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210}, {15, 256, 292},
@@ -143,7 +143,7 @@ class GgmlDequantizersTest {
         assertThrows(RuntimeException.class, () -> k.dequantize(src, 0, dst, 0, 1));
     }
 
-    // ---- hand-computed special cases (values from FORMATS.md §5.7/§6.4 and ggml-impl.h, not from this code)
+    // ---- hand-computed special cases (values from docs/FORMATS.md §5.7/§6.4 and ggml-impl.h, not from this code)
 
     private static int[] one(int id, byte... block) {
         final BlockDequantizer k = GgmlDequantizers.forTypeId(id);

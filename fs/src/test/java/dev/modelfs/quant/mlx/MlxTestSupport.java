@@ -1,5 +1,7 @@
 package dev.modelfs.quant.mlx;
 
+import dev.modelfs.format.Vectors;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -25,17 +27,9 @@ final class MlxTestSupport {
 
     private MlxTestSupport() {}
 
-    /** Reads a vector file from the directory named by system property {@code modelfs.vectors}; fails if absent. */
+    /** Reads a vector file through the one {@link Vectors} helper; fails if absent. */
     static JsonNode vectors(String file) {
-        String dir = System.getProperty("modelfs.vectors");
-        assertNotNull(dir, "system property modelfs.vectors is not set (run through Maven, see fs/pom.xml)");
-        Path p = Path.of(dir).resolve(file);
-        assertTrue(Files.isRegularFile(p), "test vector file missing: " + p.toAbsolutePath());
-        try {
-            return new ObjectMapper().readTree(p.toFile());
-        } catch (IOException e) {
-            return fail("cannot read " + p, e);
-        }
+        return Vectors.json(file);
     }
 
     /** A float written in a vector file: a JSON number, or "Infinity"/"-Infinity"/"NaN". */

@@ -2,7 +2,7 @@
 """Generates ggml_gguf_py_vectors.json (next to this script): random-but-valid GGML blocks and the
 float32 values gguf-py's numpy dequantizer (`gguf.quants.dequantize`, gguf==0.19.0) produces for them.
 
-It is the test oracle for the types that /work/shared/vectors/ggml_blocks.json lacks (the IQ lattice
+It is the test oracle for the types that the test vector ggml_blocks.json (fs/src/test/resources/vectors) lacks (the IQ lattice
 types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) and extra coverage for the other types
 gguf-py implements. Blocks are random bytes except the f16 scale fields, which are set to finite
 values: mostly random magnitudes in [2^-14, 2^-2] with random sign, plus a few edge blocks
