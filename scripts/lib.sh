@@ -96,3 +96,17 @@ ensure_node_client() {
     echo "$want" > "$stamp"
   fi
 }
+
+# llama.cpp's own Python converter (convert_hf_to_gguf.py + gguf-py), an independent oracle for the
+# GGUF <-> Hugging Face views: node-llama-cpp ships the exact llama.cpp source its prebuilt binary was
+# built from as a git bundle; clone it once beside node_modules (never committed).
+ensure_llama_cpp_source() {
+  local bundle="$MODELFS_TOP/integration-tests/node/node_modules/node-llama-cpp/llama/gitRelease.bundle"
+  local dest="$MODELFS_TOP/integration-tests/node/node_modules/.llama.cpp-src"
+  [ -f "$bundle" ] || die "llama.cpp source bundle missing at $bundle (npm install in integration-tests/node)"
+  if [ ! -f "$dest/convert_hf_to_gguf.py" ]; then
+    rm -rf "$dest"
+    git clone -q "$bundle" "$dest" 2>/dev/null || die "cannot unpack the llama.cpp source bundle into $dest"
+  fi
+  export MODELFS_LLAMA_CPP_SRC="$dest"
+}
