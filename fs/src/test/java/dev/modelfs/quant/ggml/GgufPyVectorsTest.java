@@ -25,7 +25,7 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Random-but-valid blocks dequantized by gguf-py 0.19.0's numpy code ({@code ggml_gguf_py_vectors.json},
- * made by {@code gen_gguf_py_vectors.py} beside it): the oracle for the IQ lattice types, which
+ * made by {@code tools/gen_gguf_py_vectors.py}): the oracle for the IQ lattice types, which
  * {@code ggml_blocks.json} lacks, and extra coverage for the other types gguf-py implements.
  */
 class GgufPyVectorsTest {

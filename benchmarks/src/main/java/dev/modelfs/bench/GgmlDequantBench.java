@@ -37,8 +37,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <p>Run from the repository root (JDK 25):
  * <pre>
- * mvn -q -pl fs -am test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/tmp/fs-test.cp
- * java -cp fs/target/test-classes:fs/target/classes:$(cat /tmp/fs-test.cp) dev.modelfs.bench.GgmlDequantBench [types...]
+ * mvn -q -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
+ * java -cp benchmarks/target/classes:$(cat benchmarks/target/bench.cp) dev.modelfs.bench.GgmlDequantBench [types...]
  * </pre>
  * (types default to Q4_0 Q8_0 Q4_K Q6_K; also Q4_1, Q5_0, Q5_K, IQ4_NL).
  * {@link #main} runs 1 fork, 2 warmup + 3 measurement iterations of 1 s and prints GB/s

@@ -39,9 +39,9 @@ import java.util.concurrent.TimeUnit;
  * everything in L2) shows the kernels without the memory traffic. Native (off-heap) segments, as for mmapped
  * blobs. On a shared machine the 16 MiB figures swing with other tenants' memory traffic.
  *
- * <p>Run: {@code mvn -pl fs -am test-compile}, then
- * {@code java -cp fs/target/test-classes:fs/target/classes:<test classpath> dev.modelfs.bench.MlxDequantBench}
- * (the classpath from {@code mvn -pl fs dependency:build-classpath -Dmdep.includeScope=test}).
+ * <p>Run (or use {@code scripts/bench.sh}, which runs every benchmark):
+ * {@code mvn -q -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp}, then
+ * {@code java -cp benchmarks/target/classes:$(cat benchmarks/target/bench.cp) dev.modelfs.bench.MlxDequantBench}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
