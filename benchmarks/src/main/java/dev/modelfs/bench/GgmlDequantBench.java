@@ -1,5 +1,6 @@
 package dev.modelfs.bench;
 
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 
@@ -63,20 +64,6 @@ public class GgmlDequantBench {
     private MemorySegment dst;
     private long blocks;
 
-    static int typeId(String name) {
-        return switch (name) {
-            case "Q4_0" -> GgmlDequantizers.Q4_0;
-            case "Q8_0" -> GgmlDequantizers.Q8_0;
-            case "Q4_K" -> GgmlDequantizers.Q4_K;
-            case "Q6_K" -> GgmlDequantizers.Q6_K;
-            case "Q4_1" -> GgmlDequantizers.Q4_1;
-            case "Q5_0" -> GgmlDequantizers.Q5_0;
-            case "Q5_K" -> GgmlDequantizers.Q5_K;
-            case "IQ4_NL" -> GgmlDequantizers.IQ4_NL;
-            default -> throw new IllegalArgumentException(name);
-        };
-    }
-
     /** Byte offsets of the f16 scale fields of the benchmarked types. */
     static int[] f16Fields(String name) {
         return switch (name) {
@@ -89,7 +76,7 @@ public class GgmlDequantBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        kernel = GgmlDequantizers.forTypeId(typeId(type));
+        kernel = GgmlDequantizers.forType(GgmlType.valueOf(type));
         blocks = OUT_BYTES / (4L * kernel.blockElements());
         arena = Arena.ofShared();
         src = arena.allocate(blocks * kernel.blockBytes(), 64);

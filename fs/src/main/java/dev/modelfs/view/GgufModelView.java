@@ -1,5 +1,6 @@
 package dev.modelfs.view;
 
+import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
@@ -62,21 +63,7 @@ public final class GgufModelView implements ModelView {
 
     private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
         return new Segment.Converted(new BlockConverted(blob, Math.addExact(g.dataStart(), t.offset()),
-                t.elements() / t.type().blockElements(), GgmlDequantizers.forTypeId(t.type().id()), out, t.name() + " " + t.type()));
-    }
-
-    private static Dtype storedDtype(GgmlType t) {
-        return switch (t) {
-            case F32 -> Dtype.F32;
-            case F16 -> Dtype.F16;
-            case BF16 -> Dtype.BF16;
-            case F64 -> Dtype.F64;
-            case I8 -> Dtype.I8;
-            case I16 -> Dtype.I16;
-            case I32 -> Dtype.I32;
-            case I64 -> Dtype.I64;
-            default -> null;
-        };
+                t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name() + " " + t.type()));
     }
 
     /** {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out}. */
@@ -84,7 +71,7 @@ public final class GgufModelView implements ModelView {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> data = new HashMap<>();
         for (GgufTensorInfo t : g.tensors()) {
-            Dtype stored = storedDtype(t.type());
+            Dtype stored = ElementTypes.dtype(t.type()).orElse(null);
             Dtype dtype;
             Segment seg;
             if (t.type().isInteger() || (stored != null && (out == null || stored == out.dtype))) {

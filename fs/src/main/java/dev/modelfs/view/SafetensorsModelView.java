@@ -2,6 +2,7 @@ package dev.modelfs.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
@@ -150,7 +151,7 @@ public final class SafetensorsModelView implements ModelView {
             } else if (m.dtype().isFloat() && m.dtype() != out.dtype) {
                 dtype = out.dtype;
                 seg = new Segment.Converted(new BlockConverted(new BlobRef(m.bytes().blob(), m.bytes().blobSize()),
-                        m.bytes().offset(), m.numel(), GgmlDequantizers.forTypeId(ggmlId(m.dtype())), out, t.name()));
+                        m.bytes().offset(), m.numel(), GgmlDequantizers.forType(ElementTypes.ggml(m.dtype()).orElseThrow()), out, t.name()));
             } else {
                 dtype = m.dtype();
                 seg = slice(m.bytes());
@@ -161,15 +162,5 @@ public final class SafetensorsModelView implements ModelView {
             }
         }
         return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
-    }
-
-    private static int ggmlId(Dtype d) {
-        return switch (d) {
-            case F32 -> 0;
-            case F16 -> 1;
-            case BF16 -> 30;
-            case F64 -> 28;
-            default -> throw new IllegalArgumentException("not a float dtype: " + d);
-        };
     }
 }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.io.IOException;
@@ -53,7 +54,7 @@ class GgufPyVectorsTest {
             final String name = e.getKey();
             final JsonNode t = e.getValue();
             tests.add(dynamicTest(name + " (" + t.get("n_blocks").asInt() + " blocks)", () -> {
-                final BlockDequantizer k = GgmlDequantizers.forTypeId(t.get("ggml_type").asInt());
+                final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(t.get("ggml_type").asInt()));
                 assertEquals(t.get("block_elems").asInt(), k.blockElements(), name);
                 assertEquals(t.get("block_bytes").asInt(), k.blockBytes(), name);
                 final byte[] data = hex(t.get("data_hex").asText());
