@@ -10,11 +10,9 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
-import dev.modelfs.store.Layer;
-import dev.modelfs.store.MediaType;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -33,19 +31,20 @@ public final class GgufModelView implements ModelView {
     private static final String FILE_TYPE = "general.file_type";
 
     @Override
-    public void addTo(ModelContext ctx, TreeBuilder tree) {
-        Layer model = ctx.manifest().first(MediaType.Kind.MODEL);
-        if (model == null || model.digest().isEmpty()) {
-            return;
+    public void addTo(ModelContext ctx, List<ModelTable> tables, TreeBuilder tree) {
+        for (ModelTable t : tables) {
+            switch (t) {
+                case ModelTable.Gguf g -> addTo(ctx, g, tree);
+                case ModelTable.UnreadableGguf u ->
+                        LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + u.reason());
+                case ModelTable.Safetensors s -> { }
+            }
         }
-        BlobRef blob = new BlobRef(model.digest().get(), model.size());
-        GgufFile g;
-        try {
-            g = new BlobHeaders(ctx.store()).gguf(blob.digest(), blob.expectedSize());
-        } catch (IOException | FormatException e) {
-            LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
-            return;
-        }
+    }
+
+    private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
+        BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
+        GgufFile g = model.file();
         try {
             ViewFiles.put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
             for (OutputType out : OutputType.values()) {
