@@ -1,13 +1,12 @@
 package dev.modelfs.bench;
 
+import dev.modelfs.format.LittleEndian;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Collection;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -83,13 +82,12 @@ public class GgmlDequantBench {
         dst = arena.allocate(OUT_BYTES, 64);
         final Random rnd = new Random(1);
         final byte[] block = new byte[kernel.blockBytes()];
-        final ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         for (long b = 0; b < blocks; b++) {
             rnd.nextBytes(block);
             final MemorySegment blk = src.asSlice(b * block.length, block.length);
             MemorySegment.copy(MemorySegment.ofArray(block), 0, blk, 0, block.length);
             for (int off : f16Fields(type)) {
-                blk.set(f16, off, Float.floatToFloat16((float) (rnd.nextGaussian() * 0.01)));
+                blk.set(LittleEndian.I16, off, Float.floatToFloat16((float) (rnd.nextGaussian() * 0.01)));
             }
         }
     }

@@ -325,9 +325,4 @@ public final class ModelFs extends FuseStubFS {
             LOG.warning(msg);
         }
     }
-
-    /** Number of files currently open (for tests and diagnostics). */
-    public int openCount() {
-        return open.size();
-    }
 }

@@ -1,6 +1,6 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.quant.ggml.Le.f16;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u16;

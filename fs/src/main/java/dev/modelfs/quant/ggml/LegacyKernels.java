@@ -1,10 +1,10 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.F32;
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.quant.ggml.Le.Q4_0_F32;
 import static dev.modelfs.quant.ggml.Le.S8_F32;
-import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.format.LittleEndian.I64;
 import static dev.modelfs.quant.ggml.Le.f16;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u8;

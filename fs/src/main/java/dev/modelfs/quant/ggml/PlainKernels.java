@@ -1,9 +1,9 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.F32;
-import static dev.modelfs.quant.ggml.Le.F64;
-import static dev.modelfs.quant.ggml.Le.I16;
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.F64;
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
 
 import dev.modelfs.format.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;

@@ -1,19 +1,19 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.VectorSupport.I32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.format.LittleEndian;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -152,10 +152,9 @@ class GgmlDequantizersTest {
     @Test
     void plainTypesKeepBits() {
         final MemorySegment f32 = MemorySegment.ofArray(new byte[12]);
-        final ValueLayout.OfInt le = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        f32.set(le, 0, 0x7FA0_0001); // signalling NaN with payload
-        f32.set(le, 4, 0x8000_0000);
-        f32.set(le, 8, 0x0000_0001);
+        f32.set(I32, 0, 0x7FA0_0001); // signalling NaN with payload
+        f32.set(I32, 4, 0x8000_0000);
+        f32.set(I32, 8, 0x0000_0001);
         assertArrayEquals(new int[] {0x7FA0_0001, 0x8000_0000, 0x0000_0001},
                 one(GgmlType.F32, f32.toArray(ValueLayout.JAVA_BYTE)));
         // BF16: bits << 16, NaN payload kept
@@ -167,9 +166,8 @@ class GgmlDequantizersTest {
                         (byte) 0x01, (byte) 0x00, (byte) 0x00, (byte) 0x7C));
         // F64: 1/3 rounds to nearest f32 0x3EAAAAAB; 1e300 → inf
         final MemorySegment f64 = MemorySegment.ofArray(new byte[16]);
-        final ValueLayout.OfDouble led = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        f64.set(led, 0, 1.0 / 3.0);
-        f64.set(led, 8, 1e300);
+        f64.set(LittleEndian.F64, 0, 1.0 / 3.0);
+        f64.set(LittleEndian.F64, 8, 1e300);
         assertArrayEquals(new int[] {0x3EAA_AAAB, 0x7F80_0000}, one(GgmlType.F64, f64.toArray(ValueLayout.JAVA_BYTE)));
     }
 
