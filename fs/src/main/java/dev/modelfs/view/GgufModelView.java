@@ -37,7 +37,7 @@ public final class GgufModelView implements ModelView {
                 case ModelTable.Gguf g -> addTo(ctx, g, tree);
                 case ModelTable.UnreadableGguf u ->
                         LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + u.reason());
-                case ModelTable.Safetensors s -> { }
+                case ModelTable.Safetensors _ -> { }
             }
         }
     }
