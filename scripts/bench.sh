@@ -11,8 +11,8 @@ mib=512
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
 cd "$MODELFS_TOP"
 mvn -q -B -Dstyle.color=never -DskipTests package
-mvn -q -B -Dstyle.color=never -pl fs -am test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.cp
-cp="fs/target/test-classes:fs/target/classes:$(cat fs/target/bench.cp)"
+mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
+cp="benchmarks/target/classes:$(cat benchmarks/target/bench.cp)"
 echo "## JMH: GGML kernels"
 "$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.GgmlDequantBench
 echo "## JMH: MLX kernels"

@@ -22,24 +22,11 @@ public final class ChunkCache {
         this.cache = Caffeine.newBuilder()
                 .maximumWeight(Math.max(0, maxBytes))
                 .weigher((Key k, MemorySegment v) -> (int) Math.min(Integer.MAX_VALUE, v.byteSize()))
-                .recordStats()
                 .build();
     }
 
     /** The chunk for {@code key}, computed by {@code compute} on a miss. */
     public MemorySegment get(Key key, Function<Key, MemorySegment> compute) {
         return cache.get(key, compute);
-    }
-
-    public long hitCount() {
-        return cache.stats().hitCount();
-    }
-
-    public long missCount() {
-        return cache.stats().missCount();
-    }
-
-    public void invalidateAll() {
-        cache.invalidateAll();
     }
 }

@@ -1,21 +1,21 @@
 package dev.modelfs.fuse;
 
-import dev.modelfs.cache.BlobSizeMismatchException;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.view.BlobResolver;
 import dev.modelfs.view.DirNode;
+import dev.modelfs.view.Errno;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.Node;
 import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.ReadFailure;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Logger;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
@@ -34,12 +34,14 @@ import ru.serce.jnrfuse.struct.Timespec;
  *
  * <p>Invariants: every mutating operation returns EROFS; an open file keeps serving the bytes of the
  * snapshot it was opened in (it holds its {@link OpenedSource}); a missing blob is ENOENT at open, a
- * size mismatch or a blob truncated under its mapping EIO; each distinct failure is logged once.
+ * size mismatch or a blob truncated under its mapping EIO ({@link ReadFailure#of}); each distinct failure
+ * is logged once while it is among the {@value #LOGGED_MAX} remembered (the memory of them is bounded).
  */
 public final class ModelFs extends FuseStubFS {
     private static final Logger LOG = Logger.getLogger(ModelFs.class.getName());
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
+    private static final int LOGGED_MAX = 10_000;
 
     private final StoreTree tree;
     private final BlobResolver resolver;
@@ -50,7 +52,8 @@ public final class ModelFs extends FuseStubFS {
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
     private record Handle(FileNode node, OpenedSource source) {}
-    private final Set<String> logged = ConcurrentHashMap.newKeySet();
+    /** Failure lines already logged, at most {@value #LOGGED_MAX} (size-bounded eviction, on the caller's thread). */
+    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
         this.tree = tree;
@@ -92,8 +95,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            logOnce("getattr " + path, e);
-            return -ErrorCodes.EIO();
+            return fail("getattr " + path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -131,8 +133,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            logOnce("readdir " + path, e);
-            return -ErrorCodes.EIO();
+            return fail("readdir " + path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -169,15 +170,8 @@ public final class ModelFs extends FuseStubFS {
             OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
-        } catch (NoSuchFileException e) {
-            logOnce("open " + path + ": blob missing " + e.getMessage(), null);
-            return -ErrorCodes.ENOENT();
-        } catch (BlobSizeMismatchException e) {
-            logOnce("open " + path + ": " + e.getMessage(), null);
-            return -ErrorCodes.EIO();
         } catch (IOException | RuntimeException e) {
-            logOnce("open " + path, e);
-            return -ErrorCodes.EIO();
+            return fail("open " + path, e);
         }
     }
 
@@ -192,8 +186,7 @@ public final class ModelFs extends FuseStubFS {
             MemorySegment dst = MemorySegment.ofAddress(buf.address()).reinterpret(size);
             return (int) src.read(offset, dst, 0, size);
         } catch (IOException | RuntimeException e) {
-            logOnce("read " + path, e);
-            return -ErrorCodes.EIO();
+            return fail("read " + path, e);
         }
     }
 
@@ -234,7 +227,7 @@ public final class ModelFs extends FuseStubFS {
             st.f_flag.set(Statvfs.ST_RDONLY);
             return 0;
         } catch (IOException | RuntimeException e) {
-            logOnce("statfs", e);
+            logOnce("statfs: " + e);
             return -ErrorCodes.EIO();
         }
     }
@@ -313,15 +306,23 @@ public final class ModelFs extends FuseStubFS {
         return "modelfs";
     }
 
-    private void logOnce(String what, Throwable e) {
-        String msg = e == null ? what : what + ": " + e;
-        if (logged.add(msg) && logged.size() < 100_000) {
-            LOG.warning(msg);
-        }
+    /** Logs a failed operation once and returns its negated errno ({@link ReadFailure#of} decides which). */
+    private int fail(String what, Throwable e) {
+        ReadFailure f = ReadFailure.of(e);
+        logOnce(what + ": " + f.getMessage());
+        return -errno(f.errno());
     }
 
-    /** Number of files currently open (for tests and diagnostics). */
-    public int openCount() {
-        return open.size();
+    private static int errno(Errno e) {
+        return switch (e) {
+            case ENOENT -> ErrorCodes.ENOENT();
+            case EIO -> ErrorCodes.EIO();
+        };
+    }
+
+    private void logOnce(String msg) {
+        if (logged.asMap().putIfAbsent(msg, Boolean.TRUE) == null) {
+            LOG.warning(msg);
+        }
     }
 }

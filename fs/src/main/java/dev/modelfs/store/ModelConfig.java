@@ -45,14 +45,6 @@ public record ModelConfig(JsonNode json) {
         return json.path("model_format").asText("");
     }
 
-    public String modelFamily() {
-        return json.path("model_family").asText("");
-    }
-
-    public String modelType() {
-        return json.path("model_type").asText("");
-    }
-
     public String fileType() {
         return json.path("file_type").asText("");
     }

@@ -94,13 +94,4 @@ public final class ByteSource {
         }
         return lo;
     }
-
-    /** The single blob this file is byte-for-byte, or null. */
-    public BlobRef wholeBlob() {
-        if (segments.length == 1 && segments[0] instanceof Segment.BlobSlice b
-                && b.offset() == 0 && b.length() == b.blob().expectedSize()) {
-            return b.blob();
-        }
-        return null;
-    }
 }

@@ -30,11 +30,6 @@ public abstract class ConvertedData {
     /** The blobs the data is computed from. */
     public abstract List<BlobRef> blobs();
 
-    /** Number of chunks. */
-    public final long chunkCount() {
-        return length() == 0 ? 0 : (length() + chunkBytes() - 1) / chunkBytes();
-    }
-
     /** Length of chunk {@code chunk}. */
     public final long chunkLength(long chunk) {
         return Math.min(chunkBytes(), length() - chunk * chunkBytes());

@@ -58,9 +58,4 @@ public final class DirNode implements Node {
     public Node child(String name) {
         return children().get(name);
     }
-
-    /** Whether the listing has been computed (for tests and diagnostics). */
-    public boolean loaded() {
-        return children != null;
-    }
 }

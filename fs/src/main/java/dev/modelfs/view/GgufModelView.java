@@ -1,5 +1,6 @@
 package dev.modelfs.view;
 
+import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
@@ -9,11 +10,9 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
-import dev.modelfs.store.Layer;
-import dev.modelfs.store.MediaType;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -32,19 +31,20 @@ public final class GgufModelView implements ModelView {
     private static final String FILE_TYPE = "general.file_type";
 
     @Override
-    public void addTo(ModelContext ctx, TreeBuilder tree) {
-        Layer model = ctx.manifest().first(MediaType.Kind.MODEL);
-        if (model == null || model.digest().isEmpty()) {
-            return;
+    public void addTo(ModelContext ctx, List<ModelTable> tables, TreeBuilder tree) {
+        for (ModelTable t : tables) {
+            switch (t) {
+                case ModelTable.Gguf g -> addTo(ctx, g, tree);
+                case ModelTable.UnreadableGguf u ->
+                        LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + u.reason());
+                case ModelTable.Safetensors _ -> { }
+            }
         }
-        BlobRef blob = new BlobRef(model.digest().get(), model.size());
-        GgufFile g;
-        try {
-            g = new BlobHeaders(ctx.store()).gguf(blob.digest(), blob.expectedSize());
-        } catch (IOException | FormatException e) {
-            LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
-            return;
-        }
+    }
+
+    private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
+        BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
+        GgufFile g = model.file();
         try {
             ViewFiles.put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
             for (OutputType out : OutputType.values()) {
@@ -62,21 +62,7 @@ public final class GgufModelView implements ModelView {
 
     private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
         return new Segment.Converted(new BlockConverted(blob, Math.addExact(g.dataStart(), t.offset()),
-                t.elements() / t.type().blockElements(), GgmlDequantizers.forTypeId(t.type().id()), out, t.name() + " " + t.type()));
-    }
-
-    private static Dtype storedDtype(GgmlType t) {
-        return switch (t) {
-            case F32 -> Dtype.F32;
-            case F16 -> Dtype.F16;
-            case BF16 -> Dtype.BF16;
-            case F64 -> Dtype.F64;
-            case I8 -> Dtype.I8;
-            case I16 -> Dtype.I16;
-            case I32 -> Dtype.I32;
-            case I64 -> Dtype.I64;
-            default -> null;
-        };
+                t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name() + " " + t.type()));
     }
 
     /** {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out}. */
@@ -84,7 +70,7 @@ public final class GgufModelView implements ModelView {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> data = new HashMap<>();
         for (GgufTensorInfo t : g.tensors()) {
-            Dtype stored = storedDtype(t.type());
+            Dtype stored = ElementTypes.dtype(t.type()).orElse(null);
             Dtype dtype;
             Segment seg;
             if (t.type().isInteger() || (stored != null && (out == null || stored == out.dtype))) {

@@ -2,6 +2,8 @@ package dev.modelfs.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.model.ModelTable;
+import dev.modelfs.model.ModelTables;
 import dev.modelfs.store.Digest;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
@@ -56,14 +58,25 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, "ollama/layers/" + l.digest().get().fileName(), l, l.mediaType().base());
             }
         }
+        List<ModelTable> tables = tables(ctx);
         for (ModelView v : views) {
             try {
-                v.addTo(ctx, tree);
+                v.addTo(ctx, tables, tree);
             } catch (RuntimeException e) {
                 LOG.warning(m.name() + ": " + v.getClass().getSimpleName() + " failed: " + e);
             }
         }
         return tree.build();
+    }
+
+    /** The model stage's tables of this model; none (logged) if building them failed unexpectedly. */
+    private static List<ModelTable> tables(ModelContext ctx) {
+        try {
+            return ModelTables.load(ctx.store(), ctx.manifest(), ctx.config());
+        } catch (RuntimeException e) {
+            LOG.warning(ctx.manifest().name() + ": tensor tables failed: " + e);
+            return List.of();
+        }
     }
 
     /** Places a file that is exactly one layer's blob. */

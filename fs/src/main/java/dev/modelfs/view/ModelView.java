@@ -1,10 +1,14 @@
 package dev.modelfs.view;
 
+import dev.modelfs.model.ModelTable;
+import java.util.List;
+
 /**
  * A family of synthesized files added to a model directory (converted safetensors, GGUF variants ...).
- * Implementations read only blob headers while building and must leave the tree unchanged for
- * models they do not apply to.
+ * Implementations receive the model's tensor tables from the model stage ({@link
+ * dev.modelfs.model.ModelTables#load}), read nothing else while building, and must leave the tree
+ * unchanged for models they do not apply to.
  */
 public interface ModelView {
-    void addTo(ModelContext ctx, TreeBuilder tree);
+    void addTo(ModelContext ctx, List<ModelTable> tables, TreeBuilder tree);
 }

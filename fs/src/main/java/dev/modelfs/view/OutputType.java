@@ -1,5 +1,6 @@
 package dev.modelfs.view;
 
+import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.quant.FloatCasts;
@@ -10,21 +11,22 @@ import java.lang.foreign.MemorySegment;
  * variant (HF's {@code variant=} convention: {@code model.bf16.safetensors}).
  */
 public enum OutputType {
-    F32("fp32", Dtype.F32, GgmlType.F32, 4, 0),
-    F16("fp16", Dtype.F16, GgmlType.F16, 2, 1),
-    BF16("bf16", Dtype.BF16, GgmlType.BF16, 2, 32);
+    F32("fp32", Dtype.F32, 4, 0),
+    F16("fp16", Dtype.F16, 2, 1),
+    BF16("bf16", Dtype.BF16, 2, 32);
 
     public final String variant;
     public final Dtype dtype;
+    /** The GGML type of {@link #dtype} ({@link ElementTypes}). */
     public final GgmlType ggml;
     public final int bytes;
     /** {@code general.file_type} (llama_ftype) of a GGUF whose quantized tensors are all this type. */
     public final int llamaFileType;
 
-    OutputType(String variant, Dtype dtype, GgmlType ggml, int bytes, int llamaFileType) {
+    OutputType(String variant, Dtype dtype, int bytes, int llamaFileType) {
         this.variant = variant;
         this.dtype = dtype;
-        this.ggml = ggml;
+        this.ggml = ElementTypes.ggml(dtype).orElseThrow();
         this.bytes = bytes;
         this.llamaFileType = llamaFileType;
     }

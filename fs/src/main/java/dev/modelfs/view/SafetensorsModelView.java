@@ -1,19 +1,16 @@
 package dev.modelfs.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
 import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.StoredTensor;
 import dev.modelfs.model.TensorTable;
-import dev.modelfs.model.TensorTableBuilder;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
-import dev.modelfs.store.Layer;
-import dev.modelfs.store.MediaType;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -29,21 +26,24 @@ import java.util.logging.Logger;
  */
 public final class SafetensorsModelView implements ModelView {
     private static final Logger LOG = Logger.getLogger(SafetensorsModelView.class.getName());
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Override
-    public void addTo(ModelContext ctx, TreeBuilder tree) {
-        if (ctx.manifest().first(MediaType.Kind.TENSOR) == null) {
-            return;
+    public void addTo(ModelContext ctx, List<ModelTable> tables, TreeBuilder tree) {
+        for (ModelTable t : tables) {
+            if (t instanceof ModelTable.Safetensors s) {
+                addTo(ctx, s, tree);
+            }
         }
-        Map<String, JsonNode> configs = componentConfigs(ctx);
-        TensorTable table = tensorTable(ctx, configs);
+    }
+
+    private static void addTo(ModelContext ctx, ModelTable.Safetensors model, TreeBuilder tree) {
+        TensorTable table = model.table();
         for (String p : table.problems()) {
             LOG.warning(ctx.manifest().name() + ": " + p);
         }
         table.byComponent().forEach((component, tensors) -> {
             String dir = component.isEmpty() ? "" : component + "/";
-            JsonNode cfg = configs.get(component);
+            JsonNode cfg = model.configs().get(component);
             String weights = cfg != null && cfg.has("_class_name") ? "diffusion_pytorch_model" : "model";
             try {
                 ViewFiles.put(ctx, tree, dir + weights + ".safetensors", asStored(tensors), "tensors as stored");
@@ -55,53 +55,6 @@ public final class SafetensorsModelView implements ModelView {
                 LOG.warning(ctx.manifest().name() + ": component '" + component + "' left out: " + e.getMessage());
             }
         });
-    }
-
-    /** The model's tensor table, read the way the views read it (also used by {@code modelfs show}). */
-    public static TensorTable tensorTable(ModelContext ctx) {
-        return tensorTable(ctx, componentConfigs(ctx));
-    }
-
-    private static TensorTable tensorTable(ModelContext ctx, Map<String, JsonNode> configs) {
-        BlobHeaders headers = new BlobHeaders(ctx.store());
-        return new TensorTableBuilder(headers::safetensors, c -> quantSection(configs, c), ctx.config().fileType())
-                .build(ctx.manifest());
-    }
-
-    /** config.json of each component that has one (root: "config.json"). */
-    private static Map<String, JsonNode> componentConfigs(ModelContext ctx) {
-        Map<String, JsonNode> out = new HashMap<>();
-        for (Layer l : ctx.manifest().layers(MediaType.Kind.JSON)) {
-            if (l.name() == null || l.digest().isEmpty()) {
-                continue;
-            }
-            String component;
-            if (l.name().equals("config.json")) {
-                component = "";
-            } else if (l.name().endsWith("/config.json") && l.name().indexOf('/') == l.name().length() - "/config.json".length()) {
-                component = l.name().substring(0, l.name().indexOf('/'));
-            } else {
-                continue;
-            }
-            try {
-                JsonNode n = JSON.readTree(ctx.store().readSmallBlob(l.digest().get(), 16 << 20));
-                if (n != null && n.isObject()) {
-                    out.put(component, n);
-                }
-            } catch (IOException e) {
-                LOG.warning(ctx.manifest().name() + ": cannot read " + l.name() + ": " + e.getMessage());
-            }
-        }
-        return out;
-    }
-
-    private static JsonNode quantSection(Map<String, JsonNode> configs, String component) {
-        JsonNode c = configs.getOrDefault(component, configs.get(""));
-        if (c == null) {
-            return null;
-        }
-        JsonNode q = c.get("quantization");
-        return q != null && q.isObject() ? q : c.get("quantization_config");
     }
 
     private static ByteSource asStored(List<LogicalTensor> tensors) {
@@ -150,7 +103,7 @@ public final class SafetensorsModelView implements ModelView {
             } else if (m.dtype().isFloat() && m.dtype() != out.dtype) {
                 dtype = out.dtype;
                 seg = new Segment.Converted(new BlockConverted(new BlobRef(m.bytes().blob(), m.bytes().blobSize()),
-                        m.bytes().offset(), m.numel(), GgmlDequantizers.forTypeId(ggmlId(m.dtype())), out, t.name()));
+                        m.bytes().offset(), m.numel(), GgmlDequantizers.forType(ElementTypes.ggml(m.dtype()).orElseThrow()), out, t.name()));
             } else {
                 dtype = m.dtype();
                 seg = slice(m.bytes());
@@ -161,15 +114,5 @@ public final class SafetensorsModelView implements ModelView {
             }
         }
         return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
-    }
-
-    private static int ggmlId(Dtype d) {
-        return switch (d) {
-            case F32 -> 0;
-            case F16 -> 1;
-            case BF16 -> 30;
-            case F64 -> 28;
-            default -> throw new IllegalArgumentException("not a float dtype: " + d);
-        };
     }
 }

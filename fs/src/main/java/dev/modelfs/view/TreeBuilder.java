@@ -83,25 +83,6 @@ public final class TreeBuilder {
         return true;
     }
 
-    /** Whether something already sits at {@code path}. */
-    public boolean contains(String path) {
-        List<String> parts = safeComponents(path);
-        if (parts == null) {
-            return false;
-        }
-        Object cur = root;
-        for (String p : parts) {
-            if (!(cur instanceof Dir d)) {
-                return false;
-            }
-            cur = d.entries.get(p);
-            if (cur == null) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     private String inodeScopeLabel() {
         return inodeScope.isEmpty() ? "" : "[" + inodeScope.substring(0, Math.min(12, inodeScope.length())) + "] ";
     }

@@ -4,21 +4,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.ModelTable;
+import dev.modelfs.model.ModelTables;
 import dev.modelfs.model.TensorTable;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
 import dev.modelfs.store.ManifestRef;
-import dev.modelfs.store.MediaType;
 import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.ModelName;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.BlobHeaders;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -78,29 +78,37 @@ final class ShowCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The model stage's tables: the GGUF model's tensor infos if it has one, else the safetensors tensor table. */
     private ArrayNode tensorTable(OllamaStore st, Manifest m, ModelConfig cfg) throws IOException {
         ArrayNode arr = JSON.createArrayNode();
-        BlobHeaders headers = new BlobHeaders(st);
-        Layer model = m.first(MediaType.Kind.MODEL);
-        if (model != null && model.digest().isPresent()) {
-            GgufFile g = headers.gguf(model.digest().get(), model.size());
-            for (GgufTensorInfo t : g.tensors()) {
-                ObjectNode n = arr.addObject();
-                n.put("name", t.name());
-                n.put("type", t.type().name());
-                n.put("shape", Arrays.toString(t.shape()));
+        List<ModelTable> tables = ModelTables.load(st, m, cfg);
+        for (ModelTable t : tables) {
+            if (t instanceof ModelTable.UnreadableGguf u) {
+                throw new IOException(u.reason());
             }
-            return arr;
+            if (t instanceof ModelTable.Gguf g) {
+                for (GgufTensorInfo info : g.file().tensors()) {
+                    ObjectNode n = arr.addObject();
+                    n.put("name", info.name());
+                    n.put("type", info.type().name());
+                    n.put("shape", Arrays.toString(info.shape()));
+                }
+                return arr;
+            }
         }
-        TensorTable table = dev.modelfs.view.SafetensorsModelView.tensorTable(new dev.modelfs.view.ModelContext(st, m, cfg, 0));
-        for (LogicalTensor t : table.tensors()) {
-            ObjectNode n = arr.addObject();
-            n.put("name", t.name());
-            n.put("type", t.quantized() ? t.quant().canonicalName() + " g" + t.quant().groupSize() : t.main().dtype().name());
-            n.put("shape", Arrays.toString(t.logicalShape()));
-        }
-        for (String p : table.problems()) {
-            arr.addObject().put("problem", p);
+        for (ModelTable t : tables) {
+            if (t instanceof ModelTable.Safetensors s) {
+                TensorTable table = s.table();
+                for (LogicalTensor lt : table.tensors()) {
+                    ObjectNode n = arr.addObject();
+                    n.put("name", lt.name());
+                    n.put("type", lt.quantized() ? lt.quant().canonicalName() + " g" + lt.quant().groupSize() : lt.main().dtype().name());
+                    n.put("shape", Arrays.toString(lt.logicalShape()));
+                }
+                for (String p : table.problems()) {
+                    arr.addObject().put("problem", p);
+                }
+            }
         }
         return arr;
     }

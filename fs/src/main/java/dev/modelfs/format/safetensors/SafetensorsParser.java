@@ -1,10 +1,10 @@
 package dev.modelfs.format.safetensors;
 
 import dev.modelfs.format.FormatException;
+import dev.modelfs.format.LittleEndian;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -19,7 +19,6 @@ import java.util.List;
  */
 public final class SafetensorsParser {
 
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private SafetensorsParser() {
     }
@@ -37,7 +36,7 @@ public final class SafetensorsParser {
         if (size < 8) {
             throw new FormatException("safetensors file too small: " + size + " bytes, need at least 8");
         }
-        long n = file.get(U64, 0);
+        long n = file.get(LittleEndian.I64, 0);
         if (Long.compareUnsigned(n, SafetensorsHeader.MAX_HEADER_LENGTH) > 0) {
             throw new FormatException("safetensors header length " + Long.toUnsignedString(n)
                     + " exceeds " + SafetensorsHeader.MAX_HEADER_LENGTH);

@@ -1,10 +1,11 @@
 package dev.modelfs.quant.ggml;
 
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 /**
- * GGML tensor element types → f32 dequantization kernels, bit-exact with ggml's
- * {@code dequantize_row_*} (docs/FORMATS.md §6.2/§6.4).
+ * GGML tensor element types ({@link GgmlType}, the one table of ids and block sizes) → f32
+ * dequantization kernels, bit-exact with ggml's {@code dequantize_row_*} (docs/FORMATS.md §6.2/§6.4).
  *
  * <p>Every kernel is a stateless, thread-safe singleton; {@link BlockDequantizer#dequantize} checks
  * its arguments up front (throwing {@link IndexOutOfBoundsException} before writing anything when a
@@ -13,23 +14,14 @@ import dev.modelfs.quant.BlockDequantizer;
 public final class GgmlDequantizers {
     private GgmlDequantizers() {}
 
-    /** ggml_type ids (docs/FORMATS.md §6.2). */
-    public static final int F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
-            Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15, IQ2_XXS = 16, IQ2_XS = 17,
-            IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25,
-            I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30, TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
-            NVFP4 = 40, Q1_0 = 41, Q2_0 = 42;
-
     /**
-     * Kernel for a GGML type id (ids of docs/FORMATS.md §6.2): F32(0), F16(1), BF16(30), F64(28) and every
-     * quantized type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, MXFP4,
-     * NVFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, Q1_0, Q2_0, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
-     * IQ1_M. The plain types are "blocks" of one element.
+     * Kernel for a GGML type: F32, F16, BF16, F64 and every quantized type of {@link GgmlType}. The plain
+     * types are "blocks" of one element; a kernel's block sizes are its type's.
      *
-     * @throws IllegalArgumentException for the integer types (I8..I64) and unknown or removed ids
+     * @throws IllegalArgumentException for the integer types (I8..I64), which have no f32 dequantization
      */
-    public static BlockDequantizer forTypeId(int ggmlTypeId) {
-        return switch (ggmlTypeId) {
+    public static BlockDequantizer forType(GgmlType type) {
+        return switch (type) {
             case F32 -> PlainKernels.F32_K;
             case F16 -> PlainKernels.F16_K;
             case BF16 -> PlainKernels.BF16_K;
@@ -62,8 +54,7 @@ public final class GgmlDequantizers {
             case IQ1_S -> IqGridKernels.IQ1_S_K;
             case IQ1_M -> IqGridKernels.IQ1_M_K;
             case I8, I16, I32, I64 -> throw new IllegalArgumentException(
-                    "GGML integer type " + ggmlTypeId + " has no f32 dequantization");
-            default -> throw new IllegalArgumentException("unknown or unsupported GGML type id " + ggmlTypeId);
+                    "GGML integer type " + type + " has no f32 dequantization");
         };
     }
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.quant.ggml;
 
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.lang.foreign.MemorySegment;
@@ -7,21 +8,20 @@ import java.util.Objects;
 
 /**
  * Base of the GGML kernels: argument checks up front (so a bad call throws before writing anything),
- * then {@link #run}, which each kernel implements with its own hot loop.
+ * then {@link #run}, which each kernel implements with its own hot loop. Block sizes come from the
+ * kernel's {@link GgmlType}, the one table of them.
  */
 abstract class GgmlKernel implements BlockDequantizer {
-    private final String name;
-    private final int typeId;
+    private final GgmlType type;
     private final int elems;
     private final int bytes;
     private final long maxBlocks;
 
-    GgmlKernel(String name, int typeId, int blockElements, int blockBytes) {
-        this.name = name;
-        this.typeId = typeId;
-        this.elems = blockElements;
-        this.bytes = blockBytes;
-        this.maxBlocks = Long.MAX_VALUE / Math.max(blockBytes, 4L * blockElements);
+    GgmlKernel(GgmlType type) {
+        this.type = type;
+        this.elems = type.blockElements();
+        this.bytes = type.blockBytes();
+        this.maxBlocks = Long.MAX_VALUE / Math.max(bytes, 4L * elems);
     }
 
     @Override
@@ -32,11 +32,6 @@ abstract class GgmlKernel implements BlockDequantizer {
     @Override
     public final int blockBytes() {
         return bytes;
-    }
-
-    /** GGML type id (docs/FORMATS.md §6.2). */
-    final int typeId() {
-        return typeId;
     }
 
     @Override
@@ -59,6 +54,6 @@ abstract class GgmlKernel implements BlockDequantizer {
 
     @Override
     public String toString() {
-        return "GGML " + name + " dequantizer";
+        return "GGML " + type + " dequantizer";
     }
 }

@@ -1,11 +1,12 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.quant.ggml.Le.f16;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u16;
 import static dev.modelfs.quant.ggml.Le.u8;
 
+import dev.modelfs.format.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -41,7 +42,7 @@ final class IqGridKernels {
     /** IQ2_XXS (256, 66 B): {@code d @0, qs[32]:u16 @2}; per 32 elements two u32 words (aux8 indices, signs+scale). */
     static final class IQ2_XXS extends GgmlKernel {
         IQ2_XXS() {
-            super("IQ2_XXS", GgmlDequantizers.IQ2_XXS, 256, 66);
+            super(GgmlType.IQ2_XXS);
         }
 
         @Override
@@ -68,7 +69,7 @@ final class IqGridKernels {
     /** IQ2_XS (256, 74 B): {@code d @0, qs[32]:u16 @2, scales[8] @66}; index = qs & 511, signs = ksigns[qs >> 9]. */
     static final class IQ2_XS extends GgmlKernel {
         IQ2_XS() {
-            super("IQ2_XS", GgmlDequantizers.IQ2_XS, 256, 74);
+            super(GgmlType.IQ2_XS);
         }
 
         @Override
@@ -97,7 +98,7 @@ final class IqGridKernels {
      */
     static final class IQ2_S extends GgmlKernel {
         IQ2_S() {
-            super("IQ2_S", GgmlDequantizers.IQ2_S, 256, 82);
+            super(GgmlType.IQ2_S);
         }
 
         @Override
@@ -133,7 +134,7 @@ final class IqGridKernels {
     /** IQ3_XXS (256, 98 B): {@code d @0, qs[64] @2 (grid indices), scales_and_signs[32] @66 (8 u32)}. */
     static final class IQ3_XXS extends GgmlKernel {
         IQ3_XXS() {
-            super("IQ3_XXS", GgmlDequantizers.IQ3_XXS, 256, 98);
+            super(GgmlType.IQ3_XXS);
         }
 
         @Override
@@ -164,7 +165,7 @@ final class IqGridKernels {
      */
     static final class IQ3_S extends GgmlKernel {
         IQ3_S() {
-            super("IQ3_S", GgmlDequantizers.IQ3_S, 256, 110);
+            super(GgmlType.IQ3_S);
         }
 
         @Override
@@ -206,7 +207,7 @@ final class IqGridKernels {
      */
     static final class IQ1_S extends GgmlKernel {
         IQ1_S() {
-            super("IQ1_S", GgmlDequantizers.IQ1_S, 256, 50);
+            super(GgmlType.IQ1_S);
         }
 
         @Override
@@ -235,7 +236,7 @@ final class IqGridKernels {
      */
     static final class IQ1_M extends GgmlKernel {
         IQ1_M() {
-            super("IQ1_M", GgmlDequantizers.IQ1_M, 256, 56);
+            super(GgmlType.IQ1_M);
         }
 
         @Override

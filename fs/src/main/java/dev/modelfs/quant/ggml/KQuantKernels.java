@@ -1,8 +1,8 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.F32;
-import static dev.modelfs.quant.ggml.Le.I32;
-import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I32;
+import static dev.modelfs.format.LittleEndian.I64;
 import static dev.modelfs.quant.ggml.Le.S8_F32;
 import static dev.modelfs.quant.ggml.Le.Q3_K_F32;
 import static dev.modelfs.quant.ggml.Le.Q6_K_F32;
@@ -13,6 +13,7 @@ import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u16;
 import static dev.modelfs.quant.ggml.Le.u8;
 
+import dev.modelfs.format.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -38,7 +39,7 @@ final class KQuantKernels {
      */
     static final class Q2_K extends GgmlKernel {
         Q2_K() {
-            super("Q2_K", GgmlDequantizers.Q2_K, 256, 84);
+            super(GgmlType.Q2_K);
         }
 
         @Override
@@ -76,7 +77,7 @@ final class KQuantKernels {
      */
     static final class Q3_K extends GgmlKernel {
         Q3_K() {
-            super("Q3_K", GgmlDequantizers.Q3_K, 256, 110);
+            super(GgmlType.Q3_K);
         }
 
         @Override
@@ -134,7 +135,7 @@ final class KQuantKernels {
      */
     static final class Q4_K extends GgmlKernel {
         Q4_K() {
-            super("Q4_K", GgmlDequantizers.Q4_K, 256, 144);
+            super(GgmlType.Q4_K);
         }
 
         @Override
@@ -172,7 +173,7 @@ final class KQuantKernels {
      */
     static final class Q5_K extends GgmlKernel {
         Q5_K() {
-            super("Q5_K", GgmlDequantizers.Q5_K, 256, 176);
+            super(GgmlType.Q5_K);
         }
 
         @Override
@@ -218,7 +219,7 @@ final class KQuantKernels {
      */
     static final class Q6_K extends GgmlKernel {
         Q6_K() {
-            super("Q6_K", GgmlDequantizers.Q6_K, 256, 210);
+            super(GgmlType.Q6_K);
         }
 
         @Override
@@ -271,7 +272,7 @@ final class KQuantKernels {
     /** Q8_K (256, 292 B): {@code d:f32 @0, qs[256]:int8 @4, bsums @260 (unused)}; {@code y = d * qs}. */
     static final class Q8_K extends GgmlKernel {
         Q8_K() {
-            super("Q8_K", GgmlDequantizers.Q8_K, 256, 292);
+            super(GgmlType.Q8_K);
         }
 
         @Override
@@ -294,7 +295,7 @@ final class KQuantKernels {
      */
     static final class IQ4_XS extends GgmlKernel {
         IQ4_XS() {
-            super("IQ4_XS", GgmlDequantizers.IQ4_XS, 256, 136);
+            super(GgmlType.IQ4_XS);
         }
 
         @Override
@@ -329,7 +330,7 @@ final class KQuantKernels {
         private static final int[] POW3 = {1, 3, 9, 27, 81, 243};
 
         TQ1_0() {
-            super("TQ1_0", GgmlDequantizers.TQ1_0, 256, 54);
+            super(GgmlType.TQ1_0);
         }
 
         private static int digit(int b, int n) {
@@ -364,7 +365,7 @@ final class KQuantKernels {
     /** TQ2_0 (256, 66 B): {@code qs[64] @0, d @64}; {@code y[128c + 32l + m] = (((qs[32c+m] >> 2l) & 3) - 1) * d}. */
     static final class TQ2_0 extends GgmlKernel {
         TQ2_0() {
-            super("TQ2_0", GgmlDequantizers.TQ2_0, 256, 66);
+            super(GgmlType.TQ2_0);
         }
 
         @Override

@@ -1,19 +1,16 @@
 package dev.modelfs.quant.ggml;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
-/** Little-endian unaligned layouts and small helpers shared by the kernels. */
+/** Small helpers and tables shared by the kernels (layouts: {@link dev.modelfs.format.LittleEndian}). */
 final class Le {
     private Le() {}
 
     static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
-    static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** IEEE half at {@code off} as f32 (exact; ggml's GGML_FP16_TO_FP32). */
     static float f16(MemorySegment s, long off) {

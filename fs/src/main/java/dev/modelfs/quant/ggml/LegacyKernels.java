@@ -1,14 +1,15 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.F32;
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.quant.ggml.Le.Q4_0_F32;
 import static dev.modelfs.quant.ggml.Le.S8_F32;
-import static dev.modelfs.quant.ggml.Le.I64;
+import static dev.modelfs.format.LittleEndian.I64;
 import static dev.modelfs.quant.ggml.Le.f16;
 import static dev.modelfs.quant.ggml.Le.put;
 import static dev.modelfs.quant.ggml.Le.u8;
 
+import dev.modelfs.format.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -43,7 +44,7 @@ final class LegacyKernels {
      */
     static final class Q4_0 extends GgmlKernel {
         Q4_0() {
-            super("Q4_0", GgmlDequantizers.Q4_0, 32, 18);
+            super(GgmlType.Q4_0);
         }
 
         @Override
@@ -66,7 +67,7 @@ final class LegacyKernels {
     /** Q4_1 (32, 20 B): {@code d @0, m @2, qs[16] @4}; {@code y = nibble * d + m}. */
     static final class Q4_1 extends GgmlKernel {
         Q4_1() {
-            super("Q4_1", GgmlDequantizers.Q4_1, 32, 20);
+            super(GgmlType.Q4_1);
         }
 
         @Override
@@ -88,7 +89,7 @@ final class LegacyKernels {
     /** Q5_0 (32, 22 B): {@code d @0, qh:u32 @2, qs[16] @6}; {@code y = ((nibble | bit<<4) - 16) * d}. */
     static final class Q5_0 extends GgmlKernel {
         Q5_0() {
-            super("Q5_0", GgmlDequantizers.Q5_0, 32, 22);
+            super(GgmlType.Q5_0);
         }
 
         @Override
@@ -112,7 +113,7 @@ final class LegacyKernels {
     /** Q5_1 (32, 24 B): {@code d @0, m @2, qh:u32 @4, qs[16] @8}; {@code y = code * d + m}. */
     static final class Q5_1 extends GgmlKernel {
         Q5_1() {
-            super("Q5_1", GgmlDequantizers.Q5_1, 32, 24);
+            super(GgmlType.Q5_1);
         }
 
         @Override
@@ -137,7 +138,7 @@ final class LegacyKernels {
     /** Q8_0 (32, 34 B): {@code d @0, qs[32]:int8 @2}; {@code y = qs * d}. */
     static final class Q8_0 extends GgmlKernel {
         Q8_0() {
-            super("Q8_0", GgmlDequantizers.Q8_0, 32, 34);
+            super(GgmlType.Q8_0);
         }
 
         @Override
@@ -157,7 +158,7 @@ final class LegacyKernels {
     /** Q8_1 (32, 36 B): {@code d @0, s @2 (unused), qs[32]:int8 @4}; {@code y = qs * d}. */
     static final class Q8_1 extends GgmlKernel {
         Q8_1() {
-            super("Q8_1", GgmlDequantizers.Q8_1, 32, 36);
+            super(GgmlType.Q8_1);
         }
 
         @Override
@@ -177,7 +178,7 @@ final class LegacyKernels {
     /** Q1_0 (128, 18 B): {@code d @0, qs[16] @2}; element j = bit j ? d : -d. */
     static final class Q1_0 extends GgmlKernel {
         Q1_0() {
-            super("Q1_0", GgmlDequantizers.Q1_0, 128, 18);
+            super(GgmlType.Q1_0);
         }
 
         @Override
@@ -200,7 +201,7 @@ final class LegacyKernels {
     /** Q2_0 (64, 18 B): {@code d @0, qs[16] @2}; {@code code = (qs[j/4] >> 2(j%4)) & 3}, {@code y = (code - 1) * d}. */
     static final class Q2_0 extends GgmlKernel {
         Q2_0() {
-            super("Q2_0", GgmlDequantizers.Q2_0, 64, 18);
+            super(GgmlType.Q2_0);
         }
 
         @Override
@@ -222,7 +223,7 @@ final class LegacyKernels {
     /** IQ4_NL (32, 18 B): {@code d @0, qs[16] @2}; {@code y[j] = d * K[lo]}, {@code y[j+16] = d * K[hi]}. */
     static final class IQ4_NL extends GgmlKernel {
         IQ4_NL() {
-            super("IQ4_NL", GgmlDequantizers.IQ4_NL, 32, 18);
+            super(GgmlType.IQ4_NL);
         }
 
         @Override
@@ -252,7 +253,7 @@ final class LegacyKernels {
     /** MXFP4 (32, 17 B): {@code e:u8 @0 (E8M0), qs[16] @1}; {@code y = kvalues_fp4[code] * e8m0_half(e)}. */
     static final class MXFP4 extends GgmlKernel {
         MXFP4() {
-            super("MXFP4", GgmlDequantizers.MXFP4, 32, 17);
+            super(GgmlType.MXFP4);
         }
 
         @Override
@@ -296,7 +297,7 @@ final class LegacyKernels {
      */
     static final class NVFP4 extends GgmlKernel {
         NVFP4() {
-            super("NVFP4", GgmlDequantizers.NVFP4, 64, 36);
+            super(GgmlType.NVFP4);
         }
 
         @Override

@@ -1,10 +1,11 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.Le.F32;
-import static dev.modelfs.quant.ggml.Le.F64;
-import static dev.modelfs.quant.ggml.Le.I16;
-import static dev.modelfs.quant.ggml.Le.I32;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.F64;
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
 
+import dev.modelfs.format.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 
 /** F32, F16, BF16 and F64 element arrays ("blocks" of one element). */
@@ -16,7 +17,7 @@ final class PlainKernels {
 
     static final class F32Kernel extends GgmlKernel {
         F32Kernel() {
-            super("F32", GgmlDequantizers.F32, 1, 4);
+            super(GgmlType.F32);
         }
 
         @Override
@@ -29,7 +30,7 @@ final class PlainKernels {
 
     static final class F16Kernel extends GgmlKernel {
         F16Kernel() {
-            super("F16", GgmlDequantizers.F16, 1, 2);
+            super(GgmlType.F16);
         }
 
         @Override
@@ -45,7 +46,7 @@ final class PlainKernels {
 
     static final class BF16Kernel extends GgmlKernel {
         BF16Kernel() {
-            super("BF16", GgmlDequantizers.BF16, 1, 2);
+            super(GgmlType.BF16);
         }
 
         @Override
@@ -61,7 +62,7 @@ final class PlainKernels {
 
     static final class F64Kernel extends GgmlKernel {
         F64Kernel() {
-            super("F64", GgmlDequantizers.F64, 1, 8);
+            super(GgmlType.F64);
         }
 
         @Override

@@ -1,5 +1,5 @@
 /**
- * GGML dequantization kernels ({@link dev.modelfs.quant.ggml.GgmlDequantizers#forTypeId}), bit-exact
+ * GGML dequantization kernels ({@link dev.modelfs.quant.ggml.GgmlDequantizers#forType}), bit-exact
  * with ggml's {@code dequantize_row_*} (docs/FORMATS.md §6.2/§6.4).
  *
  * <p><b>Exactness.</b> All arithmetic is f32 in ggml's order (Java never contracts {@code a*b + c} into an

@@ -1,8 +1,12 @@
 package dev.modelfs.format.gguf;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.format.FormatException;
+import dev.modelfs.format.Vectors;
 import org.junit.jupiter.api.Test;
 
+import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -32,6 +36,26 @@ class GgufTypesTest {
         assertFalse(GgmlType.BF16.isQuantized());
         assertTrue(GgmlType.I64.isInteger());
         assertFalse(GgmlType.F32.isInteger());
+    }
+
+    /**
+     * The whole table against the spec's (docs/FORMATS.md §6.2, as recorded independently in the
+     * {@code type_table} of the test vector ggml_blocks.json): same names, ids and block sizes, and no
+     * type on either side that the other lacks.
+     */
+    @Test
+    void ggmlTypeTableMatchesTheSpec() {
+        JsonNode table = Vectors.json("ggml_blocks.json").get("type_table");
+        Set<GgmlType> seen = EnumSet.noneOf(GgmlType.class);
+        for (Map.Entry<String, JsonNode> e : table.properties()) {
+            GgmlType t = GgmlType.valueOf(e.getKey());
+            assertEquals(e.getValue().get("id").asInt(), t.id(), "id of " + t);
+            assertEquals(e.getValue().get("block_elems").asInt(), t.blockElements(), "block elements of " + t);
+            assertEquals(e.getValue().get("block_bytes").asInt(), t.blockBytes(), "block bytes of " + t);
+            assertEquals(t, GgmlType.byId(t.id()));
+            seen.add(t);
+        }
+        assertEquals(EnumSet.allOf(GgmlType.class), seen, "types missing from the spec's table");
     }
 
     @Test

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.io.IOException;
@@ -54,7 +55,7 @@ class GgmlBlocksVectorsTest {
             for (JsonNode c : type.get("cases")) {
                 final int caseNo = i++;
                 tests.add(dynamicTest(name + " case " + caseNo + ": " + c.get("description").asText(), () -> {
-                    final BlockDequantizer k = GgmlDequantizers.forTypeId(type.get("ggml_type").asInt());
+                    final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(type.get("ggml_type").asInt()));
                     assertEquals(type.get("block_elems").asInt(), k.blockElements(), name + " block elements");
                     assertEquals(type.get("block_bytes").asInt(), k.blockBytes(), name + " block bytes");
                     final byte[] data = hex(c.get("data_hex").asText());
@@ -100,10 +101,10 @@ class GgmlBlocksVectorsTest {
         for (Map.Entry<String, JsonNode> e : root.get("type_table").properties()) {
             final int id = e.getValue().get("id").asInt();
             if (ints.contains(e.getKey())) {
-                assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forTypeId(id), e.getKey());
+                assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forType(GgmlType.byId(id)), e.getKey());
                 continue;
             }
-            final BlockDequantizer k = GgmlDequantizers.forTypeId(id);
+            final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(id));
             assertEquals(e.getValue().get("block_elems").asInt(), k.blockElements(), e.getKey());
             assertEquals(e.getValue().get("block_bytes").asInt(), k.blockBytes(), e.getKey());
             checked++;

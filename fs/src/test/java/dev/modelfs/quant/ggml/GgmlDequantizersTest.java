@@ -1,55 +1,50 @@
 package dev.modelfs.quant.ggml;
 
-import static dev.modelfs.quant.ggml.VectorSupport.I32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.format.LittleEndian;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.Random;
-import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
 
-/** API behaviour of {@link GgmlDequantizers}: ids, block sizes, multi-block calls, offsets, bounds. */
+/** API behaviour of {@link GgmlDequantizers}: types, block sizes, multi-block calls, offsets, bounds. */
 class GgmlDequantizersTest {
-    /** id, block elements, block bytes (docs/FORMATS.md §6.2). */
-    private static final int[][] TYPES = {
-        {0, 1, 4}, {1, 1, 2}, {2, 32, 18}, {3, 32, 20}, {6, 32, 22}, {7, 32, 24}, {8, 32, 34}, {9, 32, 36},
-        {10, 256, 84}, {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210}, {15, 256, 292},
-        {16, 256, 66}, {17, 256, 74}, {18, 256, 98}, {19, 256, 50}, {20, 32, 18}, {21, 256, 110},
-        {22, 256, 82}, {23, 256, 136}, {28, 1, 8}, {29, 256, 56}, {30, 1, 2}, {34, 256, 54}, {35, 256, 66},
-        {39, 32, 17}, {40, 64, 36}, {41, 128, 18}, {42, 64, 18},
-    };
-
-    static IntStream typeIds() {
-        return java.util.Arrays.stream(TYPES).mapToInt(t -> t[0]);
+    /** Every type with an f32 dequantization: all but the integer types. */
+    static Stream<GgmlType> dequantizable() {
+        return Arrays.stream(GgmlType.values()).filter(t -> !t.isInteger());
     }
 
-    @Test
-    void blockSizesAndSingletons() {
-        for (int[] t : TYPES) {
-            final BlockDequantizer k = GgmlDequantizers.forTypeId(t[0]);
-            assertEquals(t[1], k.blockElements(), "elements of type " + t[0]);
-            assertEquals(t[2], k.blockBytes(), "bytes of type " + t[0]);
-            assertSame(k, GgmlDequantizers.forTypeId(t[0]), "singleton for type " + t[0]);
-        }
+    /** Block sizes come from the type (checked against the spec's table in GgufTypesTest); one kernel per type. */
+    @ParameterizedTest
+    @MethodSource("dequantizable")
+    void blockSizesAndSingletons(GgmlType t) {
+        final BlockDequantizer k = GgmlDequantizers.forType(t);
+        assertEquals(t.blockElements(), k.blockElements(), "elements of " + t);
+        assertEquals(t.blockBytes(), k.blockBytes(), "bytes of " + t);
+        assertSame(k, GgmlDequantizers.forType(t), "singleton for " + t);
+        assertTrue(k.toString().contains(t.name()), k.toString());
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {24, 25, 26, 27, 4, 5, 31, 32, 33, 36, 37, 38, 43, 44, -1, 1000, Integer.MIN_VALUE})
-    void rejectsIntegerRemovedAndUnknownIds(int id) {
-        assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forTypeId(id));
+    @EnumSource(value = GgmlType.class, names = {"I8", "I16", "I32", "I64"})
+    void rejectsIntegerTypes(GgmlType t) {
+        assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forType(t));
     }
 
     /** Random source bytes (scale fields may decode to inf/NaN: fine, runs are compared bit for bit). */
@@ -69,9 +64,10 @@ class GgmlDequantizersTest {
 
     /** N blocks in one call == N single-block calls, at unaligned non-zero offsets, heap and native. */
     @ParameterizedTest
-    @MethodSource("typeIds")
-    void multiBlockEqualsSingleBlocksAtUnalignedOffsets(int id) {
-        final BlockDequantizer k = GgmlDequantizers.forTypeId(id);
+    @MethodSource("dequantizable")
+    void multiBlockEqualsSingleBlocksAtUnalignedOffsets(GgmlType type) {
+        final int id = type.id();
+        final BlockDequantizer k = GgmlDequantizers.forType(type);
         final int blocks = k.blockElements() == 1 ? 37 : 7;
         final byte[] data = randomBlocks(k, blocks, 42 + id);
         final int floats = blocks * k.blockElements();
@@ -107,9 +103,10 @@ class GgmlDequantizersTest {
     }
 
     @ParameterizedTest
-    @MethodSource("typeIds")
-    void outOfRangeThrowsBeforeWriting(int id) {
-        final BlockDequantizer k = GgmlDequantizers.forTypeId(id);
+    @MethodSource("dequantizable")
+    void outOfRangeThrowsBeforeWriting(GgmlType type) {
+        final int id = type.id();
+        final BlockDequantizer k = GgmlDequantizers.forType(type);
         final int blocks = 3;
         final MemorySegment src = MemorySegment.ofArray(randomBlocks(k, blocks, id));
         final long outBytes = blocks * k.blockElements() * 4L;
@@ -137,7 +134,7 @@ class GgmlDequantizersTest {
 
     @Test
     void readOnlyDestinationIsRejected() {
-        final BlockDequantizer k = GgmlDequantizers.forTypeId(GgmlDequantizers.Q4_0);
+        final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.Q4_0);
         final MemorySegment src = MemorySegment.ofArray(new byte[18]);
         final MemorySegment dst = MemorySegment.ofArray(new byte[128]).asReadOnly();
         assertThrows(RuntimeException.class, () -> k.dequantize(src, 0, dst, 0, 1));
@@ -145,8 +142,8 @@ class GgmlDequantizersTest {
 
     // ---- hand-computed special cases (values from docs/FORMATS.md §5.7/§6.4 and ggml-impl.h, not from this code)
 
-    private static int[] one(int id, byte... block) {
-        final BlockDequantizer k = GgmlDequantizers.forTypeId(id);
+    private static int[] one(GgmlType type, byte... block) {
+        final BlockDequantizer k = GgmlDequantizers.forType(type);
         final MemorySegment dst = MemorySegment.ofArray(new byte[k.blockElements() * 4 * (block.length / k.blockBytes())]);
         k.dequantize(MemorySegment.ofArray(block), 0, dst, 0, block.length / k.blockBytes());
         return bits(dst, 0, (int) (dst.byteSize() / 4));
@@ -155,25 +152,23 @@ class GgmlDequantizersTest {
     @Test
     void plainTypesKeepBits() {
         final MemorySegment f32 = MemorySegment.ofArray(new byte[12]);
-        final ValueLayout.OfInt le = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        f32.set(le, 0, 0x7FA0_0001); // signalling NaN with payload
-        f32.set(le, 4, 0x8000_0000);
-        f32.set(le, 8, 0x0000_0001);
+        f32.set(I32, 0, 0x7FA0_0001); // signalling NaN with payload
+        f32.set(I32, 4, 0x8000_0000);
+        f32.set(I32, 8, 0x0000_0001);
         assertArrayEquals(new int[] {0x7FA0_0001, 0x8000_0000, 0x0000_0001},
-                one(GgmlDequantizers.F32, f32.toArray(ValueLayout.JAVA_BYTE)));
+                one(GgmlType.F32, f32.toArray(ValueLayout.JAVA_BYTE)));
         // BF16: bits << 16, NaN payload kept
         assertArrayEquals(new int[] {0x7F81_0000, 0x3F80_0000, 0xC020_0000},
-                one(GgmlDequantizers.BF16, (byte) 0x81, (byte) 0x7F, (byte) 0x80, (byte) 0x3F, (byte) 0x20, (byte) 0xC0));
+                one(GgmlType.BF16, (byte) 0x81, (byte) 0x7F, (byte) 0x80, (byte) 0x3F, (byte) 0x20, (byte) 0xC0));
         // F16: 1.0, -2.0, smallest subnormal 2^-24, +inf
         assertArrayEquals(new int[] {0x3F80_0000, 0xC000_0000, 0x3380_0000, 0x7F80_0000},
-                one(GgmlDequantizers.F16, (byte) 0x00, (byte) 0x3C, (byte) 0x00, (byte) 0xC0,
+                one(GgmlType.F16, (byte) 0x00, (byte) 0x3C, (byte) 0x00, (byte) 0xC0,
                         (byte) 0x01, (byte) 0x00, (byte) 0x00, (byte) 0x7C));
         // F64: 1/3 rounds to nearest f32 0x3EAAAAAB; 1e300 → inf
         final MemorySegment f64 = MemorySegment.ofArray(new byte[16]);
-        final ValueLayout.OfDouble led = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        f64.set(led, 0, 1.0 / 3.0);
-        f64.set(led, 8, 1e300);
-        assertArrayEquals(new int[] {0x3EAA_AAAB, 0x7F80_0000}, one(GgmlDequantizers.F64, f64.toArray(ValueLayout.JAVA_BYTE)));
+        f64.set(LittleEndian.F64, 0, 1.0 / 3.0);
+        f64.set(LittleEndian.F64, 8, 1e300);
+        assertArrayEquals(new int[] {0x3EAA_AAAB, 0x7F80_0000}, one(GgmlType.F64, f64.toArray(ValueLayout.JAVA_BYTE)));
     }
 
     @Test
@@ -183,7 +178,7 @@ class GgmlDequantizersTest {
         b[0] = 127;
         b[1] = (byte) 0xF8; // y[0] = code 8, y[16] = code 15
         b[2] = 0x71;        // y[1] = code 1 → 0.5, y[17] = code 7 → 6
-        int[] y = one(GgmlDequantizers.MXFP4, b);
+        int[] y = one(GgmlType.MXFP4, b);
         assertEquals(0x0000_0000, y[0]);
         assertEquals(Float.floatToIntBits(-6f), y[16]);
         assertEquals(Float.floatToIntBits(0.5f), y[1]);
@@ -192,7 +187,7 @@ class GgmlDequantizersTest {
         b[0] = (byte) 255;
         b[1] = (byte) 0x91; // code 1 → 1*2^127, code 9 → -1*2^127
         b[2] = (byte) 0xA2; // code 2 → 2*2^127 = inf, code 10 → -inf
-        y = one(GgmlDequantizers.MXFP4, b);
+        y = one(GgmlType.MXFP4, b);
         assertEquals(0x7F00_0000, y[0]);
         assertEquals(0xFF00_0000, y[16]);
         assertEquals(0x7F80_0000, y[1]);
@@ -200,7 +195,7 @@ class GgmlDequantizersTest {
         // e = 0: 2^-128 (subnormal), code 7 → 12 * 2^-128 = 3 * 2^-126
         b[0] = 0;
         b[1] = 0x07;
-        assertEquals(Float.floatToIntBits(Math.scalb(3f, -126)), one(GgmlDequantizers.MXFP4, b)[0]);
+        assertEquals(Float.floatToIntBits(Math.scalb(3f, -126)), one(GgmlType.MXFP4, b)[0]);
     }
 
     @Test
@@ -214,7 +209,7 @@ class GgmlDequantizersTest {
         for (int i = 4; i < 36; i++) {
             b[i] = 0x77; // code 7 → kvalue 12 in both nibbles
         }
-        final int[] y = one(GgmlDequantizers.NVFP4, b);
+        final int[] y = one(GgmlType.NVFP4, b);
         for (int j = 0; j < 16; j++) {
             assertEquals(Float.floatToIntBits(6f), y[j]);
             assertEquals(0, y[16 + j]);
@@ -224,7 +219,7 @@ class GgmlDequantizersTest {
         b[0] = 0x00;
         b[1] = (byte) 0x80; // exp 0, man 0 → 0 (0x80 is not special-cased but decodes to 0)
         b[2] = 0x01; // smallest subnormal 2^-9, halved 2^-10
-        final int[] z = one(GgmlDequantizers.NVFP4, b);
+        final int[] z = one(GgmlType.NVFP4, b);
         assertEquals(0, z[0]);
         assertEquals(0, z[16]);
         assertEquals(Float.floatToIntBits(12f * 0x1p-10f), z[32]);
@@ -237,7 +232,7 @@ class GgmlDequantizersTest {
         q1[1] = 0x40;          // d = 2.0
         q1[2] = 0b0000_0101;   // elements 0 and 2 set
         q1[17] = (byte) 0x80;  // element 127 set
-        final int[] y = one(GgmlDequantizers.Q1_0, q1);
+        final int[] y = one(GgmlType.Q1_0, q1);
         assertEquals(Float.floatToIntBits(2f), y[0]);
         assertEquals(Float.floatToIntBits(-2f), y[1]);
         assertEquals(Float.floatToIntBits(2f), y[2]);
@@ -248,7 +243,7 @@ class GgmlDequantizersTest {
         q2[0] = 0x00;
         q2[1] = 0x38;               // d = 0.5
         q2[2] = (byte) 0b11_10_01_00; // codes 0,1,2,3 → -0.5, 0, 0.5, 1.0
-        final int[] z = one(GgmlDequantizers.Q2_0, q2);
+        final int[] z = one(GgmlType.Q2_0, q2);
         assertArrayEquals(new int[] {Float.floatToIntBits(-0.5f), 0, Float.floatToIntBits(0.5f), Float.floatToIntBits(1f)},
                 java.util.Arrays.copyOf(z, 4));
         assertEquals(Float.floatToIntBits(-0.5f), z[63]);
@@ -264,7 +259,7 @@ class GgmlDequantizersTest {
         for (int i = 0; i < 32; i++) {
             b[4 + i] = (byte) (i - 16);
         }
-        final int[] y = one(GgmlDequantizers.Q8_1, b);
+        final int[] y = one(GgmlType.Q8_1, b);
         for (int i = 0; i < 32; i++) {
             assertEquals(Float.floatToIntBits((float) (i - 16)), y[i], "element " + i);
         }
@@ -272,10 +267,10 @@ class GgmlDequantizersTest {
 
     @Test
     void zeroBlocksAnywhere() {
-        for (int[] t : TYPES) {
-            final BlockDequantizer k = GgmlDequantizers.forTypeId(t[0]);
+        dequantizable().forEach(t -> {
+            final BlockDequantizer k = GgmlDequantizers.forType(t);
             k.dequantize(MemorySegment.NULL, 0, MemorySegment.NULL, 0, 0);
             assertTrue(k.toString().contains("GGML"));
-        }
+        });
     }
 }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.io.IOException;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Random-but-valid blocks dequantized by gguf-py 0.19.0's numpy code ({@code ggml_gguf_py_vectors.json},
- * made by {@code gen_gguf_py_vectors.py} beside it): the oracle for the IQ lattice types, which
+ * made by {@code tools/gen_gguf_py_vectors.py}): the oracle for the IQ lattice types, which
  * {@code ggml_blocks.json} lacks, and extra coverage for the other types gguf-py implements.
  */
 class GgufPyVectorsTest {
@@ -53,7 +54,7 @@ class GgufPyVectorsTest {
             final String name = e.getKey();
             final JsonNode t = e.getValue();
             tests.add(dynamicTest(name + " (" + t.get("n_blocks").asInt() + " blocks)", () -> {
-                final BlockDequantizer k = GgmlDequantizers.forTypeId(t.get("ggml_type").asInt());
+                final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(t.get("ggml_type").asInt()));
                 assertEquals(t.get("block_elems").asInt(), k.blockElements(), name);
                 assertEquals(t.get("block_bytes").asInt(), k.blockBytes(), name);
                 final byte[] data = hex(t.get("data_hex").asText());

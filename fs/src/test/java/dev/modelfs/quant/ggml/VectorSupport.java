@@ -3,19 +3,18 @@ package dev.modelfs.quant.ggml;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import static dev.modelfs.format.LittleEndian.I32;
+
 import dev.modelfs.quant.BlockDequantizer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.HexFormat;
 
 /** Helpers shared by the GGML dequantizer tests. */
 final class VectorSupport {
     private VectorSupport() {}
 
-    static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     static byte[] hex(String s) {
         return HexFormat.of().parseHex(s);

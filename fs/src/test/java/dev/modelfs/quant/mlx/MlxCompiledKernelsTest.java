@@ -9,8 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-import static dev.modelfs.quant.mlx.MlxTestSupport.F32;
-import static dev.modelfs.quant.mlx.MlxTestSupport.I32;
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I32;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**

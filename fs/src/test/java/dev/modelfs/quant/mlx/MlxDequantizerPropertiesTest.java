@@ -11,6 +11,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
 
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
+import static dev.modelfs.format.LittleEndian.F32;
 import static dev.modelfs.quant.mlx.MlxTestSupport.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

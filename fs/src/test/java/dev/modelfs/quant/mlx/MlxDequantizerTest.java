@@ -6,7 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-import static dev.modelfs.quant.mlx.MlxTestSupport.F32;
+import static dev.modelfs.format.LittleEndian.F32;
 import static org.junit.jupiter.api.Assertions.*;
 
 /** Argument checking and a few hand-computed values. */

@@ -1,5 +1,9 @@
 package dev.modelfs.quant.mlx;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
+
 import dev.modelfs.format.Vectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,8 +12,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
@@ -21,9 +23,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 /** Shared helpers: locating the shared test vectors, an independent bit-stream packer, LE accessors. */
 final class MlxTestSupport {
 
-    static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private MlxTestSupport() {}
 

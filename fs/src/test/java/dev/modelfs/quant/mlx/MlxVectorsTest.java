@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.quant.mlx.MlxTestSupport.*;
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -18,7 +18,7 @@ import java.nio.charset.StandardCharsets;
  * Jazzer fuzz targets for everything that parses untrusted bytes. The contract under test: hostile
  * input is a {@link FormatException} (or an empty result), never another exception, a hang or an
  * out-of-memory. Under {@code ./test} these run in regression mode over the committed seeds in
- * {@code src/test/resources/dev/modelfs/fuzz/ParserFuzzTestInputs/}; set {@code JAZZER_FUZZ=1} to fuzz.
+ * {@code src/fuzz/resources/dev/modelfs/fuzz/ParserFuzzTestInputs/}; set {@code JAZZER_FUZZ=1} to fuzz.
  */
 class ParserFuzzTest {
 

@@ -1,5 +1,8 @@
 package dev.modelfs.bench;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+
 import dev.modelfs.quant.FloatCasts;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxQuant;
@@ -28,7 +31,6 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Collection;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -39,9 +41,9 @@ import java.util.concurrent.TimeUnit;
  * everything in L2) shows the kernels without the memory traffic. Native (off-heap) segments, as for mmapped
  * blobs. On a shared machine the 16 MiB figures swing with other tenants' memory traffic.
  *
- * <p>Run: {@code mvn -pl fs -am test-compile}, then
- * {@code java -cp fs/target/test-classes:fs/target/classes:<test classpath> dev.modelfs.bench.MlxDequantBench}
- * (the classpath from {@code mvn -pl fs dependency:build-classpath -Dmdep.includeScope=test}).
+ * <p>Run (or use {@code scripts/bench.sh}, which runs every benchmark):
+ * {@code mvn -q -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp}, then
+ * {@code java -cp benchmarks/target/classes:$(cat benchmarks/target/bench.cp) dev.modelfs.bench.MlxDequantBench}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -56,8 +58,6 @@ public class MlxDequantBench {
     public long outBytes;
 
     private long elems;
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private Arena arena;
     private MemorySegment dst;

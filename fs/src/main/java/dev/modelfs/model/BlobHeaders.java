@@ -1,4 +1,4 @@
-package dev.modelfs.view;
+package dev.modelfs.model;
 
 import dev.modelfs.cache.BlobSizeMismatchException;
 import dev.modelfs.format.gguf.GgufFile;
@@ -19,6 +19,10 @@ import java.util.function.Function;
 /**
  * Parses blob headers (safetensors, GGUF) through a short-lived mapping: only the header pages are
  * touched, and the size is checked against the manifest first.
+ *
+ * <p>Invariant: nothing stays mapped or open after a call returns; a missing blob is a
+ * {@link NoSuchFileException}, a blob of another size a size-mismatch {@link IOException}, a header
+ * that does not parse a {@link dev.modelfs.format.FormatException}.
  */
 public final class BlobHeaders {
     private final OllamaStore store;

@@ -1,12 +1,12 @@
 package dev.modelfs.bench;
 
+import dev.modelfs.format.LittleEndian;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Collection;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -37,8 +37,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <p>Run from the repository root (JDK 25):
  * <pre>
- * mvn -q -pl fs -am test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/tmp/fs-test.cp
- * java -cp fs/target/test-classes:fs/target/classes:$(cat /tmp/fs-test.cp) dev.modelfs.bench.GgmlDequantBench [types...]
+ * mvn -q -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
+ * java -cp benchmarks/target/classes:$(cat benchmarks/target/bench.cp) dev.modelfs.bench.GgmlDequantBench [types...]
  * </pre>
  * (types default to Q4_0 Q8_0 Q4_K Q6_K; also Q4_1, Q5_0, Q5_K, IQ4_NL).
  * {@link #main} runs 1 fork, 2 warmup + 3 measurement iterations of 1 s and prints GB/s
@@ -63,20 +63,6 @@ public class GgmlDequantBench {
     private MemorySegment dst;
     private long blocks;
 
-    static int typeId(String name) {
-        return switch (name) {
-            case "Q4_0" -> GgmlDequantizers.Q4_0;
-            case "Q8_0" -> GgmlDequantizers.Q8_0;
-            case "Q4_K" -> GgmlDequantizers.Q4_K;
-            case "Q6_K" -> GgmlDequantizers.Q6_K;
-            case "Q4_1" -> GgmlDequantizers.Q4_1;
-            case "Q5_0" -> GgmlDequantizers.Q5_0;
-            case "Q5_K" -> GgmlDequantizers.Q5_K;
-            case "IQ4_NL" -> GgmlDequantizers.IQ4_NL;
-            default -> throw new IllegalArgumentException(name);
-        };
-    }
-
     /** Byte offsets of the f16 scale fields of the benchmarked types. */
     static int[] f16Fields(String name) {
         return switch (name) {
@@ -89,20 +75,19 @@ public class GgmlDequantBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        kernel = GgmlDequantizers.forTypeId(typeId(type));
+        kernel = GgmlDequantizers.forType(GgmlType.valueOf(type));
         blocks = OUT_BYTES / (4L * kernel.blockElements());
         arena = Arena.ofShared();
         src = arena.allocate(blocks * kernel.blockBytes(), 64);
         dst = arena.allocate(OUT_BYTES, 64);
         final Random rnd = new Random(1);
         final byte[] block = new byte[kernel.blockBytes()];
-        final ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         for (long b = 0; b < blocks; b++) {
             rnd.nextBytes(block);
             final MemorySegment blk = src.asSlice(b * block.length, block.length);
             MemorySegment.copy(MemorySegment.ofArray(block), 0, blk, 0, block.length);
             for (int off : f16Fields(type)) {
-                blk.set(f16, off, Float.floatToFloat16((float) (rnd.nextGaussian() * 0.01)));
+                blk.set(LittleEndian.I16, off, Float.floatToFloat16((float) (rnd.nextGaussian() * 0.01)));
             }
         }
     }

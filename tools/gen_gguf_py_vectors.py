@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates ggml_gguf_py_vectors.json (next to this script): random-but-valid GGML blocks and the
+"""Generates fs/src/test/resources/dev/modelfs/quant/ggml/ggml_gguf_py_vectors.json: random-but-valid GGML blocks and the
 float32 values gguf-py's numpy dequantizer (`gguf.quants.dequantize`, gguf==0.19.0) produces for them.
 
 It is the test oracle for the types that the test vector ggml_blocks.json (fs/src/test/resources/vectors) lacks (the IQ lattice
@@ -8,7 +8,7 @@ gguf-py implements. Blocks are random bytes except the f16 scale fields, which a
 values: mostly random magnitudes in [2^-14, 2^-2] with random sign, plus a few edge blocks
 (0, -0, smallest subnormal, 65504, -1). The Java tests compare bit patterns (NaN-aware).
 
-Usage: python gen_gguf_py_vectors.py [out.json]      (deterministic: fixed seed)
+Usage: python tools/gen_gguf_py_vectors.py [out.json]      (deterministic: fixed seed)
 """
 import json
 import os
@@ -100,5 +100,7 @@ def main(out):
 
 
 if __name__ == "__main__":
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     main(sys.argv[1] if len(sys.argv) > 1 else
-         os.path.join(os.path.dirname(os.path.abspath(__file__)), "ggml_gguf_py_vectors.json"))
+         os.path.join(repo, "fs", "src", "test", "resources", "dev", "modelfs", "quant", "ggml",
+                      "ggml_gguf_py_vectors.json"))

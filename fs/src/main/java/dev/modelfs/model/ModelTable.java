@@ -1,0 +1,28 @@
+package dev.modelfs.model;
+
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.store.Layer;
+
+/**
+ * What the model stage read from one model's tensor-bearing layers: the closed family the views and
+ * the CLI receive from {@link ModelTables#load}.
+ */
+public sealed interface ModelTable {
+
+    /**
+     * A GGUF model layer and its parsed header (KVs and tensor infos; tensor offsets are relative to
+     * {@link GgufFile#dataStart()} inside the layer's blob).
+     *
+     * <p>Invariant: {@code layer} has a digest, and {@code file} was parsed from a blob of {@code layer.size()} bytes.
+     */
+    record Gguf(Layer layer, GgufFile file) implements ModelTable {}
+
+    /**
+     * The logical tensors of a safetensors-based model (all its tensor layers) and the component
+     * config.json files they were resolved with; per-blob failures are in {@link TensorTable#problems()}.
+     */
+    record Safetensors(TensorTable table, ComponentConfigs configs) implements ModelTable {}
+
+    /** A GGUF model layer whose header could not be read or parsed; {@code reason} is one log line. */
+    record UnreadableGguf(Layer layer, String reason) implements ModelTable {}
+}

@@ -1,0 +1,49 @@
+package dev.modelfs.model;
+
+import dev.modelfs.format.FormatException;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.MediaType;
+import dev.modelfs.store.ModelConfig;
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The model stage's entry point: builds every tensor table of one model from the store, for both
+ * formats (docs/DESIGN.md: store → model → view).
+ *
+ * <p>Invariants: reads only blob headers and small JSON layers; never throws for bad input (a bad
+ * GGUF header is an {@link ModelTable.UnreadableGguf}, a bad tensor blob a problem line in its
+ * {@link TensorTable}); the result lists the first GGUF model layer's table (if the manifest has one)
+ * before the safetensors table (if it has tensor layers), and is empty for models with neither.
+ */
+public final class ModelTables {
+    private ModelTables() {}
+
+    public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config) {
+        List<ModelTable> out = new ArrayList<>(2);
+        BlobHeaders headers = new BlobHeaders(store);
+        Layer model = m.first(MediaType.Kind.MODEL);
+        if (model != null && model.digest().isPresent()) {
+            out.add(gguf(headers, model));
+        }
+        if (m.first(MediaType.Kind.TENSOR) != null) {
+            ComponentConfigs configs = ComponentConfigs.read(store, m);
+            TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType()).build(m);
+            out.add(new ModelTable.Safetensors(table, configs));
+        }
+        return out;
+    }
+
+    private static ModelTable gguf(BlobHeaders headers, Layer model) {
+        try {
+            GgufFile g = headers.gguf(model.digest().get(), model.size());
+            return new ModelTable.Gguf(model, g);
+        } catch (IOException | FormatException e) {
+            return new ModelTable.UnreadableGguf(model, e.getMessage());
+        }
+    }
+}

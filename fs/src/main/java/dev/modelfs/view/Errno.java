@@ -1,0 +1,12 @@
+package dev.modelfs.view;
+
+/**
+ * The POSIX errors a failed open or read of the mounted tree reports (docs/SEMANTICS.md), independent
+ * of the protocol that carries them (the FUSE adapter maps each to its number).
+ */
+public enum Errno {
+    /** The file's blob is missing from the store. */
+    ENOENT,
+    /** The blob is unreadable, shorter or longer than its manifest says, or the bytes could not be produced. */
+    EIO
+}
