@@ -48,11 +48,16 @@ class MlxAllocationAndCopiesTest {
                 FloatCasts.f32ToBf16(dst, 0, codes, 1, 1000);
                 FloatCasts.f32ToF16(dst, 0, codes, 1, 1000);
             };
-            for (int i = 0; i < 3000; i++) all.run(); // let the JIT compile everything
-            long before = mx.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < 200; i++) all.run();
-            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            assertEquals(0, allocated, "bytes allocated by 200 rounds of calls");
+            // Steady state: once the JIT has compiled the kernels, a window of 200 rounds allocates nothing.
+            // Under CPU contention compilation can finish late, so keep warming up (bounded) until a clean window.
+            long allocated = -1;
+            for (int window = 0; window < 40 && allocated != 0; window++) {
+                for (int i = 0; i < 1000; i++) all.run();
+                long before = mx.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 200; i++) all.run();
+                allocated = mx.getCurrentThreadAllocatedBytes() - before;
+            }
+            assertEquals(0, allocated, "bytes allocated by 200 rounds of calls after 40 warm-up windows");
         }
     }
 }

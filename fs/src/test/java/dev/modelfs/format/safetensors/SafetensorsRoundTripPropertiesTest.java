@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Random tensor specs → writer → parser gives the same names, dtypes, shapes and offsets. */
-class SafetensorsRoundTripProperties {
+class SafetensorsRoundTripPropertiesTest {
 
     @Provide
     Arbitrary<String> names() {

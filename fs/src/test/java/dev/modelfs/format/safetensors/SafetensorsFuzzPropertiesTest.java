@@ -12,7 +12,7 @@ import java.util.HexFormat;
 import java.util.List;
 
 /** Mutated and truncated vector files: the parser either accepts them or throws FormatException. */
-class SafetensorsFuzzProperties {
+class SafetensorsFuzzPropertiesTest {
 
     @Provide
     Arbitrary<byte[]> vectorFiles() {

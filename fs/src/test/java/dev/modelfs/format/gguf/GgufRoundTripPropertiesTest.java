@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Random KVs and tensors → {@link GgufWriter} → {@link GgufReader} gives them back exactly. */
-class GgufRoundTripProperties {
+class GgufRoundTripPropertiesTest {
 
     record Kv(String key, GgufValueType type, Object value) {
     }

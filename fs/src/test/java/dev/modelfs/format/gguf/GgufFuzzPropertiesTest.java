@@ -15,7 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /** Corrupted vector headers: the reader either accepts them or throws FormatException, nothing else. */
-class GgufFuzzProperties {
+class GgufFuzzPropertiesTest {
 
     @Provide
     Arbitrary<byte[]> vectors() {
