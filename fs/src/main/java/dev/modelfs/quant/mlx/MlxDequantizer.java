@@ -1,5 +1,7 @@
 package dev.modelfs.quant.mlx;
 
+import dev.modelfs.quant.FloatFormat;
+import dev.modelfs.quant.NarrowingDequant;
 import dev.modelfs.quant.SegmentKernelCopies;
 
 import java.lang.foreign.MemorySegment;
@@ -120,6 +122,19 @@ public final class MlxDequantizer {
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Dequantizes groups {@code [firstGroup, firstGroup+groups)} into {@code groups * groupSize} LE values in
+     * {@code format} at {@code dst@dstOffset} ({@link NarrowingDequant}: the same bytes as dequantizing to f32
+     * and narrowing afterwards). Throws as {@link #dequantize(MlxTensorData, long, long, MemorySegment, long)}.
+     */
+    public void dequantize(MlxTensorData t, long firstGroup, long groups, FloatFormat format, MemorySegment dst,
+                           long dstOffset) {
+        Objects.requireNonNull(t, "t");
+        if (firstGroup < 0) throw new IllegalArgumentException("negative group range " + firstGroup + "+" + groups);
+        NarrowingDequant.units((first, n, f32, off) -> dequantize(t, firstGroup + first, n, f32, off),
+                groups, groupSize, format, dst, dstOffset);
     }
 
     private static void checkRange(MemorySegment seg, long base, long count, long unit, String what) {
