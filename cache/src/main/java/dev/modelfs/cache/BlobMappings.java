@@ -44,7 +44,7 @@ public final class BlobMappings implements AutoCloseable {
      * @param expectedSize the size the manifest promises, or -1 to accept any size
      */
     public BlobLease acquire(String key, Path path, long expectedSize) throws IOException {
-        return acquire(key, () -> NativeFile.openRegular(path, -1), expectedSize);
+        return acquire(key, () -> NativeFile.openRegular(path, path.getParent(), -1), expectedSize);
     }
 
     /**

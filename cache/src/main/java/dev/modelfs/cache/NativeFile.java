@@ -11,6 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -91,18 +92,21 @@ public final class NativeFile implements AutoCloseable {
     }
 
     /**
-     * Opens a blob only if it is a regular file that reading cannot turn into a way out of the store:
-     * a plain file (no symbolic link, one hard link) is opened whatever its owner; a file reached
-     * through a symbolic link, or with other hard links, only when {@code trustedOwner} owns it (the
-     * owner of the store's {@code blobs/} folder, who could read it anyway), so that whoever can write
-     * the store cannot make a mount run by someone else serve that someone's files.
+     * Opens a store file (blob or manifest) only if it is a regular file that reading cannot turn into
+     * a way out of the store. A plain file (the open descriptor resolves to a path inside {@code within},
+     * one hard link) is opened whatever its owner; a file that resolves elsewhere (through a symbolic
+     * link of the file or of a folder on its path) or has other hard links only when {@code trustedOwner}
+     * owns it (the store's owner, who could read it anyway). So whoever can write the store cannot make
+     * a mount run by someone else (root) serve that someone's files. The checks are made on the opened
+     * descriptor ({@code fstat}, {@code /proc/self/fd}), so what was checked is what is read.
      *
-     * @param trustedOwner the uid allowed to own linked files, or -1 to skip the ownership check
+     * @param within       the real path of the folder the file belongs in ({@code blobs/}, {@code manifests/})
+     * @param trustedOwner the uid allowed to own linked files, or -1 to skip the ownership checks
      * @throws NoSuchFileException    missing, a dangling or looping symbolic link, or not a regular
-     *                                file (directory, FIFO, device, socket): there is no blob file
+     *                                file (directory, FIFO, device, socket): there is no such file
      * @throws UntrustedFileException a linked file owned by someone else
      */
-    public static NativeFile openRegular(Path path, long trustedOwner) throws IOException {
+    public static NativeFile openRegular(Path path, Path within, long trustedOwner) throws IOException {
         Stat link = lstat(path);
         // nothing but a regular file is ever opened (opening a device can have effects)
         if (!(link.isSymlink() ? stat(path) : link).isRegular()) {
@@ -116,16 +120,31 @@ public final class NativeFile implements AutoCloseable {
             if (!st.isRegular()) {
                 throw new NoSuchFileException(path.toString(), null, "not a regular file");
             }
-            boolean linked = link.isSymlink() || st.nlink() > 1;
-            if (linked && trustedOwner >= 0 && st.uid() != trustedOwner) {
-                throw new UntrustedFileException(path, (link.isSymlink() ? "symbolic link to" : st.nlink() + " hard links to")
-                        + " a file of uid " + st.uid() + ", not of the store's owner (uid " + trustedOwner + ")");
+            if (trustedOwner >= 0 && st.uid() != trustedOwner) {
+                Path real = f.realPath();
+                if (!real.startsWith(within)) {
+                    throw new UntrustedFileException(path, "it resolves to " + real + " outside " + within
+                            + ", owned by uid " + st.uid() + ", not by the store's owner (uid " + trustedOwner + ")");
+                }
+                if (st.nlink() > 1) {
+                    throw new UntrustedFileException(path, "it has " + st.nlink() + " hard links and is owned by uid "
+                            + st.uid() + ", not by the store's owner (uid " + trustedOwner + ")");
+                }
             }
             return f;
         } catch (IOException | RuntimeException e) {
             f.close();
             throw e;
         }
+    }
+
+    /** Where the open descriptor really is: the kernel's path of the opened file (no re-resolution of the name). */
+    public Path realPath() throws IOException {
+        int f = fd;
+        if (f < 0) {
+            throw new IOException("file closed");
+        }
+        return Files.readSymbolicLink(Path.of("/proc/self/fd/" + f));
     }
 
     /** {@code lstat} of {@code path} (a symbolic link itself, not its target). */
