@@ -3,10 +3,8 @@ package dev.modelfs.cache;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,7 +16,8 @@ import java.util.Map;
  * a mapping whose last lease closed stays mapped in an LRU of at most {@code maxIdle} idle
  * mappings (so reopening a hot file costs no syscall) and is unmapped when evicted from it.
  * The expected size is checked against the file before mapping: a shorter or longer file is
- * {@link BlobSizeMismatchException}, a missing one {@link NoSuchFileException}.
+ * {@link BlobSizeMismatchException}, a missing one (or one that is no regular file)
+ * {@link NoSuchFileException}; a mapping is reused only while its file still has its size.
  */
 public final class BlobMappings implements AutoCloseable {
     private final Map<String, MappedBlob> live = new HashMap<>();
@@ -32,64 +31,97 @@ public final class BlobMappings implements AutoCloseable {
         this.maxIdle = maxIdle;
     }
 
+    /** Opens the file a mapping is made of (the store's trusted open, {@code NativeFile.openRegular}). */
+    @FunctionalInterface
+    public interface Opener {
+        NativeFile open() throws IOException;
+    }
+
     /**
-     * Leases the mapping of {@code path} under {@code key}, mapping it if needed.
+     * Leases the mapping of {@code path} under {@code key}, mapping it if needed; the file must be a
+     * regular file (no ownership check: use {@link #acquire(String, Opener, long)} for store blobs).
      *
      * @param expectedSize the size the manifest promises, or -1 to accept any size
      */
     public BlobLease acquire(String key, Path path, long expectedSize) throws IOException {
+        return acquire(key, () -> NativeFile.openRegular(path, path.getParent(), -1), expectedSize);
+    }
+
+    /**
+     * Leases the mapping under {@code key}, mapping the file {@code opener} opens if there is none.
+     * An existing mapping is reused only while it still matches: its size equals {@code expectedSize}
+     * and its file's current size (fstat) is still its size. A mapping whose file was truncated or
+     * rewritten with another size is retired (unmapped once its last lease closes) and the file is
+     * mapped afresh, so a new open sees the size mismatch instead of reading past the end.
+     *
+     * @param expectedSize the size the manifest promises, or -1 to accept any size
+     */
+    public BlobLease acquire(String key, Opener opener, long expectedSize) throws IOException {
         synchronized (this) {
             MappedBlob blob = live.get(key);
             if (blob != null) {
-                if (blob.refs() == 0) {
-                    idle.remove(key);
+                if (matches(blob, expectedSize)) {
+                    return lease(blob);
                 }
-                blob.retain();
-                return new BlobLease(this, blob);
+                retire(blob);
             }
         }
-        MappedBlob fresh = map(key, path, expectedSize);
+        MappedBlob fresh = map(key, opener, expectedSize);
         synchronized (this) {
             MappedBlob raced = live.get(key);
-            if (raced != null) {          // another thread mapped it meanwhile: keep theirs
+            if (raced != null && matches(raced, expectedSize)) {   // another thread mapped it meanwhile: keep theirs
                 fresh.close();
-                if (raced.refs() == 0) {
-                    idle.remove(key);
-                }
-                raced.retain();
-                return new BlobLease(this, raced);
+                return lease(raced);
+            }
+            if (raced != null) {
+                retire(raced);
             }
             live.put(key, fresh);
-            fresh.retain();
-            return new BlobLease(this, fresh);
+            return lease(fresh);
         }
     }
 
-    private static MappedBlob map(String key, Path path, long expectedSize) throws IOException {
-        FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
-        NativeFile nf = null;
+    private static boolean matches(MappedBlob blob, long expectedSize) {
+        return (expectedSize < 0 || blob.size() == expectedSize) && blob.file().currentSize() == blob.size();
+    }
+
+    private BlobLease lease(MappedBlob blob) {
+        if (blob.refs() == 0) {
+            idle.remove(blob.key());
+        }
+        blob.retain();
+        return new BlobLease(this, blob);
+    }
+
+    /** Takes {@code blob} out of the table: unmapped now if idle, else when its last lease closes. */
+    private void retire(MappedBlob blob) {
+        live.remove(blob.key(), blob);
+        if (blob.refs() == 0) {
+            idle.remove(blob.key(), blob);
+            blob.close();
+        } else {
+            blob.retire();
+        }
+    }
+
+    private static MappedBlob map(String key, Opener opener, long expectedSize) throws IOException {
+        NativeFile nf = opener.open();
         try {
-            long size = ch.size();
+            long size = nf.stat().size();
             if (expectedSize >= 0 && size != expectedSize) {
-                throw new BlobSizeMismatchException(path, expectedSize, size);
+                throw new BlobSizeMismatchException(nf.path(), expectedSize, size);
             }
             Arena arena = Arena.ofShared();
             try {
-                MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0)
-                        : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-                nf = new NativeFile(path);
+                MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0) : nf.map(size, arena);
                 return new MappedBlob(key, seg, arena, nf);
             } catch (IOException | RuntimeException e) {
                 arena.close();
                 throw e;
             }
         } catch (IOException | RuntimeException e) {
-            if (nf != null) {
-                nf.close();
-            }
+            nf.close();
             throw e;
-        } finally {
-            ch.close();     // the mapping and the native descriptor outlive the channel
         }
     }
 
@@ -97,8 +129,12 @@ public final class BlobMappings implements AutoCloseable {
         if (blob.releaseOne() > 0 || blob.closed()) {
             return;
         }
+        if (blob.retired()) {
+            blob.close();
+            return;
+        }
         if (maxIdle == 0) {
-            live.remove(blob.key());
+            live.remove(blob.key(), blob);
             blob.close();
             return;
         }

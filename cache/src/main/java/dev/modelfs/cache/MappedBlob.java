@@ -18,6 +18,7 @@ public final class MappedBlob {
     private final NativeFile file;
     private int refs;          // guarded by BlobMappings' lock
     private boolean closed;    // guarded by BlobMappings' lock
+    private boolean retired;   // guarded by BlobMappings' lock: out of the table, closed by its last release
 
     MappedBlob(String key, MemorySegment segment, Arena arena, NativeFile file) {
         this.key = key;
@@ -55,6 +56,14 @@ public final class MappedBlob {
 
     int releaseOne() {
         return --refs;
+    }
+
+    boolean retired() {
+        return retired;
+    }
+
+    void retire() {
+        retired = true;
     }
 
     boolean closed() {

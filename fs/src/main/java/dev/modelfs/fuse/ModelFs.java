@@ -234,6 +234,14 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        try {
+            return getxattr0(path, name, value, size);
+        } catch (RuntimeException e) {
+            return fail("getxattr " + path, e);
+        }
+    }
+
+    private int getxattr0(String path, String name, Pointer value, long size) {
         Node n = resolve(path);
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -255,6 +263,14 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
+        try {
+            return listxattr0(path, list, size);
+        } catch (RuntimeException e) {
+            return fail("listxattr " + path, e);
+        }
+    }
+
+    private int listxattr0(String path, Pointer list, long size) {
         Node n = resolve(path);
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -276,8 +292,12 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int access(String path, int mask) {
-        if (resolve(path) == null) {
-            return -ErrorCodes.ENOENT();
+        try {
+            if (resolve(path) == null) {
+                return -ErrorCodes.ENOENT();
+            }
+        } catch (RuntimeException e) {
+            return fail("access " + path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
     }
@@ -316,6 +336,7 @@ public final class ModelFs extends FuseStubFS {
     private static int errno(Errno e) {
         return switch (e) {
             case ENOENT -> ErrorCodes.ENOENT();
+            case EACCES -> ErrorCodes.EACCES();
             case EIO -> ErrorCodes.EIO();
         };
     }

@@ -60,10 +60,7 @@ public final class MountSession implements AutoCloseable {
             cacheBytes = heapShare;
         }
         ChunkCache chunks = new ChunkCache(cacheBytes);
-        BlobResolver resolver = ref -> {
-            Path p = store.blobPath(ref.digest()).orElseThrow(() -> new NoSuchFileException(ref.digest().fileName(), null, "blob missing"));
-            return mappings.acquire(ref.digest().hex(), p, ref.expectedSize());
-        };
+        BlobResolver resolver = BlobResolver.forStore(store, mappings);
         ModelFs fs = new ModelFs(tree, resolver, chunks, opts.uid(), opts.gid());
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");

@@ -1,9 +1,14 @@
 package dev.modelfs.store;
 
+import dev.modelfs.cache.NativeFile;
+import dev.modelfs.cache.UntrustedFileException;
 import java.io.IOException;
-import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
@@ -18,7 +23,8 @@ import java.util.logging.Logger;
  *
  * <p>Invariants: the store is never written; only regular files exactly four levels below
  * {@code manifests/} whose components are valid name parts are manifests (docs/FORMATS.md §1.2); a blob
- * path is only ever built from a validated {@link Digest}, so it always lies inside {@code blobs/}.
+ * path is only ever built from a validated {@link Digest}, so it always lies inside {@code blobs/}, and
+ * blobs are only read through {@link #openBlob}, which refuses what could lead out of the store.
  */
 public final class OllamaStore {
     private static final Logger LOG = Logger.getLogger(OllamaStore.class.getName());
@@ -104,14 +110,16 @@ public final class OllamaStore {
         }
     }
 
-    /** Reads a manifest's bytes, refusing absurd sizes. */
+    /**
+     * Reads a manifest's bytes, refusing absurd sizes, through the trusted open: only a regular file,
+     * and one that resolves outside {@code manifests/} or has other hard links only when the owner of
+     * {@code manifests/} owns it.
+     */
     public byte[] readManifest(ManifestRef ref) throws IOException {
-        try (InputStream in = Files.newInputStream(ref.file())) {
-            byte[] b = in.readNBytes(ManifestParser.MAX_MANIFEST_BYTES + 1);
-            if (b.length > ManifestParser.MAX_MANIFEST_BYTES) {
-                throw new IOException("manifest larger than " + ManifestParser.MAX_MANIFEST_BYTES + " bytes");
-            }
-            return b;
+        Path within = manifestsDir().toRealPath();
+        long owner = ((Number) Files.getAttribute(within, "unix:uid")).longValue();
+        try (NativeFile f = NativeFile.openRegular(ref.file(), within, owner)) {
+            return readWhole(f, ManifestParser.MAX_MANIFEST_BYTES, "manifest");
         }
     }
 
@@ -133,15 +141,56 @@ public final class OllamaStore {
         return blobsDir().resolve(d.fileName());
     }
 
+    /** The uid owning {@code blobs/}: the store's owner, the only one whose linked blobs are served. */
+    public long ownerUid() throws IOException {
+        return ((Number) Files.getAttribute(blobsDir(), "unix:uid")).longValue();
+    }
+
+    /**
+     * Opens a blob for reading through the one trusted open ({@link NativeFile#openRegular}): the
+     * canonical {@code sha256-<hex>} file, else the legacy {@code sha256:<hex>} one; only a regular
+     * file, and one that resolves outside {@code blobs/} or has other hard links only when the
+     * store's owner (the owner of {@code blobs/}) owns it.
+     *
+     * @throws NoSuchFileException    neither name is a regular file (missing, special file, dangling link)
+     * @throws UntrustedFileException a linked file the store's owner does not own
+     */
+    public NativeFile openBlob(Digest d) throws IOException {
+        Path within;
+        long owner;
+        try {
+            within = blobsDir().toRealPath();
+            owner = ownerUid();
+        } catch (NoSuchFileException e) {
+            throw new NoSuchFileException(d.fileName(), null, "blob missing (no blobs/ folder)");
+        }
+        try {
+            return NativeFile.openRegular(within.resolve(d.fileName()), within, owner);
+        } catch (NoSuchFileException canonical) {
+            try {
+                return NativeFile.openRegular(within.resolve(d.legacyFileName()), within, owner);
+            } catch (NoSuchFileException legacy) {
+                throw canonical;
+            }
+        }
+    }
+
     /** Reads a small blob whole (config, template, params ...), refusing anything over {@code max} bytes. */
     public byte[] readSmallBlob(Digest d, int max) throws IOException {
-        Path p = blobPath(d).orElseThrow(() -> new java.nio.file.NoSuchFileException(d.fileName()));
-        try (InputStream in = Files.newInputStream(p)) {
-            byte[] b = in.readNBytes(max + 1);
-            if (b.length > max) {
-                throw new IOException(d.fileName() + " larger than " + max + " bytes");
+        try (NativeFile f = openBlob(d)) {
+            return readWhole(f, max, d.fileName());
+        }
+    }
+
+    private static byte[] readWhole(NativeFile f, int max, String what) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            long size = f.stat().size();
+            if (size > max) {
+                throw new IOException(what + " larger than " + max + " bytes");
             }
-            return b;
+            MemorySegment buf = arena.allocate(Math.max(1, size));
+            long n = f.pread(buf, 0, size, 0);
+            return buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
         }
     }
 }

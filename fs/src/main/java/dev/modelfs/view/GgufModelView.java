@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 
 /**
@@ -45,14 +46,19 @@ public final class GgufModelView implements ModelView {
     private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
+        put(ctx, tree, "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+        for (OutputType out : OutputType.values()) {
+            put(ctx, tree, "model." + out.variant + ".safetensors", () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+            put(ctx, tree, "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
+        }
+    }
+
+    /** Adds one converted file; one that cannot be built is left out alone (one log line), the others still appear. */
+    private static void put(ModelContext ctx, TreeBuilder tree, String path, Supplier<ByteSource> source, String description) {
         try {
-            ViewFiles.put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
-            for (OutputType out : OutputType.values()) {
-                ViewFiles.put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
-                ViewFiles.put(ctx, tree, "model." + out.variant + ".gguf", gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
-            }
+            ViewFiles.put(ctx, tree, path, source.get(), description);
         } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
-            LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
+            LOG.warning(ctx.manifest().name() + ": " + path + " left out: " + e.getMessage());
         }
     }
 

@@ -113,6 +113,10 @@ public final class OpenedSource implements AutoCloseable {
         long pos = b.offset() + within;
         if (n < PREAD_MIN || !dst.isNative()) {
             MemorySegment.copy(lease.segment(), pos, dst, at, n);
+            // past a truncation, the rest of the last page reads as zeros instead of faulting: check the size
+            if (lease.file().currentSize() < pos + n) {
+                throw new IOException("blob " + b.blob().digest().shortId() + " is shorter than its manifest says (truncated while open)");
+            }
             return;
         }
         if (lease.file().pread(dst, at, n, pos) < n) {
@@ -165,6 +169,12 @@ public final class OpenedSource implements AutoCloseable {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
             throw new UncheckedIOException(new IOException("blob became unreadable while converting: " + e.getMessage(), e));
+        }
+        for (BlobRef r : needed) {      // zeros past a truncation inside the last page do not fault: never cache them
+            BlobLease l = leases[refs.indexOf(r)];
+            if (l.file().currentSize() < l.segment().byteSize()) {
+                throw new UncheckedIOException(new IOException("blob " + r.digest().shortId() + " became shorter while converting"));
+            }
         }
         return out;
     }

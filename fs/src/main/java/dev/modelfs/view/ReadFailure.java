@@ -1,6 +1,7 @@
 package dev.modelfs.view;
 
 import dev.modelfs.cache.BlobSizeMismatchException;
+import dev.modelfs.cache.UntrustedFileException;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 
@@ -20,7 +21,8 @@ public final class ReadFailure extends IOException {
     }
 
     /**
-     * The failure {@code t} is: a missing blob is {@link Errno#ENOENT}; a blob of the wrong size and
+     * The failure {@code t} is: a missing blob is {@link Errno#ENOENT}; a linked blob the store's owner
+     * does not own {@link Errno#EACCES}; a blob of the wrong size and
      * anything else (I/O errors, a blob truncated under its mapping, bugs) is {@link Errno#EIO}.
      */
     public static ReadFailure of(Throwable t) {
@@ -28,6 +30,7 @@ public final class ReadFailure extends IOException {
             case ReadFailure f -> f;
             case NoSuchFileException e -> new ReadFailure(Errno.ENOENT, "blob missing " + e.getMessage(), e);
             case BlobSizeMismatchException e -> new ReadFailure(Errno.EIO, e.getMessage(), e);
+            case UntrustedFileException e -> new ReadFailure(Errno.EACCES, e.getMessage(), e);
             default -> new ReadFailure(Errno.EIO, t.toString(), t);
         };
     }

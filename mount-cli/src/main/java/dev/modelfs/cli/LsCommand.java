@@ -22,8 +22,8 @@ final class LsCommand implements Callable<Integer> {
     StoreOption store;
 
     @Override
-    public Integer call() {
-        OllamaStore st = store.open();
+    public Integer call() throws IOException {
+        OllamaStore st = store.openExisting();
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"NAME", "ID", "SIZE", "FORMAT", "QUANTIZATION", "MODIFIED"});
         DateTimeFormatter fmt = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneId.systemDefault());
@@ -32,7 +32,7 @@ final class LsCommand implements Callable<Integer> {
                 Manifest m = ManifestParser.parse(ref.name(), st.readManifest(ref));
                 ModelConfig c = ModelSummary.config(st, m);
                 rows.add(new String[] {ref.name().displayShortest(), m.digest().shortId(), SizeConverter.human(m.totalSize()),
-                        ModelSummary.format(m, c), c.fileType().isEmpty() ? "-" : c.fileType(),
+                        ModelSummary.format(m, c), ModelSummary.quantization(st, m, c),
                         fmt.format(Instant.ofEpochSecond(0, ref.mtimeNanos()))});
             } catch (IOException | RuntimeException e) {
                 rows.add(new String[] {ref.name().displayShortest(), "-", "-", "invalid", e.getMessage(), ""});

@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "modelfs", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Mount an Ollama model store as ordinary files (GGUF, safetensors, dequantized variants).",
-        subcommands = {MountCommand.class, UnmountCommand.class, LsCommand.class, ShowCommand.class, DemoCommand.class,
+        subcommands = {MountCommand.class, UnmountCommand.class, LsCommand.class, ShowCommand.class, DemoCommand.class, VerifyCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     public static final int USAGE = 1;
@@ -40,7 +40,7 @@ public final class Main implements Runnable {
         cl.setParameterExceptionHandler((ex, a) -> {
             ex.getCommandLine().getErr().println("modelfs: " + ex.getMessage());
             ex.getCommandLine().usage(ex.getCommandLine().getErr());
-            return USAGE;
+            return ex.getCommandLine().getCommand() instanceof VerifyCommand ? FAILURE : USAGE;   // verify's 1 means "broken"
         });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             String msg = e.getMessage() == null ? e.toString() : e.getMessage();

@@ -1,6 +1,9 @@
 package dev.modelfs.cli;
 
 import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Optional;
 import picocli.CommandLine.Option;
@@ -12,5 +15,15 @@ final class StoreOption {
 
     OllamaStore open() {
         return new OllamaStore(OllamaStore.resolveRoot(Optional.ofNullable(store), System.getenv()));
+    }
+
+    /** The store, which must be an existing folder (else a one-line error: exit 2). */
+    OllamaStore openExisting() throws IOException {
+        OllamaStore st = open();
+        if (!Files.isDirectory(st.root())) {
+            throw new NoSuchFileException(st.root().toString(), null,
+                    "no model store there (set --store or $OLLAMA_MODELS)");
+        }
+        return st;
     }
 }
