@@ -33,7 +33,7 @@ public final class AllowList {
             }
             int slash = c.indexOf('/');
             String host = slash < 0 ? c : c.substring(0, slash);
-            if (!host.matches("[0-9a-fA-F:.]+")) {     // literals only: no DNS lookups
+            if (!host.matches("\\d{1,3}(\\.\\d{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*")) {     // literals only: no DNS lookups
                 throw new IllegalArgumentException("not an address block: " + c);
             }
             byte[] net;
