@@ -110,3 +110,12 @@ ensure_llama_cpp_source() {
   fi
   export MODELFS_LLAMA_CPP_SRC="$dest"
 }
+
+# NFS test clients and the re-export server: libnfs's nfs-ls/nfs-cat/nfs-cp, and nfs-ganesha with its
+# VFS backend (Debian's policy-rc.d keeps it from starting as a service; the tests start it themselves).
+ensure_nfs_clients() {
+  command -v nfs-cat >/dev/null && command -v nfs-ls >/dev/null && command -v nfs-cp >/dev/null \
+    || need_root_or_say "libnfs command-line clients (nfs-ls, nfs-cat, nfs-cp)" libnfs-utils
+  { command -v ganesha.nfsd || [ -x /usr/sbin/ganesha.nfsd ]; } >/dev/null && compgen -G '/usr/lib/*/ganesha/libfsalvfs.so' >/dev/null \
+    || need_root_or_say "nfs-ganesha with the VFS backend (the re-export test)" nfs-ganesha nfs-ganesha-vfs
+}

@@ -1,43 +1,33 @@
 package dev.modelfs.fuse;
 
-import dev.modelfs.cache.BlobMappings;
-import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.BlobResolver;
-import dev.modelfs.view.ModelDirectory;
 import dev.modelfs.view.ModelView;
+import dev.modelfs.view.ServedTree;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
 /**
- * One live mount: the store snapshot, its refresher, the blob mappings, the chunk cache and the FUSE
- * session. {@link #close()} unmounts (politely, then lazily) and releases everything; it is
+ * One live mount: the served tree ({@link ServedTree}: store snapshot, refresher, blob mappings, chunk
+ * cache) and the FUSE session. {@link #close()} unmounts (politely, then lazily) and releases everything; it is
  * idempotent and safe to call from a signal handler or shutdown hook.
  */
 public final class MountSession implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
 
     private final Path mountpoint;
-    private final StoreTree tree;
-    private final BlobMappings mappings;
+    private final ServedTree served;
     private final ModelFs fs;
-    private final ScheduledExecutorService refresher;
     private boolean closed;
 
-    private MountSession(Path mountpoint, StoreTree tree, BlobMappings mappings, ModelFs fs, ScheduledExecutorService refresher) {
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs) {
         this.mountpoint = mountpoint;
-        this.tree = tree;
-        this.mappings = mappings;
+        this.served = served;
         this.fs = fs;
-        this.refresher = refresher;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -47,40 +37,15 @@ public final class MountSession implements AutoCloseable {
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        if (!Files.isDirectory(store.root().resolve("manifests"))) {
-            LOG.warning(store.root() + " has no manifests/ directory yet; the mount stays empty until one appears");
-        }
-        StoreTree tree = new StoreTree(store, new ModelDirectory(views));
-        BlobMappings mappings = new BlobMappings(1024);
-        long cacheBytes = opts.cacheBytes();
-        long heapShare = Runtime.getRuntime().maxMemory() / 2;
-        if (cacheBytes > heapShare) {
-            LOG.warning("--cache-size " + (cacheBytes >> 20) + " MiB is more than half the heap; using " + (heapShare >> 20)
-                    + " MiB (raise -Xmx through MODELFS_JAVA_OPTS for more)");
-            cacheBytes = heapShare;
-        }
-        ChunkCache chunks = new ChunkCache(cacheBytes);
-        BlobResolver resolver = BlobResolver.forStore(store, mappings);
-        ModelFs fs = new ModelFs(tree, resolver, chunks, opts.uid(), opts.gid());
-        ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "modelfs-refresh");
-            t.setDaemon(true);
-            return t;
-        });
-        refresher.scheduleWithFixedDelay(() -> {
-            try {
-                tree.refresh();
-            } catch (RuntimeException e) {
-                LOG.warning("refresh failed: " + e);
-            }
-        }, opts.refreshMillis(), opts.refreshMillis(), TimeUnit.MILLISECONDS);
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), opts.uid(), opts.gid());
         try {
             fs.mount(mp, false, opts.debug(), opts.fuseArgs());
         } catch (RuntimeException e) {
-            refresher.shutdownNow();
+            served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, tree, mappings, fs, refresher);
+        return new MountSession(mp, served, fs);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -102,7 +67,7 @@ public final class MountSession implements AutoCloseable {
     }
 
     public StoreTree tree() {
-        return tree;
+        return served.tree();
     }
 
     public ModelFs fs() {
@@ -115,7 +80,6 @@ public final class MountSession implements AutoCloseable {
             return;
         }
         closed = true;
-        refresher.shutdownNow();
         if (!MountTable.unmount(mountpoint, 10_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }
@@ -124,6 +88,6 @@ public final class MountSession implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.fine("jnr umount: " + e);
         }
-        mappings.close();
+        served.close();
     }
 }

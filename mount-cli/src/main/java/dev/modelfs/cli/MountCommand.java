@@ -4,9 +4,7 @@ import dev.modelfs.fuse.MountOptions;
 import dev.modelfs.fuse.MountSession;
 import dev.modelfs.fuse.MountTable;
 import dev.modelfs.store.OllamaStore;
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -113,25 +111,9 @@ final class MountCommand implements Callable<Integer> {
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
         MountSession.clearStale(mp);
-        Path log = logFile != null ? logFile
-                : Path.of(System.getProperty("user.home"), ".cache", "modelfs", "mount-" + mp.getFileName() + ".log");
-        Files.createDirectories(log.toAbsolutePath().getParent());
-        List<String> cmd = new ArrayList<>();
-        if (new File("/usr/bin/setsid").canExecute()) {
-            cmd.add("/usr/bin/setsid");
-        }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(Main.class.getName());
-        cmd.add("mount");
-        cmd.add("--store");
-        cmd.add(st.root().toString());
-        cmd.add("--cache-size");
-        cmd.add(Long.toString(cacheSize));
-        cmd.add("--refresh-ms");
-        cmd.add(Long.toString(refreshMillis));
+        Path log = logFile != null ? logFile : Background.defaultLog("mount-" + mp.getFileName());
+        List<String> cmd = new ArrayList<>(List.of("mount", "--store", st.root().toString(),
+                "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         if (multithreaded) {
             cmd.add("--multithreaded");
         }
@@ -140,21 +122,8 @@ final class MountCommand implements Callable<Integer> {
             cmd.add(String.join(",", options));
         }
         cmd.add(mp.toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            if (MountTable.isMounted(mp)) {
-                System.out.println("modelfs: mounted " + st.root() + " at " + mp + " (pid " + p.pid() + ", log " + log + ")");
-                return 0;
-            }
-            if (!p.isAlive()) {
-                throw new IOException("background mount exited with " + p.exitValue() + "; see " + log);
-            }
-            Thread.sleep(100);
-        }
-        p.destroy();
-        throw new IOException("background mount did not come up within 30 s; see " + log);
+        Process p = Background.start(cmd, log, () -> MountTable.isMounted(mp));
+        System.out.println("modelfs: mounted " + st.root() + " at " + mp + " (pid " + p.pid() + ", log " + log + ")");
+        return 0;
     }
 }

@@ -1,0 +1,116 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.nfs.AllowList;
+import dev.modelfs.nfs.NfsServer;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.view.ServedTree;
+import dev.modelfs.view.StandardViews;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import sun.misc.Signal;
+
+/** {@code modelfs nfs}: serve the store read-only over NFSv3 until Ctrl-C or SIGTERM. */
+@Command(name = "nfs", mixinStandardHelpOptions = true,
+        description = {"Serve the store read-only over NFSv3 (NFS and MOUNT on one TCP port, export /), no FUSE needed.",
+                "Client: mount -t nfs -o vers=3,proto=tcp,port=PORT,mountport=PORT,nolock HOST:/ DIR"})
+final class NfsCommand implements Callable<Integer> {
+    @Mixin
+    StoreOption store;
+
+    @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
+            description = "address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
+    String bind;
+
+    @Option(names = "--port", paramLabel = "N", description = "TCP port of NFS and MOUNT (default: 2049 as root, else 20490; 0 = any free)")
+    Integer port;
+
+    @Option(names = "--allow", paramLabel = "CIDR[,CIDR...]", split = ",",
+            description = "client networks allowed (default: every client that can reach --bind)")
+    List<String> allow = new ArrayList<>();
+
+    @Option(names = "--daemon", description = "detach: serve from a background process and return once serving")
+    boolean daemon;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "with --daemon: log file (default: ~/.cache/modelfs/nfs-PORT.log)")
+    Path logFile;
+
+    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeConverter.class, defaultValue = "512M",
+            description = "converted-chunk cache size (default: ${DEFAULT-VALUE})")
+    long cacheSize;
+
+    @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
+    long refreshMillis;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        AllowList allowList;
+        try {
+            allowList = AllowList.parse(allow);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--allow: " + e.getMessage());
+        }
+        int p = port != null ? port : UnixIds.uid() == 0 ? 2049 : 20490;
+        OllamaStore st = store.open();
+        if (daemon) {
+            return daemonize(st, p);
+        }
+        CountDownLatch stop = new CountDownLatch(1);
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("HUP"), s -> { });
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis);
+        NfsServer server;
+        try {
+            server = NfsServer.start(served, st.root(), new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
+        } catch (IOException | RuntimeException e) {
+            served.close();
+            throw e;
+        }
+        int actual = server.address().getPort();
+        System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
+                + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
+                + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",nolock "
+                + bind + ":/ DIR)");
+        System.out.flush();
+        stop.await();
+        server.close();
+        System.out.println("modelfs: NFS server stopped");
+        return 0;
+    }
+
+    private int daemonize(OllamaStore st, int p) throws IOException, InterruptedException {
+        Path log = logFile != null ? logFile : Background.defaultLog("nfs-" + p);
+        long before = Files.exists(log) ? Files.size(log) : 0;
+        List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
+                "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
+        if (!allow.isEmpty()) {
+            cmd.add("--allow");
+            cmd.add(String.join(",", allow));
+        }
+        Process proc = Background.start(cmd, log, () -> logSince(log, before).contains("modelfs: serving NFS"));
+        String line = logSince(log, before).lines().filter(l -> l.contains("modelfs: serving NFS")).findFirst().orElse("");
+        System.out.println(line + " (pid " + proc.pid() + ", log " + log + ")");
+        return 0;
+    }
+
+    private static String logSince(Path log, long offset) {
+        try (var ch = java.nio.channels.FileChannel.open(log)) {
+            ch.position(offset);
+            return new String(java.nio.channels.Channels.newInputStream(ch).readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

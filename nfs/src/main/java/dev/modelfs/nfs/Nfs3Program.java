@@ -1,0 +1,389 @@
+package dev.modelfs.nfs;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.modelfs.view.DirNode;
+import dev.modelfs.view.FileNode;
+import dev.modelfs.view.Node;
+import dev.modelfs.view.ReadFailure;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Logger;
+import org.dcache.oncrpc4j.rpc.OncRpcException;
+import org.dcache.oncrpc4j.rpc.RpcCall;
+import org.dcache.oncrpc4j.rpc.RpcDispatchable;
+import org.dcache.oncrpc4j.xdr.Xdr;
+import org.dcache.oncrpc4j.xdr.XdrVoid;
+import org.glassfish.grizzly.Buffer;
+
+/**
+ * NFS version 3 (RFC 1813), read-only, over the served tree.
+ *
+ * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
+ * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
+ * read a model's files is NFS3ERR_NOENT (missing blob) or NFS3ERR_IO (anything else, {@link
+ * ReadFailure#of}) for that model's files only, logged once; READ data goes from the blob straight
+ * into the reply buffer (no intermediate copy when the reply buffer is one contiguous buffer).
+ */
+final class Nfs3Program implements RpcDispatchable {
+    private static final Logger LOG = Logger.getLogger(Nfs3Program.class.getName());
+    private static final byte[] ZEROS = new byte[Nfs3.RTMAX];
+    private static final byte[] VERIFIER = new byte[8];
+
+    private final HandleResolver handles;
+    private final OpenFiles open;
+    private final AllowList allow;
+    private final Wire.Owner owner;
+    private final Path storeRoot;
+    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(10_000).executor(Runnable::run).build();
+
+    /** A failed procedure: its nfsstat3. */
+    private static final class Failure extends Exception {
+        final int status;
+
+        Failure(int status) {
+            super(null, null, false, false);
+            this.status = status;
+        }
+    }
+
+    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, Wire.Owner owner, Path storeRoot) {
+        this.handles = handles;
+        this.open = open;
+        this.allow = allow;
+        this.owner = owner;
+        this.storeRoot = storeRoot;
+    }
+
+    @Override
+    public void dispatchOncRpcCall(RpcCall call) throws OncRpcException, IOException {
+        if (!Access.admit(call, allow)) {
+            return;
+        }
+        int proc = call.getProcedure();
+        try {
+            switch (proc) {
+                case Nfs3.NULL -> call.reply(XdrVoid.XDR_VOID);
+                case Nfs3.GETATTR -> getattr(call);
+                case Nfs3.LOOKUP -> lookup(call);
+                case Nfs3.ACCESS -> access(call);
+                case Nfs3.READLINK -> readlink(call);
+                case Nfs3.READ -> read(call);
+                case Nfs3.READDIR -> readdir(call, false);
+                case Nfs3.READDIRPLUS -> readdir(call, true);
+                case Nfs3.FSSTAT -> fsstat(call);
+                case Nfs3.FSINFO -> fsinfo(call);
+                case Nfs3.PATHCONF -> pathconf(call);
+                // read-only: the failure shape of each (RFC 1813): wcc_data is two absent attributes
+                case Nfs3.SETATTR, Nfs3.WRITE, Nfs3.CREATE, Nfs3.MKDIR, Nfs3.SYMLINK, Nfs3.MKNOD, Nfs3.REMOVE, Nfs3.RMDIR,
+                     Nfs3.COMMIT -> status(call, Nfs3.ERR_ROFS, 2);
+                case Nfs3.RENAME -> status(call, Nfs3.ERR_ROFS, 4);
+                case Nfs3.LINK -> status(call, Nfs3.ERR_ROFS, 3);
+                default -> call.failProcedureUnavailable();
+            }
+        } catch (Failure f) {
+            status(call, f.status, proc == Nfs3.GETATTR ? 0 : 1);
+        }
+    }
+
+    /** A failure reply: the status, then {@code absent} FALSE booleans (absent post-op attributes). */
+    private static void status(RpcCall call, int status, int absent) {
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(status);
+            for (int i = 0; i < absent; i++) {
+                out.xdrEncodeBoolean(false);
+            }
+        });
+    }
+
+    private Node node(FileHandle h) throws Failure {
+        if (h == null) {
+            throw new Failure(Nfs3.ERR_BADHANDLE);
+        }
+        Node n;
+        try {
+            n = handles.resolve(h);
+        } catch (RuntimeException e) {
+            throw failure("resolve " + h, e);
+        }
+        if (n == null) {
+            throw new Failure(Nfs3.ERR_STALE);
+        }
+        return n;
+    }
+
+    private DirNode dir(FileHandle h) throws Failure {
+        if (node(h) instanceof DirNode d) {
+            return d;
+        }
+        throw new Failure(Nfs3.ERR_NOTDIR);
+    }
+
+    /** Lists a directory (a model directory parses its headers on first listing, which may fail). */
+    private Map<String, Node> children(DirNode d) throws Failure {
+        try {
+            return d.children();
+        } catch (RuntimeException e) {
+            throw failure("list directory " + Long.toHexString(d.inode()), e);
+        }
+    }
+
+    private Failure failure(String what, Throwable e) {
+        ReadFailure f = ReadFailure.of(e);
+        if (logged.asMap().putIfAbsent(what + ": " + f.getMessage(), Boolean.TRUE) == null) {
+            LOG.warning(what + ": " + f.getMessage());
+        }
+        return new Failure(switch (f.errno()) {
+            case ENOENT -> Nfs3.ERR_NOENT;
+            case EACCES -> Nfs3.ERR_ACCES;
+            case EIO -> Nfs3.ERR_IO;
+        });
+    }
+
+    private void getattr(RpcCall call) throws OncRpcException, IOException, Failure {
+        Node n = node(Wire.args(call, Wire::handle));
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.fattr3(out, n, owner);
+        });
+    }
+
+    private record Named(FileHandle dir, String name) {}
+
+    private void lookup(RpcCall call) throws OncRpcException, IOException, Failure {
+        Named a = Wire.args(call, in -> new Named(Wire.handle(in), in.xdrDecodeString()));
+        DirNode d = dir(a.dir());
+        if (a.name().getBytes(StandardCharsets.UTF_8).length > 255) {
+            throw new Failure(Nfs3.ERR_NAMETOOLONG);
+        }
+        Node child = a.name().equals(".") ? d : children(d).get(a.name());
+        if (child == null) {
+            Wire.reply(call, out -> {
+                out.xdrEncodeInt(Nfs3.ERR_NOENT);
+                Wire.postOpAttr(out, d, owner);
+            });
+            return;
+        }
+        FileHandle ch = child == d ? a.dir() : handles.child(a.dir(), child);
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.handle(out, ch);
+            Wire.postOpAttr(out, child, owner);
+            Wire.postOpAttr(out, d, owner);
+        });
+    }
+
+    private record HandleAndInt(FileHandle fh, int value) {}
+
+    private void access(RpcCall call) throws OncRpcException, IOException, Failure {
+        HandleAndInt a = Wire.args(call, in -> new HandleAndInt(Wire.handle(in), in.xdrDecodeInt()));
+        Node n = node(a.fh());
+        int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE : Nfs3.ACCESS_READ;
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, n, owner);
+            out.xdrEncodeInt(a.value() & allowed);
+        });
+    }
+
+    private void readlink(RpcCall call) throws OncRpcException, IOException, Failure {
+        Node n = node(Wire.args(call, Wire::handle));
+        Wire.reply(call, out -> {            // the tree has no symbolic links
+            out.xdrEncodeInt(Nfs3.ERR_INVAL);
+            Wire.postOpAttr(out, n, owner);
+        });
+    }
+
+    private record ReadArgs(FileHandle fh, long offset, long count) {}
+
+    private void read(RpcCall call) throws OncRpcException, IOException, Failure {
+        ReadArgs a = Wire.args(call, in -> new ReadArgs(Wire.handle(in), in.xdrDecodeLong(),
+                Integer.toUnsignedLong(in.xdrDecodeInt())));
+        Node n = node(a.fh());
+        if (!(n instanceof FileNode f)) {
+            throw new Failure(Nfs3.ERR_ISDIR);
+        }
+        long size = f.size();
+        long offset = a.offset();
+        int count = offset < 0 || offset >= size ? 0 : (int) Math.min(Math.min(a.count(), Nfs3.RTMAX), size - offset);
+        boolean eof = offset < 0 || offset + count >= size;
+        OpenFiles.Opened o = null;
+        if (count > 0) {
+            try {
+                o = open.open(f);
+            } catch (IOException | RuntimeException e) {
+                throw failure("open " + Long.toHexString(f.inode()), e);
+            }
+        }
+        OpenFiles.Opened src = o;
+        try {
+            Wire.reply(call, out -> {
+                int mark = out.asBuffer().position();
+                out.xdrEncodeInt(Nfs3.OK);
+                Wire.postOpAttr(out, f, owner);
+                out.xdrEncodeInt(count);
+                out.xdrEncodeBoolean(eof);
+                out.xdrEncodeInt(count);
+                out.xdrEncodeOpaque(ZEROS, 0, count);     // reserves the data (and its padding) in the reply
+                if (count > 0) {
+                    try {
+                        fillData(out, src, offset, count);
+                    } catch (IOException | RuntimeException e) {
+                        int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
+                        out.asBuffer().position(mark);    // drop what was written: a failure reply instead
+                        out.xdrEncodeInt(status);
+                        Wire.postOpAttr(out, f, owner);
+                    }
+                }
+            });
+        } finally {
+            if (src != null) {
+                src.close();
+            }
+        }
+    }
+
+    /** Reads {@code count} bytes of the file into the space just reserved at the end of the reply. */
+    private static void fillData(Xdr out, OpenFiles.Opened src, long offset, int count) throws IOException {
+        Buffer buf = out.asBuffer();
+        int end = buf.position();
+        int at = end - ((4 - (count & 3)) & 3) - count;
+        long got;
+        if (!buf.isComposite()) {
+            ByteBuffer view = buf.toByteBuffer(at, at + count);       // a view of the reply buffer, not a copy
+            got = src.source().read(offset, MemorySegment.ofBuffer(view), 0, count);
+        } else {
+            byte[] tmp = new byte[count];                                // rare: a reply spread over several buffers
+            got = src.source().read(offset, MemorySegment.ofArray(tmp), 0, count);
+            buf.position(at);
+            buf.put(tmp);
+            buf.position(end);
+        }
+        if (got != count) {
+            throw new IOException("short read: " + got + " of " + count + " bytes");
+        }
+    }
+
+    private record ReaddirArgs(FileHandle dir, long cookie, int dircount, int maxcount) {}
+
+    private void readdir(RpcCall call, boolean plus) throws OncRpcException, IOException, Failure {
+        ReaddirArgs a = Wire.args(call, in -> {
+            FileHandle fh = Wire.handle(in);
+            long cookie = in.xdrDecodeLong();
+            in.xdrDecodeOpaque(8);                                   // cookie verifier: listings never change
+            int dircount = in.xdrDecodeInt();
+            int maxcount = plus ? in.xdrDecodeInt() : dircount;
+            return new ReaddirArgs(fh, cookie, dircount, maxcount);
+        });
+        DirNode d = dir(a.dir());
+        List<Map.Entry<String, Node>> entries = new ArrayList<>(children(d).entrySet());
+        if (a.cookie() < 0 || a.cookie() > entries.size()) {
+            throw new Failure(Nfs3.ERR_BAD_COOKIE);
+        }
+        long max = Integer.toUnsignedLong(a.maxcount());
+        long dirMax = Integer.toUnsignedLong(a.dircount());
+        long used = 4 + 4 + Nfs3.FATTR3_BYTES + 8 + 4 + 4;          // status, dir attributes, verifier, list end, eof
+        long dirUsed = 0;
+        int from = (int) a.cookie();
+        int to = from;
+        while (to < entries.size()) {
+            int nameBytes = entries.get(to).getKey().getBytes(StandardCharsets.UTF_8).length;
+            long core = 8 + 4 + ((nameBytes + 3) & ~3) + 8;          // fileid, name, cookie
+            long size = 4 + core + (plus ? 4 + Nfs3.FATTR3_BYTES + 4 + 4 + 20 : 0);
+            if (used + size > max || (plus && dirUsed + core > dirMax)) {
+                break;
+            }
+            used += size;
+            dirUsed += core;
+            to++;
+        }
+        if (to == from && from < entries.size()) {
+            throw new Failure(Nfs3.ERR_TOOSMALL);
+        }
+        int last = to;
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, d, owner);
+            out.xdrEncodeOpaque(VERIFIER, 8);
+            for (int i = from; i < last; i++) {
+                Map.Entry<String, Node> e = entries.get(i);
+                out.xdrEncodeBoolean(true);
+                out.xdrEncodeLong(e.getValue().inode());
+                out.xdrEncodeString(e.getKey());
+                out.xdrEncodeLong(i + 1);
+                if (plus) {
+                    Wire.postOpAttr(out, e.getValue(), owner);
+                    out.xdrEncodeBoolean(true);
+                    Wire.handle(out, handles.child(a.dir(), e.getValue()));
+                }
+            }
+            out.xdrEncodeBoolean(false);
+            out.xdrEncodeBoolean(last == entries.size());
+        });
+    }
+
+    private void fsstat(RpcCall call) throws OncRpcException, IOException, Failure {
+        Node n = node(Wire.args(call, Wire::handle));
+        long total, free, avail;
+        try {
+            FileStore fs = Files.getFileStore(storeRoot);
+            total = fs.getTotalSpace();
+            free = fs.getUnallocatedSpace();
+            avail = fs.getUsableSpace();
+        } catch (IOException e) {
+            throw failure("fsstat", e);
+        }
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, n, owner);
+            out.xdrEncodeLong(total);
+            out.xdrEncodeLong(free);
+            out.xdrEncodeLong(avail);
+            out.xdrEncodeLong(1L << 20);     // files: not meaningful on a read-only tree
+            out.xdrEncodeLong(0);
+            out.xdrEncodeLong(0);
+            out.xdrEncodeInt(0);             // invarsec
+        });
+    }
+
+    private void fsinfo(RpcCall call) throws OncRpcException, IOException, Failure {
+        Node n = node(Wire.args(call, Wire::handle));
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, n, owner);
+            out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
+            out.xdrEncodeInt(Nfs3.RTMAX);
+            out.xdrEncodeInt(4096);
+            out.xdrEncodeInt(Nfs3.RTMAX);    // wtmax, wtpref, wtmult (writes are refused anyway)
+            out.xdrEncodeInt(Nfs3.RTMAX);
+            out.xdrEncodeInt(4096);
+            out.xdrEncodeInt(Nfs3.DTPREF);
+            out.xdrEncodeLong(Long.MAX_VALUE);
+            out.xdrEncodeInt(0);             // time_delta: 1 ns
+            out.xdrEncodeInt(1);
+            out.xdrEncodeInt(Nfs3.FSF3_HOMOGENEOUS);
+        });
+    }
+
+    private void pathconf(RpcCall call) throws OncRpcException, IOException, Failure {
+        Node n = node(Wire.args(call, Wire::handle));
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, n, owner);
+            out.xdrEncodeInt(1);             // linkmax
+            out.xdrEncodeInt(255);           // name_max
+            out.xdrEncodeBoolean(true);      // no_trunc
+            out.xdrEncodeBoolean(true);      // chown_restricted
+            out.xdrEncodeBoolean(false);     // case_insensitive
+            out.xdrEncodeBoolean(true);      // case_preserving
+        });
+    }
+}

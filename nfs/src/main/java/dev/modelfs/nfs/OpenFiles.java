@@ -1,0 +1,99 @@
+package dev.modelfs.nfs;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.view.BlobResolver;
+import dev.modelfs.view.FileNode;
+import dev.modelfs.view.OpenedSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The opened sources of recently read files (NFS has no open/close): a bounded cache, so a stream of
+ * READs maps a file's blobs once.
+ *
+ * <p>Invariants: at most {@code maxOpen} sources are cached; an evicted source is closed only once
+ * no READ still uses it (reference counted), so a read never sees its blobs unmapped underneath.
+ */
+final class OpenFiles implements AutoCloseable {
+    private final BlobResolver resolver;
+    private final ChunkCache chunks;
+    private final Cache<FileNode, Opened> cache;
+
+    /** A cached source and its users: the cache holds one reference, every READ in flight one more. */
+    static final class Opened implements AutoCloseable {
+        private final OpenedSource source;
+        private final AtomicInteger refs = new AtomicInteger(1);
+
+        Opened(OpenedSource source) {
+            this.source = source;
+        }
+
+        OpenedSource source() {
+            return source;
+        }
+
+        boolean retain() {
+            while (true) {
+                int r = refs.get();
+                if (r == 0) {
+                    return false;
+                }
+                if (refs.compareAndSet(r, r + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            if (refs.decrementAndGet() == 0) {
+                source.close();
+            }
+        }
+    }
+
+    OpenFiles(BlobResolver resolver, ChunkCache chunks, int maxOpen) {
+        this.resolver = resolver;
+        this.chunks = chunks;
+        this.cache = Caffeine.newBuilder().maximumSize(maxOpen).expireAfterAccess(Duration.ofMinutes(2))
+                .executor(Runnable::run)
+                .<FileNode, Opened>removalListener((k, v, cause) -> {
+                    if (v != null && cause != RemovalCause.REPLACED) {
+                        v.close();
+                    }
+                }).build();
+    }
+
+    /** The opened source of {@code node}, retained: close the result when the read is done. */
+    Opened open(FileNode node) throws IOException {
+        while (true) {
+            Opened o;
+            try {
+                o = cache.get(node, n -> {
+                    try {
+                        return new Opened(OpenedSource.open(n.source(), resolver, chunks));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
+            }
+            if (o.retain()) {
+                return o;
+            }
+            cache.asMap().remove(node, o);     // evicted and closed meanwhile: open afresh
+        }
+    }
+
+    @Override
+    public void close() {
+        cache.invalidateAll();
+        cache.cleanUp();
+    }
+}
