@@ -17,7 +17,8 @@ import java.util.Map;
  * mappings (so reopening a hot file costs no syscall) and is unmapped when evicted from it.
  * The expected size is checked against the file before mapping: a shorter or longer file is
  * {@link BlobSizeMismatchException}, a missing one (or one that is no regular file)
- * {@link NoSuchFileException}; a mapping is reused only while its file still has its size.
+ * {@link NoSuchFileException}; a mapping is reused only while it maps the file now at the blob's path,
+ * at its size.
  */
 public final class BlobMappings implements AutoCloseable {
     private final Map<String, MappedBlob> live = new HashMap<>();
@@ -48,28 +49,38 @@ public final class BlobMappings implements AutoCloseable {
     }
 
     /**
-     * Leases the mapping under {@code key}, mapping the file {@code opener} opens if there is none.
-     * An existing mapping is reused only while it still matches: its size equals {@code expectedSize}
-     * and its file's current size (fstat) is still its size. A mapping whose file was truncated or
-     * rewritten with another size is retired (unmapped once its last lease closes) and the file is
-     * mapped afresh, so a new open sees the size mismatch instead of reading past the end.
+     * Leases the mapping under {@code key} of the file {@code opener} opens. The file is opened (and so
+     * checked) on every call; an existing mapping is reused only while it is still a mapping of that
+     * very file (same device and inode) at that very size, and that size is {@code expectedSize}. A
+     * mapping whose blob was truncated, rewritten or replaced is retired (unmapped once its last lease
+     * closes) and the file now there is mapped afresh: a new open sees the store as it is now (a size
+     * mismatch, a missing blob), never a stale mapping.
      *
      * @param expectedSize the size the manifest promises, or -1 to accept any size
      */
     public BlobLease acquire(String key, Opener opener, long expectedSize) throws IOException {
-        synchronized (this) {
-            MappedBlob blob = live.get(key);
-            if (blob != null) {
-                if (matches(blob, expectedSize)) {
+        NativeFile nf = opener.open();
+        NativeFile.Stat st;
+        try {
+            st = nf.stat();
+            synchronized (this) {
+                MappedBlob blob = live.get(key);
+                if (blob != null && matches(blob, st, expectedSize)) {
+                    nf.close();
                     return lease(blob);
                 }
-                retire(blob);
+                if (blob != null) {
+                    retire(blob);
+                }
             }
+        } catch (IOException | RuntimeException e) {
+            nf.close();
+            throw e;
         }
-        MappedBlob fresh = map(key, opener, expectedSize);
+        MappedBlob fresh = map(key, nf, st, expectedSize);
         synchronized (this) {
             MappedBlob raced = live.get(key);
-            if (raced != null && matches(raced, expectedSize)) {   // another thread mapped it meanwhile: keep theirs
+            if (raced != null && matches(raced, st, expectedSize)) {   // another thread mapped it meanwhile: keep theirs
                 fresh.close();
                 return lease(raced);
             }
@@ -81,8 +92,8 @@ public final class BlobMappings implements AutoCloseable {
         }
     }
 
-    private static boolean matches(MappedBlob blob, long expectedSize) {
-        return (expectedSize < 0 || blob.size() == expectedSize) && blob.file().currentSize() == blob.size();
+    private static boolean matches(MappedBlob blob, NativeFile.Stat now, long expectedSize) {
+        return blob.stat().sameFile(now) && now.size() == blob.size() && (expectedSize < 0 || blob.size() == expectedSize);
     }
 
     private BlobLease lease(MappedBlob blob) {
@@ -104,17 +115,17 @@ public final class BlobMappings implements AutoCloseable {
         }
     }
 
-    private static MappedBlob map(String key, Opener opener, long expectedSize) throws IOException {
-        NativeFile nf = opener.open();
+    /** Maps {@code nf} (whose fstat is {@code st}), taking ownership of it: closed if mapping fails. */
+    private static MappedBlob map(String key, NativeFile nf, NativeFile.Stat st, long expectedSize) throws IOException {
         try {
-            long size = nf.stat().size();
+            long size = st.size();
             if (expectedSize >= 0 && size != expectedSize) {
                 throw new BlobSizeMismatchException(nf.path(), expectedSize, size);
             }
             Arena arena = Arena.ofShared();
             try {
                 MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0) : nf.map(size, arena);
-                return new MappedBlob(key, seg, arena, nf);
+                return new MappedBlob(key, seg, arena, nf, st);
             } catch (IOException | RuntimeException e) {
                 arena.close();
                 throw e;

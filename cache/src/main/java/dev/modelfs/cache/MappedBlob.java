@@ -16,11 +16,13 @@ public final class MappedBlob {
     private final MemorySegment segment;
     private final Arena arena;
     private final NativeFile file;
+    private final NativeFile.Stat stat;
     private int refs;          // guarded by BlobMappings' lock
     private boolean closed;    // guarded by BlobMappings' lock
     private boolean retired;   // guarded by BlobMappings' lock: out of the table, closed by its last release
 
-    MappedBlob(String key, MemorySegment segment, Arena arena, NativeFile file) {
+    MappedBlob(String key, MemorySegment segment, Arena arena, NativeFile file, NativeFile.Stat stat) {
+        this.stat = stat;
         this.key = key;
         this.segment = segment;
         this.arena = arena;
@@ -30,6 +32,11 @@ public final class MappedBlob {
     /** The open file, for positional reads ({@code pread}) that copy without faulting the mapping in. */
     public NativeFile file() {
         return file;
+    }
+
+    /** The file's identity and size when it was mapped. */
+    NativeFile.Stat stat() {
+        return stat;
     }
 
     /** The cache key (a blob digest) this mapping belongs to. */

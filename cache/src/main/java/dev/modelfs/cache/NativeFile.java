@@ -80,14 +80,19 @@ public final class NativeFile implements AutoCloseable {
         this.fd = fd;
     }
 
-    /** What {@code statx(2)} says about a file: type and permission bits, owner, link count, size. */
-    public record Stat(int mode, long uid, long nlink, long size) {
+    /** What {@code statx(2)} says about a file: type and permission bits, owner, link count, size, identity. */
+    public record Stat(int mode, long uid, long nlink, long size, long dev, long ino) {
         public boolean isRegular() {
             return (mode & S_IFMT) == S_IFREG;
         }
 
         public boolean isSymlink() {
             return (mode & S_IFMT) == S_IFLNK;
+        }
+
+        /** Same device and inode: the same file, whatever its name or size now. */
+        public boolean sameFile(Stat o) {
+            return dev == o.dev && ino == o.ino;
         }
     }
 
@@ -227,7 +232,9 @@ public final class NativeFile implements AutoCloseable {
             return new Stat(Short.toUnsignedInt(buf.get(ValueLayout.JAVA_SHORT, 28)),
                     Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 20)),
                     Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 16)),
-                    buf.get(ValueLayout.JAVA_LONG, 40));
+                    buf.get(ValueLayout.JAVA_LONG, 40),
+                    (Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 136)) << 32) | Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 140)),
+                    buf.get(ValueLayout.JAVA_LONG, 32));
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {

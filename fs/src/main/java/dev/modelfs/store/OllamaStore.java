@@ -123,7 +123,10 @@ public final class OllamaStore {
         }
     }
 
-    /** The blob file for a digest: {@code sha256-<hex>}, else legacy {@code sha256:<hex>}; empty if neither is a regular file. */
+    /**
+     * The blob file for a digest: {@code sha256-<hex>}, else legacy {@code sha256:<hex>}; empty if neither is
+     * a regular file. For naming only: blobs are read through {@link #openBlob}, which applies the trust rules.
+     */
     public Optional<Path> blobPath(Digest d) {
         Path p = blobsDir().resolve(d.fileName());
         if (Files.isRegularFile(p)) {

@@ -1,6 +1,7 @@
 package dev.modelfs.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -70,6 +71,25 @@ class OllamaStoreTest {
         assertEquals(root.resolve("blobs/sha256:" + b), s.blobPath(new Digest(b)).orElseThrow());
         assertTrue(s.blobPath(new Digest(c)).isEmpty());
         assertEquals(root.resolve("blobs/sha256-" + b), s.canonicalBlobPath(new Digest(b)));
+    }
+
+    @Test
+    void blobsAreOpenedThroughTheTrustedOpenOnlyAsRegularFiles() throws Exception {
+        String a = "a".repeat(64), b = "b".repeat(64), f = "f".repeat(64), d = "d".repeat(64);
+        file("blobs/sha256-" + a, "x");
+        file("blobs/sha256:" + b, "yy");
+        assertEquals(0, new ProcessBuilder("mkfifo", root.resolve("blobs/sha256-" + f).toString()).start().waitFor());
+        Files.createDirectories(root.resolve("blobs/sha256-" + d));
+        OllamaStore s = new OllamaStore(root);
+        try (var nf = s.openBlob(new Digest(a))) {
+            assertEquals(1, nf.stat().size());
+        }
+        assertEquals("yy", new String(s.readSmallBlob(new Digest(b), 10), java.nio.charset.StandardCharsets.UTF_8), "legacy name");
+        for (String special : List.of(f, d, "e".repeat(64))) {   // FIFO (must not block), directory, missing
+            assertThrows(java.nio.file.NoSuchFileException.class, () -> s.openBlob(new Digest(special)));
+            assertThrows(java.nio.file.NoSuchFileException.class, () -> s.readSmallBlob(new Digest(special), 10));
+        }
+        assertThrows(IOException.class, () -> s.readSmallBlob(new Digest(b), 1), "larger than the limit");
     }
 
     @Test

@@ -44,7 +44,7 @@ final class ShowCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        OllamaStore st = store.open();
+        OllamaStore st = store.openExisting();
         ModelName want = ModelName.parse(model).orElseThrow(() -> new IllegalArgumentException("not a valid model name: " + model));
         ManifestRef ref = st.listManifests().stream().filter(r -> r.name().equalsIgnoreCase(want)).findFirst()
                 .orElseThrow(() -> new IOException("model " + model + " not found in " + st.root()));
