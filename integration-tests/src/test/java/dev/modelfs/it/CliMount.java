@@ -47,21 +47,33 @@ final class CliMount implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("mount", "--store", store.toString()));
         args.addAll(List.of(extra));
         args.add(mountpoint.toString());
+        // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
+        Process p = launch(args, log, "mount", () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint));
+        return new CliMount(store, mountpoint, p, log);
+    }
+
+    /** When a launched command is ready. */
+    @FunctionalInterface
+    interface Ready {
+        boolean test() throws IOException;
+    }
+
+    /** Starts {@code modelfs ARGS} with its output in {@code log}; fails unless it is ready within 30 s. */
+    static Process launch(List<String> args, Path log, String what, Ready ready) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command(args.toArray(String[]::new))).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
-        while (!(Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint))) {
+        while (!ready.test()) {
             if (!p.isAlive()) {
-                fail("modelfs mount exited with " + p.exitValue() + ":\n" + Files.readString(log));
+                fail("modelfs " + what + " exited with " + p.exitValue() + ":\n" + Files.readString(log));
             }
             if (System.nanoTime() > deadline) {
                 p.destroyForcibly();
-                fail("mount did not appear within 30 s:\n" + Files.readString(log));
+                fail("modelfs " + what + " was not ready within 30 s:\n" + Files.readString(log));
             }
             Thread.sleep(50);
         }
-        return new CliMount(store, mountpoint, p, log);
+        return p;
     }
 
     String log() throws IOException {
@@ -71,17 +83,23 @@ final class CliMount implements AutoCloseable {
     /** SIGTERM, then require exit 0 and an unmounted mount point. */
     @Override
     public void close() throws IOException, InterruptedException {
+        if (terminate(process, log, () -> MountTable.fusermount(mountpoint, true))) {
+            assertTrue(!MountTable.isMounted(mountpoint), "still mounted after SIGTERM");
+        }
+    }
+
+    /** SIGTERM, then require exit 0 within 30 s ({@code onTimeout} cleans up first); false if it had already exited. */
+    static boolean terminate(Process process, Path log, Runnable onTimeout) throws IOException, InterruptedException {
         if (!process.isAlive()) {
-            return;
+            return false;
         }
         process.destroy();   // SIGTERM
-        boolean exited = process.waitFor(30, TimeUnit.SECONDS);
-        if (!exited) {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly();
-            MountTable.fusermount(mountpoint, true);
-            fail("modelfs did not exit within 30 s of SIGTERM:\n" + log());
+            onTimeout.run();
+            fail("modelfs did not exit within 30 s of SIGTERM:\n" + Files.readString(log));
         }
-        assertEquals(0, process.exitValue(), "exit code after SIGTERM:\n" + log());
-        assertTrue(!MountTable.isMounted(mountpoint), "still mounted after SIGTERM");
+        assertEquals(0, process.exitValue(), "exit code after SIGTERM:\n" + Files.readString(log));
+        return true;
     }
 }

@@ -1,6 +1,5 @@
 package dev.modelfs.it;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
@@ -36,19 +35,7 @@ final class CliNfs implements AutoCloseable {
     static CliNfs start(Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("nfs", "--store", store.toString(), "--port", Integer.toString(port)));
         args.addAll(List.of(extra));
-        Process p = new ProcessBuilder(CliMount.command(args.toArray(String[]::new))).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!Files.readString(log).contains("modelfs: serving NFS")) {
-            if (!p.isAlive()) {
-                fail("modelfs nfs exited with " + p.exitValue() + ":\n" + Files.readString(log));
-            }
-            if (System.nanoTime() > deadline) {
-                p.destroyForcibly();
-                fail("modelfs nfs did not serve within 30 s:\n" + Files.readString(log));
-            }
-            Thread.sleep(50);
-        }
+        Process p = CliMount.launch(args, log, "nfs", () -> Files.readString(log).contains("modelfs: serving NFS"));
         return new CliNfs(port, p, log);
     }
 
@@ -117,14 +104,6 @@ final class CliNfs implements AutoCloseable {
 
     @Override
     public void close() throws IOException, InterruptedException {
-        if (!process.isAlive()) {
-            return;
-        }
-        process.destroy();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            fail("modelfs nfs did not exit within 30 s of SIGTERM:\n" + log());
-        }
-        assertEquals(0, process.exitValue(), "exit code after SIGTERM:\n" + log());
+        CliMount.terminate(process, log, () -> { });
     }
 }

@@ -248,6 +248,27 @@ class NfsServerTest {
     }
 
     @Test
+    void daemonModeServesFromABackgroundProcess(@TempDir Path tmp) throws Exception {
+        int port = CliNfs.freePort();
+        Env.Run up = Env.run(120, CliMount.command("nfs", "--daemon", "--store", Fixture.store().toString(),
+                "--port", Integer.toString(port), "--log", tmp.resolve("daemon.log").toString()));
+        Matcher pid = Pattern.compile("\\(pid (\\d+),").matcher(up.output());
+        assertTrue(pid.find(), up.output());
+        ProcessHandle daemon = ProcessHandle.of(Long.parseLong(pid.group(1))).orElseThrow();
+        try {
+            assertEquals(0, up.exit(), up.output());
+            assertTrue(up.output().contains("serving NFS"), up.output());
+            CliNfs.Out cat = CliNfs.run(60, "nfs-cat", CliNfs.url(WHOLE_BLOB, port));
+            assertEquals(0, cat.exit(), cat.stderr());
+            assertArrayEquals(Files.readAllBytes(mount.mountpoint.resolve(WHOLE_BLOB)), cat.stdout());
+        } finally {
+            daemon.destroy();
+            daemon.onExit().get(30, TimeUnit.SECONDS);
+        }
+        assertTrue(Files.readString(tmp.resolve("daemon.log")).contains("NFS server stopped"));
+    }
+
+    @Test
     void eightConcurrentNfsCatReadersOfALargeFileGetTheRightBytes(@TempDir Path tmp) throws Exception {
         Path store = Fixture.copyStore(tmp.resolve("store"));
         String expected = addLargeModel(store, "big", 96 << 20);

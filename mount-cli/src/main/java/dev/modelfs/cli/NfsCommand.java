@@ -21,7 +21,7 @@ import sun.misc.Signal;
 /** {@code modelfs nfs}: serve the store read-only over NFSv3 until Ctrl-C or SIGTERM. */
 @Command(name = "nfs", mixinStandardHelpOptions = true,
         description = {"Serve the store read-only over NFSv3 (NFS and MOUNT on one TCP port, export /), no FUSE needed.",
-                "Client: mount -t nfs -o vers=3,proto=tcp,port=PORT,mountport=PORT,nolock HOST:/ DIR"})
+                "Client: mount -t nfs -o ro,vers=3,proto=tcp,port=PORT,mountport=PORT,mountproto=tcp,nolock HOST:/ DIR"})
 final class NfsCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
@@ -81,7 +81,7 @@ final class NfsCommand implements Callable<Integer> {
         int actual = server.address().getPort();
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
-                + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",nolock "
+                + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",mountproto=tcp,nolock "
                 + bind + ":/ DIR)");
         System.out.flush();
         stop.await();

@@ -30,8 +30,9 @@ import org.glassfish.grizzly.Buffer;
  * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
  * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
  * read a model's files is NFS3ERR_NOENT (missing blob) or NFS3ERR_IO (anything else, {@link
- * ReadFailure#of}) for that model's files only, logged once; READ data goes from the blob straight
- * into the reply buffer (no intermediate copy when the reply buffer is one contiguous buffer).
+ * ReadFailure#of}) for that model's files only, logged once; READ data is read from the blob once,
+ * into a pooled direct buffer the transport writes as it is ({@link ReplyBuffers}), or, when all
+ * are in use, straight into the reply buffer.
  */
 final class Nfs3Program implements RpcDispatchable {
     private static final Logger LOG = Logger.getLogger(Nfs3Program.class.getName());
@@ -40,6 +41,7 @@ final class Nfs3Program implements RpcDispatchable {
 
     private final HandleResolver handles;
     private final OpenFiles open;
+    private final ReplyBuffers buffers = new ReplyBuffers(32, Nfs3.RTMAX);
     private final AllowList allow;
     private final Wire.Owner owner;
     private final Path storeRoot;
@@ -223,32 +225,67 @@ final class Nfs3Program implements RpcDispatchable {
                 throw failure("open " + Long.toHexString(f.inode()), e);
             }
         }
-        OpenFiles.Opened src = o;
+        ByteBuffer lent = count > 0 && (count & 3) == 0 ? buffers.take() : null;
         try {
-            Wire.reply(call, out -> {
-                int mark = out.asBuffer().position();
-                out.xdrEncodeInt(Nfs3.OK);
-                Wire.postOpAttr(out, f, owner);
-                out.xdrEncodeInt(count);
-                out.xdrEncodeBoolean(eof);
-                out.xdrEncodeInt(count);
-                out.xdrEncodeOpaque(ZEROS, 0, count);     // reserves the data (and its padding) in the reply
-                if (count > 0) {
-                    try {
-                        fillData(out, src, offset, count);
-                    } catch (IOException | RuntimeException e) {
-                        int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
-                        out.asBuffer().position(mark);    // drop what was written: a failure reply instead
-                        out.xdrEncodeInt(status);
-                        Wire.postOpAttr(out, f, owner);
-                    }
-                }
-            });
+            if (lent != null) {
+                readIntoLent(o, f, offset, count, eof, lent, call);
+                lent = null;         // the transport gives it back once the reply is written
+            } else {
+                readIntoReply(o, f, offset, count, eof, call);
+            }
         } finally {
-            if (src != null) {
-                src.close();
+            if (o != null) {
+                o.close();
+            }
+            if (lent != null) {
+                buffers.give(lent);
             }
         }
+    }
+
+    /** READ into a pooled direct buffer that the reply then carries as it is (no copy into the reply). */
+    private void readIntoLent(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, ByteBuffer lent,
+                              RpcCall call) throws Failure {
+        lent.limit(count);
+        try {
+            long got = src.source().read(offset, MemorySegment.ofBuffer(lent), 0, count);
+            if (got != count) {
+                throw new IOException("short read: " + got + " of " + count + " bytes");
+            }
+        } catch (IOException | RuntimeException e) {
+            throw failure("read " + Long.toHexString(f.inode()) + " at " + offset, e);
+        }
+        ReplyBuffers.Lent data = buffers.new Lent(lent);
+        Wire.reply(call, out -> {
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, f, owner);
+            out.xdrEncodeInt(count);
+            out.xdrEncodeBoolean(eof);
+            out.xdrEncodeShallowByteBuffer(data);       // opaque<>: length, then the buffer itself
+        });
+    }
+
+    /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free). */
+    private void readIntoReply(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, RpcCall call) {
+        Wire.reply(call, out -> {
+            int mark = out.asBuffer().position();
+            out.xdrEncodeInt(Nfs3.OK);
+            Wire.postOpAttr(out, f, owner);
+            out.xdrEncodeInt(count);
+            out.xdrEncodeBoolean(eof);
+            out.xdrEncodeInt(count);
+            out.xdrEncodeOpaque(ZEROS, 0, count);     // reserves the data (and its padding) in the reply
+            if (count > 0) {
+                try {
+                    fillData(out, src, offset, count);
+                } catch (IOException | RuntimeException e) {
+                    int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
+                    out.asBuffer().position(mark);    // drop what was written: a failure reply instead
+                    out.xdrEncodeInt(status);
+                    Wire.postOpAttr(out, f, owner);
+                }
+            }
+        });
     }
 
     /** Reads {@code count} bytes of the file into the space just reserved at the end of the reply. */

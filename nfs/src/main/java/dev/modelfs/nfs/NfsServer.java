@@ -51,6 +51,7 @@ public final class NfsServer implements AutoCloseable {
                 .withBindAddress(config.bind())
                 .withPort(config.port())
                 .withWorkerThreadIoStrategy()
+                .withTcpNoDelay(true)
                 .withWorkerThreadPoolSize(Math.max(8, 2 * Runtime.getRuntime().availableProcessors()))
                 .withServiceName("modelfs-nfs")
                 .withRpcService(new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION),
