@@ -57,6 +57,8 @@ public final class SynthesizedGgufPlanner {
         Q4_1("int4 re-packed as Q4_1, lossless"),
         /** dequantized to BF16 (one rounding). */
         DEQUANT_BF16("dequantized to BF16"),
+        /** dequantized to F32 where llama.cpp expects F32 (no rounding beyond the f32 decode). */
+        DEQUANT_F32("dequantized to F32"),
         /** computed from config.json (llama3 rope factors). */
         COMPUTED("computed from config.json");
 
@@ -251,7 +253,7 @@ public final class SynthesizedGgufPlanner {
         }
         MlxQuant q = t.quant();
         if (f32) {
-            throw new IllegalArgumentException(t.name() + ": a quantized " + ne.length + "-D tensor where llama.cpp expects F32");
+            return new TensorPlan(g, ne, GgmlType.F32, Choice.DEQUANT_F32, t, perm, null);
         }
         boolean noGlobal = t.globalScale() == null;
         if (q.mode() == MlxMode.MXFP4 && noGlobal && t.scale().dtype() == Dtype.U8) {
