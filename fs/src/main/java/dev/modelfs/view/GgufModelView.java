@@ -10,6 +10,8 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import java.io.ByteArrayOutputStream;
@@ -45,14 +47,41 @@ public final class GgufModelView implements ModelView {
     private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
+        String named = "";
+        HfFolder hf = hfFolder(ctx, g);
+        if (hf != null) {
+            try {
+                GgufHfFiles.add(ctx, hf, g, blob, tree);
+                named = "gguf/";
+            } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException e) {
+                LOG.warning(ctx.manifest().name() + ": Hugging Face files of model.gguf left out: " + e.getMessage());
+            }
+        }
         try {
-            ViewFiles.put(ctx, tree, "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+            ViewFiles.put(ctx, tree, named + "model.safetensors", safetensors(g, blob, null), "GGUF tensors; quantized as F32");
             for (OutputType out : OutputType.values()) {
-                ViewFiles.put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+                ViewFiles.put(ctx, tree, named + "model." + out.variant + ".safetensors", safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
                 ViewFiles.put(ctx, tree, "model." + out.variant + ".gguf", gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
             }
         } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
             LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The model's Hugging Face folder, or null (with one log line saying why) when its architecture,
+     * tensors or metadata are not supported; then the GGUF-named files keep their top-level names.
+     */
+    private static HfFolder hfFolder(ModelContext ctx, GgufFile g) {
+        try {
+            HfFolder hf = HfFolder.of(g);
+            if (hf.tokenizerProblem() != null) {
+                LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
+            }
+            return hf;
+        } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
+            LOG.info(ctx.manifest().name() + ": no Hugging Face folder: " + e.getMessage());
+            return null;
         }
     }
 

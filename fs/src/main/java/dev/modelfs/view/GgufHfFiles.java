@@ -1,0 +1,73 @@
+package dev.modelfs.view;
+
+import dev.modelfs.format.ElementTypes;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.hf.HfTensor;
+import dev.modelfs.hf.HfUnsupported;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
+ * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
+ * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
+ * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs.
+ */
+final class GgufHfFiles {
+    private GgufHfFiles() {}
+
+    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree) {
+        String what = "Hugging Face " + hf.arch().hfArchitecture() + " rebuilt from GGUF metadata";
+        ViewFiles.put(ctx, tree, "config.json", ByteSource.literal(hf.config()), what);
+        ViewFiles.put(ctx, tree, "generation_config.json", ByteSource.literal(hf.generationConfig()), what);
+        if (hf.tokenizerJson() != null) {
+            String tw = "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*";
+            ViewFiles.put(ctx, tree, "tokenizer.json", ByteSource.literal(hf.tokenizerJson()), tw);
+            ViewFiles.put(ctx, tree, "tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()), tw);
+            ViewFiles.put(ctx, tree, "special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()), tw);
+        }
+        ViewFiles.put(ctx, tree, "model.safetensors", safetensors(hf, g, blob, null), "GGUF tensors under Hugging Face names; quantized as F32");
+        for (OutputType out : OutputType.values()) {
+            ViewFiles.put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(hf, g, blob, out),
+                    "GGUF tensors under Hugging Face names as " + out.dtype);
+        }
+    }
+
+    /** {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}. */
+    static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out) {
+        List<SafetensorsWriter.Spec> specs = new ArrayList<>();
+        Map<String, Segment> data = new HashMap<>();
+        for (HfTensor t : hf.tensors()) {
+            GgufTensorInfo src = t.source();
+            Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
+            long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
+            Dtype dtype;
+            Segment seg;
+            if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
+                if (t.sourceRow() != null) {
+                    throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
+                }
+                dtype = stored;
+                seg = new Segment.BlobSlice(blob, start, t.byteLength());
+            } else {
+                OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
+                dtype = o.dtype;
+                var deq = GgmlDequantizers.forType(src.type());
+                String desc = t.name() + " " + src.type();
+                seg = new Segment.Converted(t.sourceRow() == null
+                        ? new BlockConverted(blob, start, t.elements() / deq.blockElements(), deq, o, desc)
+                        : new PermutedRows(blob, start, t.rows(), t.elements() / t.rows() / deq.blockElements(), deq, o, t.sourceRow(), desc));
+            }
+            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+            data.put(t.name(), seg);
+        }
+        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
+    }
+}
