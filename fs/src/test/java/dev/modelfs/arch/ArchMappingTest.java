@@ -1,0 +1,219 @@
+package dev.modelfs.arch;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.Vectors;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufValueType;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ArchMappingTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static List<String> hfNames(Architecture a) {
+        List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
+        for (String p : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")) {
+            out.add("model.layers.7." + p + ".weight");
+        }
+        out.add("model.layers.0.self_attn.q_proj.bias");
+        if (a.hasQkNorm()) {
+            out.add("model.layers.3.self_attn.q_norm.weight");
+            out.add("model.layers.3.self_attn.k_norm.weight");
+        }
+        if (a.isMoe()) {
+            out.add("model.layers.12.mlp.gate.weight");
+            out.add("model.layers.12.mlp.experts.gate_proj.weight");
+            out.add("model.layers.12.mlp.experts.up_proj.weight");
+            out.add("model.layers.12.mlp.experts.down_proj.weight");
+        }
+        return out;
+    }
+
+    @Test
+    void namesRoundTripBothWaysForEveryArchitecture() {
+        for (Architecture a : Architecture.values()) {
+            Set<String> ggufs = new HashSet<>();
+            for (String hf : hfNames(a)) {
+                String g = TensorNames.toGguf(a, hf).orElseThrow(() -> new AssertionError(a + " " + hf));
+                assertTrue(g.getBytes().length < 64, g);
+                assertTrue(ggufs.add(g), "two HF names map to " + g);
+                assertEquals(Optional.of(hf), TensorNames.toHf(a, g), a + " " + g);
+            }
+        }
+    }
+
+    @Test
+    void knownNamesMatchFormatsTable() {
+        Architecture q = Architecture.QWEN3MOE;
+        assertEquals("token_embd.weight", TensorNames.toGguf(q, "model.embed_tokens.weight").orElseThrow());
+        assertEquals("blk.2.attn_output.weight", TensorNames.toGguf(q, "model.layers.2.self_attn.o_proj.weight").orElseThrow());
+        assertEquals("blk.2.attn_k_norm.weight", TensorNames.toGguf(q, "model.layers.2.self_attn.k_norm.weight").orElseThrow());
+        assertEquals("blk.2.ffn_gate_inp.weight", TensorNames.toGguf(q, "model.layers.2.mlp.gate.weight").orElseThrow());
+        assertEquals("blk.2.ffn_down_exps.weight", TensorNames.toGguf(q, "model.layers.2.mlp.switch_mlp.down_proj.weight").orElseThrow());
+        assertEquals("blk.0.attn_v.bias", TensorNames.toGguf(Architecture.QWEN2, "model.layers.0.self_attn.v_proj.bias").orElseThrow());
+        // architecture-specific tensors are refused elsewhere
+        assertFalse(TensorNames.toGguf(Architecture.LLAMA, "model.layers.0.self_attn.q_norm.weight").isPresent());
+        assertFalse(TensorNames.toGguf(Architecture.QWEN3, "model.layers.0.mlp.experts.gate_proj.weight").isPresent());
+        assertFalse(TensorNames.toGguf(Architecture.LLAMA, "model.layers.0.self_attn.rotary_emb.inv_freq").isPresent());
+        assertFalse(TensorNames.toGguf(Architecture.LLAMA, "model.layers.01.mlp.up_proj.weight").isPresent());
+        assertFalse(TensorNames.toHf(Architecture.LLAMA, "blk.0.attn_q_norm.weight").isPresent());
+    }
+
+    @Test
+    void perExpertNamesRoundTrip() {
+        TensorNames.ExpertSlice s = TensorNames.perExpert(Architecture.QWEN3MOE, "model.layers.4.mlp.experts.11.up_proj.weight").orElseThrow();
+        assertEquals(new TensorNames.ExpertSlice("blk.4.ffn_up_exps.weight", 4, 11, "up_proj"), s);
+        assertEquals("model.layers.4.mlp.experts.11.up_proj.weight", s.hfName());
+        assertEquals(Optional.of(s), TensorNames.expertSlice("blk.4.ffn_up_exps.weight", 11));
+        assertFalse(TensorNames.perExpert(Architecture.QWEN3, "model.layers.4.mlp.experts.11.up_proj.weight").isPresent());
+        assertFalse(TensorNames.expertSlice("blk.4.ffn_up.weight", 0).isPresent());
+    }
+
+    @Test
+    void permutationMatchesVectorAndInverts() {
+        JsonNode v = Vectors.json("llama_qk_permute.json");
+        for (String proj : List.of("q_proj", "k_proj")) {
+            JsonNode t = v.get(proj);
+            int heads = t.has("n_head") ? t.get("n_head").asInt() : t.get("n_head_used").asInt();
+            int rows = t.get("hf_rows").size();
+            QkPermutation p = new QkPermutation(heads, rows);
+            for (int r = 0; r < rows; r++) {
+                int src = p.hfRowOf(r);
+                assertEquals(t.get("source_row_for_output_row").get(r).asInt(), src, proj + " row " + r);
+                assertEquals(t.get("gguf_rows").get(r), t.get("hf_rows").get(src));
+                assertEquals(r, p.ggufRowOf(src));
+            }
+        }
+        QkPermutation big = QkPermutation.of(QkPermutation.Which.K, 32, 8, 8 * 128);
+        assertEquals(128, big.headDim());
+        for (int r = 0; r < big.rows(); r++) {
+            assertEquals(r, big.hfRowOf(big.ggufRowOf(r)));
+        }
+        assertThrows(IllegalArgumentException.class, () -> new QkPermutation(3, 8));
+        assertTrue(TensorNames.permutation(Architecture.LLAMA, "blk.1.attn_k.weight").isPresent());
+        assertTrue(TensorNames.permutation(Architecture.LLAMA, "blk.1.attn_q.bias").isPresent());
+        assertFalse(TensorNames.permutation(Architecture.QWEN3, "blk.1.attn_q.weight").isPresent());
+        assertFalse(TensorNames.permutation(Architecture.LLAMA, "blk.1.attn_v.weight").isPresent());
+    }
+
+    @Test
+    void architecturesResolveBothWays() throws Exception {
+        for (Architecture a : Architecture.values()) {
+            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName()));
+            for (String hf : a.hfArchitectures()) {
+                assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(hf, null));
+            }
+            assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(null, a.hfModelType()));
+        }
+        assertEquals(new Architecture.Resolution.Supported(Architecture.LLAMA), Architecture.fromHf("MistralForCausalLM", "mistral"));
+        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForCausalLM", "gemma3_text"));
+        assertTrue(gemma.reason().contains("+1"), gemma.reason());
+        assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
+    }
+
+    @Test
+    void configKeysHaveLlamaCppTypesAndRoundTrip() throws Exception {
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["Qwen3MoeForCausalLM"],"model_type":"qwen3_moe","hidden_size":32,"num_hidden_layers":2,
+                 "intermediate_size":64,"moe_intermediate_size":16,"num_attention_heads":4,"num_key_value_heads":2,
+                 "head_dim":16,"rms_norm_eps":1e-06,"rope_parameters":{"rope_theta":1000000.0,"rope_type":"default"},
+                 "num_local_experts":4,"num_experts_per_tok":2,"max_position_embeddings":4096,"vocab_size":300}""");
+        List<GgufKv> kvs = ConfigKeys.toGguf(Architecture.QWEN3MOE, cfg);
+        Map<String, GgufKv> byKey = kvs.stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(kvs.size(), byKey.size());
+        assertEquals("qwen3moe", byKey.get("general.architecture").value());
+        assertEquals(GgufValueType.UINT32, byKey.get("qwen3moe.block_count").type());
+        assertEquals(2, byKey.get("qwen3moe.block_count").value());
+        assertEquals(4, byKey.get("qwen3moe.expert_count").value());
+        assertEquals(16, byKey.get("qwen3moe.expert_feed_forward_length").value());
+        assertEquals(16, byKey.get("qwen3moe.attention.key_length").value());
+        assertEquals(1e-6f, byKey.get("qwen3moe.attention.layer_norm_rms_epsilon").value());
+        assertEquals(1e6f, byKey.get("qwen3moe.rope.freq_base").value());
+        JsonNode back = ConfigKeys.toHf(Architecture.QWEN3MOE, byKey);
+        for (String f : List.of("hidden_size", "num_hidden_layers", "intermediate_size", "moe_intermediate_size",
+                "num_attention_heads", "num_key_value_heads", "head_dim", "num_experts_per_tok", "max_position_embeddings", "vocab_size")) {
+            assertEquals(cfg.get(f).asLong(), back.get(f).asLong(), f);
+        }
+        assertEquals(1e-6, back.get("rms_norm_eps").asDouble());
+        assertEquals(4, back.get("num_experts").asInt());
+        assertEquals("Qwen3MoeForCausalLM", back.get("architectures").get(0).asText());
+        ConfigKeys.Dims d = ConfigKeys.dims(Architecture.QWEN3MOE, cfg);
+        assertEquals(new ConfigKeys.Dims(32, 2, 4, 2, 16, 300, 4), d);
+    }
+
+    @Test
+    void llamaRopeScalingAndHostileConfigs() throws Exception {
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["LlamaForCausalLM"],"hidden_size":64,"num_hidden_layers":1,"intermediate_size":128,
+                 "num_attention_heads":4,"rms_norm_eps":1e-05,"rope_theta":500000.0,"max_position_embeddings":131072,
+                 "vocab_size":100,"rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,
+                 "high_freq_factor":4.0,"original_max_position_embeddings":8192}}""");
+        Map<String, GgufKv> byKey = ConfigKeys.toGguf(Architecture.LLAMA, cfg).stream()
+                .collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(16, byKey.get("llama.rope.dimension_count").value());
+        assertEquals(4, byKey.get("llama.attention.head_count_kv").value());
+        assertFalse(byKey.containsKey("llama.rope.scaling.type"));
+        float[] f = RopeFreqs.llama3(ConfigKeys.ropeScaling(cfg).orElseThrow(), 500000f, 16);
+        assertEquals(8, f.length);
+        assertEquals(1.0f, f[0]);
+        assertEquals(8.0f, f[7]);
+        JsonNode yarn = JSON.readTree("""
+                {"hidden_size":64,"num_hidden_layers":1,"intermediate_size":128,"num_attention_heads":4,"rms_norm_eps":1e-05,
+                 "max_position_embeddings":4096,"vocab_size":100,"rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":1024}}""");
+        Map<String, GgufKv> y = ConfigKeys.toGguf(Architecture.QWEN2, yarn).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals("yarn", y.get("qwen2.rope.scaling.type").value());
+        assertEquals(1024, y.get("qwen2.rope.scaling.original_context_length").value());
+        JsonNode back = ConfigKeys.toHf(Architecture.QWEN2, y);
+        assertEquals(4.0, back.get("rope_scaling").get("factor").asDouble());
+        for (String bad : List.of("{\"hidden_size\":-1}", "{\"hidden_size\":\"64\"}", "{\"hidden_size\":64.5}")) {
+            JsonNode h = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).setAll(
+                    (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(bad));
+            assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(Architecture.LLAMA, h), bad);
+        }
+        JsonNode missing = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).without("rms_norm_eps");
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(Architecture.LLAMA, missing));
+    }
+
+    @Test
+    void tokenizerTablesRoundTrip() throws Exception {
+        for (TokenizerTables.PreTokenizer p : TokenizerTables.PreTokenizer.values()) {
+            assertEquals(Optional.of(p), TokenizerTables.PreTokenizer.fromHf(p.toHf()));
+            assertEquals(Optional.of(p), TokenizerTables.PreTokenizer.fromGguf(p.ggufName()));
+        }
+        // Qwen2.5's own tokenizer.json pre_tokenizer, verbatim
+        JsonNode qwen = JSON.readTree("""
+                {"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":
+                "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+"},
+                "behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}]}""");
+        assertEquals(Optional.of(TokenizerTables.PreTokenizer.QWEN2), TokenizerTables.PreTokenizer.fromHf(qwen));
+        assertFalse(TokenizerTables.PreTokenizer.fromHf(JSON.readTree("{\"type\":\"Whitespace\"}")).isPresent());
+        for (TokenizerTables.TokenType t : TokenizerTables.TokenType.values()) {
+            assertEquals(Optional.of(t), TokenizerTables.TokenType.byId(t.id()));
+        }
+        assertEquals(6, TokenizerTables.TokenType.BYTE.id());
+        assertTrue(TokenizerTables.isByteToken("<0x0A>"));
+        assertFalse(TokenizerTables.isByteToken("<0x0G>"));
+        assertTrue(TokenizerTables.looksSpecial("<|im_start|>"));
+        assertFalse(TokenizerTables.looksSpecial("hello"));
+        assertEquals("tokenizer.ggml.seperator_token_id", TokenizerTables.SpecialToken.SEP.ggufKey());
+        JsonNode spm = JSON.readTree("{\"model\":{\"type\":\"BPE\",\"byte_fallback\":true},\"pre_tokenizer\":null}");
+        assertEquals(Optional.of(TokenizerTables.TokenizerModel.LLAMA), TokenizerTables.TokenizerModel.fromHf(spm));
+        JsonNode bl = JSON.readTree("{\"model\":{\"type\":\"BPE\"},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}");
+        assertEquals(Optional.of(TokenizerTables.TokenizerModel.GPT2), TokenizerTables.TokenizerModel.fromHf(bl));
+    }
+}
