@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * The Hugging Face tokenizer files of a GGUF vocabulary: {@code tokenizer.json} (a {@code tokenizers}
  * BPE model: byte-level with the pre-tokenizer {@code tokenizer.ggml.pre} names for {@code gpt2},
- * SentencePiece-style with byte fallback and a {@code ▁} Metaspace for {@code llama}),
+ * SentencePiece-style with byte fallback and the "legacy" {@code ▁} normalizer for {@code llama}),
  * {@code tokenizer_config.json} (special tokens, add_bos/add_eos, chat template) and
  * {@code special_tokens_map.json}. Pure functions of the {@link GgufVocab}; the output is
  * deterministic (same vocabulary, same bytes).
@@ -40,9 +40,18 @@ public final class TokenizerFiles {
                     .put("lstrip", false).put("rstrip", false).put("normalized", false).put("special", special(v, id));
         }
         if (v.spm()) {
-            root.putNull("normalizer");
-            root.set("pre_tokenizer", F.objectNode().put("type", "Metaspace").put("replacement", SPACE)
-                    .put("prepend_scheme", v.addSpacePrefix() ? "first" : "never").put("split", false));
+            // llama.cpp's SPM tokenizer prefixes a space to every text fragment that follows a special
+            // token (or starts the text): Hugging Face's "legacy" Llama normalizer does the same
+            ObjectNode norm = F.objectNode().put("type", "Sequence");
+            ArrayNode ns = norm.putArray("normalizers");
+            if (v.addSpacePrefix()) {
+                ns.addObject().put("type", "Prepend").put("prepend", SPACE);
+            }
+            ObjectNode rep = ns.addObject().put("type", "Replace");
+            rep.putObject("pattern").put("String", " ");
+            rep.put("content", SPACE);
+            root.set("normalizer", norm);
+            root.putNull("pre_tokenizer");
         } else {
             root.set("normalizer", spec.normalizer());
             root.set("pre_tokenizer", spec.preTokenizer());
@@ -90,7 +99,7 @@ public final class TokenizerFiles {
         root.put("add_eos_token", v.addEos() && v.eos() != null);
         if (v.spm()) {
             root.put("add_prefix_space", v.addSpacePrefix());
-            root.put("legacy", false);
+            root.put("legacy", true);
         }
         ObjectNode dec = root.putObject("added_tokens_decoder");
         for (int id : addedIds(v)) {
