@@ -1,0 +1,218 @@
+"""Tiny random Hugging Face LLMs with real trained tokenizers, for the GGUF <-> HF view tests.
+
+    import hf_models as H
+    info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
+                                                 # tokenizer_config.json, generation_config.json
+    H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe")
+    H.SAMPLE_TEXTS                               # strings to compare tokenizations on
+
+Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
+seed, saved with `save_pretrained` in bfloat16; tokenizers trained with the `tokenizers` library on a
+fixed corpus), never with modelfs code, so the files are independent oracles. Deterministic: the same
+call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
+
+Tokenizers:
+- qwen2/qwen3/qwen3moe: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+  with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
+  ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
+  chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos.
+- llama: Llama-2-style BPE with byte fallback stored only as tokenizer.json (no tokenizer.model):
+  `<unk>`=0, `<s>`=1, `</s>`=2, the 256 byte tokens `<0x00>`..`<0xFF>` = 3..258, then the trained
+  merges' tokens; normalizer Prepend("▁") + Replace(" ", "▁") (the legacy Llama 2 form), decoder
+  Replace/ByteFallback/Fuse/Strip, a post-processor adding `<s>`; add_bos_token true; a Llama-2
+  `[INST]` chat template.
+The config's vocab_size equals the tokenizer's length (llama.cpp requires n_vocab = token_embd rows).
+Model sizes keep every input dimension a multiple of 64, so every MLX quantization (group 64 affine,
+32 mxfp4/mxfp8, 16 nvfp4) and GGUF NVFP4 blocks (64) apply.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe")
+
+SAMPLE_TEXTS = [
+    "Hello world! The quick brown fox jumps over the lazy dog.",
+    "numbers 3 33 333 3333 and 3.14159, it's time; don't stop",
+    "  leading spaces\nnew line\ttab   and trailing  ",
+    "café naïve — ünïcödé ☃ 日本語 🦙",
+]
+
+_CORPUS_LINES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Hello world! Hello there, how are you today?",
+    "It's a truth universally acknowledged that a model needs a tokenizer.",
+    "I've been told he's there; they'll see, we'd go, you're sure.",
+    "Numbers: 0 1 2 3 4 5 6 7 8 9 10 42 100 2024 3.14159 333 3333",
+    "def main():\n    print('hello')\n    return 0\n",
+    "café naïve résumé façade über straße",
+    "The lazy dog sleeps while the quick fox runs over the hill and the river.",
+    "Language models read tokens, and tokens are pieces of words.",
+    "A llama, an alpaca and a vicuna walk into a bar.",
+]
+
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+QWEN_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+LLAMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+    "{{ '[INST] ' + message['content'] + ' [/INST]' }}{% else %}{{ ' ' + message['content'] + eos_token }}"
+    "{% endif %}{% endfor %}")
+
+# Qwen2's tokenizer.json pre-tokenizer regex (llama.cpp: tokenizer.ggml.pre = "qwen2")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def _corpus():
+    return [line for _ in range(20) for line in _CORPUS_LINES]
+
+
+def train_qwen_tokenizer(vocab_size: int = 400):
+    """A byte-level BPE like Qwen2's; returns a transformers PreTrainedTokenizerFast."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(QWEN_SPECIALS), show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[])
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    tok.add_special_tokens(QWEN_SPECIALS)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, unk_token=None, chat_template=QWEN_CHAT_TEMPLATE,
+                                   add_bos_token=False, add_eos_token=False, model_max_length=4096)
+
+
+def train_llama_tokenizer(vocab_size: int = 400):
+    """A Llama-2-style BPE with byte fallback (tokenizer.json only); a PreTrainedTokenizerFast."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+    specials = ["<unk>", "<s>", "</s>"]
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    # 1. learn merges on the normalized corpus ("▁" for spaces, prefixed)
+    learner = Tokenizer(models.BPE(unk_token="<unk>"))
+    learner.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(byte_tokens), show_progress=False,
+                                  special_tokens=specials)
+    learner.train_from_iterator(_corpus(), trainer=trainer)
+    learned = json.loads(learner.to_str())["model"]
+    # 2. the Llama 2 id layout: specials, byte tokens, then the learned tokens in their id order
+    vocab = {t: i for i, t in enumerate(specials + byte_tokens)}
+    for t, _ in sorted(learned["vocab"].items(), key=lambda kv: kv[1]):
+        if t not in vocab:
+            vocab[t] = len(vocab)
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.pre_tokenizer = None
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
+                                                       special_tokens=[("<s>", 1)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   chat_template=LLAMA_CHAT_TEMPLATE, add_bos_token=True, add_eos_token=False,
+                                   model_max_length=4096, legacy=True)
+
+
+def train_tokenizer(kind: str):
+    return train_llama_tokenizer() if kind == "llama" else train_qwen_tokenizer()
+
+
+def model_config(kind: str, vocab_size: int, tokenizer):
+    """The transformers config object of a tiny model of `kind`."""
+    import transformers as T
+    common = dict(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                  rms_norm_eps=1e-5, tie_word_embeddings=False,
+                  eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
+                  pad_token_id=tokenizer.pad_token_id)
+    if kind == "llama":
+        return T.LlamaConfig(**common, rope_theta=10000.0)
+    if kind == "qwen2":
+        return T.Qwen2Config(**common, rope_theta=1000000.0)
+    if kind == "qwen3":
+        return T.Qwen3Config(**common, head_dim=32, rope_theta=1000000.0)
+    if kind == "qwen3moe":
+        return T.Qwen3MoeConfig(**common, head_dim=32, num_experts=4, num_experts_per_tok=2,
+                                moe_intermediate_size=64, decoder_sparse_step=1, norm_topk_prob=True,
+                                rope_theta=1000000.0)
+    raise ValueError(kind)
+
+
+def model_class(kind: str):
+    import transformers as T
+    return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
+            "qwen3moe": T.Qwen3MoeForCausalLM}[kind]
+
+
+def make_model(kind: str, seed: int = 0):
+    """(model, tokenizer): a random-init bfloat16 model of `kind` and its trained tokenizer."""
+    import torch
+    tokenizer = train_tokenizer(kind)
+    cfg = model_config(kind, len(tokenizer), tokenizer)
+    torch.manual_seed(seed)
+    model = model_class(kind)(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
+            if p.dim() == 1:                        # the default 0.02 so greedy generation is not flat
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.08)
+    return model.to(torch.bfloat16), tokenizer
+
+
+def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
+    """Saves model + tokenizer of `kind` to `out_dir` with save_pretrained; returns a summary."""
+    model, tokenizer = make_model(kind, seed)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.save_pretrained(out_dir)
+    # tokenizer.json + tokenizer_config.json only, the chat template inside tokenizer_config.json (as
+    # transformers 4 wrote it and as Ollama's importer reads it), add_bos/eos_token explicit
+    for extra in ("special_tokens_map.json", "tokenizer.model", "chat_template.jinja"):
+        p = os.path.join(out_dir, extra)
+        if os.path.exists(p):
+            os.remove(p)
+    tc_path = os.path.join(out_dir, "tokenizer_config.json")
+    with open(tc_path, encoding="utf-8") as f:
+        tc = json.load(f)
+    tc["add_bos_token"] = kind == "llama"
+    tc["add_eos_token"] = False
+    tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind == "llama" else QWEN_CHAT_TEMPLATE
+    with open(tc_path, "w", encoding="utf-8") as f:
+        json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
+        f.write("\n")
+    return {"kind": kind, "dir": out_dir, "vocab_size": len(tokenizer),
+            "architectures": model.config.architectures, "files": sorted(os.listdir(out_dir))}
+
+
+def _main(argv):
+    import hashlib
+    import tempfile
+    if argv[1:2] == ["--check-deterministic"]:
+        for kind in KINDS:
+            digests = []
+            for _ in range(2):
+                d = tempfile.mkdtemp()
+                save_model(kind, d)
+                digests.append({f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
+                                for f in sorted(os.listdir(d))})
+            print(kind, "deterministic" if digests[0] == digests[1] else f"NOT deterministic: {digests}")
+        return 0
+    if len(argv) != 3 or argv[1] not in KINDS:
+        print(f"usage: hf_models.py {{{'|'.join(KINDS)}}} OUT_DIR | --check-deterministic", file=sys.stderr)
+        return 2
+    print(json.dumps(save_model(argv[1], argv[2]), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))
