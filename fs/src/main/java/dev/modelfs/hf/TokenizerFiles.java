@@ -107,6 +107,11 @@ public final class TokenizerFiles {
                     .put("normalized", false).put("rstrip", false).put("single_word", false).put("special", special(v, id));
         }
         specialTokens(v).forEach(root::put);
+        for (String absent : List.of("bos_token", "eos_token", "unk_token")) {
+            if (!root.has(absent)) {
+                root.putNull(absent);   // explicit: transformers' model-specific classes have defaults
+            }
+        }
         if (v.chatTemplate() != null) {
             root.put("chat_template", v.chatTemplate());
         }
