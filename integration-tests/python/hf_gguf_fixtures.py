@@ -2,7 +2,7 @@
 
     import hf_gguf_fixtures as HG
     HG.CASES                                   # (model name, tag, kind, ggml type, hf_models overrides)
-    data = HG.gguf_of(hf_dir, "Q4_K")          # GGUF bytes, made by llama.cpp's own converter + gguf-py
+    HG.build_ggufs(HG.CASES, work_dir)         # {(name, tag): (HF source dir, GGUF bytes)}
 
 Each source model is made by hf_models.py (random init, trained tokenizer, save_pretrained). The GGUF
 is written by llama.cpp's converter (`convert_hf_to_gguf.py`, run in-process from
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import shutil
 import sys
 import tempfile
 
@@ -37,7 +38,12 @@ CASES = [
     ("hf-qwen3", "q4_k", "qwen3", "Q4_K", BIG),
     ("hf-qwen2", "tied", "qwen2", "F16", dict(tie_word_embeddings=True)),
     ("hf-qwen3moe", "q8_0", "qwen3moe", "Q8_0", {}),
+    ("hf-llama", "spm-scores", "llama", "F16", BIG),
 ]
+
+# GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
+# a normal piece's score is minus its id (BPE pieces in merge order), every other token scores 0
+SCORES_ONLY = {("hf-llama", "spm-scores")}
 
 FILE_TYPE = {"F32": 0, "F16": 1, "Q8_0": 7, "Q4_K": 15}
 
@@ -130,7 +136,7 @@ def quantize_q4_k(x: np.ndarray) -> np.ndarray:
     return out.reshape(*x.shape[:-1], x.shape[-1] // 256 * 144)
 
 
-def requantize(f32_path: str, out_path: str, tname: str):
+def requantize(f32_path: str, out_path: str, tname: str, scores_only: bool = False):
     """Re-encodes every tensor of more than one dimension of an F32 GGUF as `tname` (1-D ones stay F32),
     every KV copied, general.file_type set."""
     import gguf as G
@@ -144,6 +150,11 @@ def requantize(f32_path: str, out_path: str, tname: str):
         val = f.contents()
         if key == "general.file_type":
             val = FILE_TYPE[tname]
+        if scores_only and key == "tokenizer.ggml.merges":
+            continue
+        if scores_only and key == "tokenizer.ggml.scores":
+            types = r.fields["tokenizer.ggml.token_type"].contents()
+            val = [-float(i) if t == 1 else 0.0 for i, t in enumerate(types)]
         sub = G.GGUFValueType(f.types[1]) if vt == G.GGUFValueType.ARRAY else None
         w.add_key_value(key, val, vt, sub_type=sub)
     qtype = G.GGMLQuantizationType[tname]
@@ -164,27 +175,31 @@ def requantize(f32_path: str, out_path: str, tname: str):
 
 
 def build_ggufs(cases, work: str) -> dict:
-    """{(name, tag): GGUF bytes} for `cases` (CASES entries), with the HF sources saved under
-    work/<name>-<tag>/ ; one converter run per distinct source."""
+    """{(name, tag): (HF source dir, GGUF bytes)} for `cases` (CASES entries), the HF sources saved as
+    work/src-N/ (one per distinct source model, converted once)."""
     sources, pairs = {}, []
-    for name, tag, kind, tname, over in cases:
-        key = (kind, tuple(sorted(over.items())))
-        if key not in sources:
-            hf_dir = os.path.join(work, f"src-{len(sources)}")
-            save_hf(kind, hf_dir, over)
-            sources[key] = hf_dir
-            pairs.append((hf_dir, hf_dir + ".f32.gguf"))
-    convert_f32(pairs)
-    out = {}
-    for name, tag, kind, tname, over in cases:
-        hf_dir = sources[(kind, tuple(sorted(over.items())))]
-        path = hf_dir + ".f32.gguf"
-        if tname != "F32":
-            path = os.path.join(work, f"{name}-{tag}.gguf")
-            requantize(hf_dir + ".f32.gguf", path, tname)
-        with open(path, "rb") as f:
-            out[(name, tag)] = (hf_dir, f.read())
-    return out
+    tmp = tempfile.mkdtemp(prefix="modelfs-hf-gguf-")
+    try:
+        for name, tag, kind, tname, over in cases:
+            key = (kind, tuple(sorted(over.items())))
+            if key not in sources:
+                hf_dir = os.path.join(work, f"src-{len(sources)}")
+                save_hf(kind, hf_dir, over)
+                sources[key] = hf_dir
+                pairs.append((hf_dir, os.path.join(tmp, f"src-{len(sources) - 1}.f32.gguf")))
+        convert_f32(pairs)
+        out = {}
+        for name, tag, kind, tname, over in cases:
+            hf_dir = sources[(kind, tuple(sorted(over.items())))]
+            path = f32 = os.path.join(tmp, os.path.basename(hf_dir) + ".f32.gguf")
+            if tname != "F32" or (name, tag) in SCORES_ONLY:
+                path = os.path.join(tmp, f"{name}-{tag}.gguf")
+                requantize(f32, path, tname, (name, tag) in SCORES_ONLY)
+            with open(path, "rb") as f:
+                out[(name, tag)] = (hf_dir, f.read())
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
