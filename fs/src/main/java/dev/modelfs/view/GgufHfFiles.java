@@ -11,6 +11,7 @@ import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,21 +24,31 @@ import java.util.Map;
 final class GgufHfFiles {
     private GgufHfFiles() {}
 
+    /** Places every file, or none (any failure to lay out a safetensors file is thrown before anything is placed). */
     static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree) {
-        String what = "Hugging Face " + hf.arch().hfArchitecture() + " rebuilt from GGUF metadata";
-        ViewFiles.put(ctx, tree, "config.json", ByteSource.literal(hf.config()), what);
-        ViewFiles.put(ctx, tree, "generation_config.json", ByteSource.literal(hf.generationConfig()), what);
+        Map<String, ByteSource> files = new LinkedHashMap<>();
+        Map<String, String> what = new HashMap<>();
+        String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
+        files.put("config.json", ByteSource.literal(hf.config()));
+        files.put("generation_config.json", ByteSource.literal(hf.generationConfig()));
+        what.put("config.json", cw);
+        what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
-            String tw = "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*";
-            ViewFiles.put(ctx, tree, "tokenizer.json", ByteSource.literal(hf.tokenizerJson()), tw);
-            ViewFiles.put(ctx, tree, "tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()), tw);
-            ViewFiles.put(ctx, tree, "special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()), tw);
+            files.put("tokenizer.json", ByteSource.literal(hf.tokenizerJson()));
+            files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
+            files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
+            for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
+                what.put(f, "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*");
+            }
         }
-        ViewFiles.put(ctx, tree, "model.safetensors", safetensors(hf, g, blob, null), "GGUF tensors under Hugging Face names; quantized as F32");
+        files.put("model.safetensors", safetensors(hf, g, blob, null));
+        what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            ViewFiles.put(ctx, tree, "model." + out.variant + ".safetensors", safetensors(hf, g, blob, out),
-                    "GGUF tensors under Hugging Face names as " + out.dtype);
+            String name = "model." + out.variant + ".safetensors";
+            files.put(name, safetensors(hf, g, blob, out));
+            what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
+        files.forEach((path, src) -> ViewFiles.put(ctx, tree, path, src, what.get(path)));
     }
 
     /** {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}. */
