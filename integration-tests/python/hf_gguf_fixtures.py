@@ -16,6 +16,7 @@ Nothing here uses modelfs code.
 """
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import shutil
@@ -39,7 +40,13 @@ CASES = [
     ("hf-qwen2", "tied", "qwen2", "F16", dict(tie_word_embeddings=True)),
     ("hf-qwen3moe", "q8_0", "qwen3moe", "Q8_0", {}),
     ("hf-llama", "spm-scores", "llama", "F16", BIG),
+    ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
+        "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
 ]
+
+# transformers' own GGUF loader ignores rope_freqs.weight (Llama 3.x rope scaling): no comparison with it
+NO_GGUF_LOADER = {("hf-llama", "rope-llama3")}
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
 # a normal piece's score is minus its id (BPE pieces in merge order), every other token scores 0
@@ -181,7 +188,7 @@ def build_ggufs(cases, work: str) -> dict:
     tmp = tempfile.mkdtemp(prefix="modelfs-hf-gguf-")
     try:
         for name, tag, kind, tname, over in cases:
-            key = (kind, tuple(sorted(over.items())))
+            key = (kind, json.dumps(over, sort_keys=True))
             if key not in sources:
                 hf_dir = os.path.join(work, f"src-{len(sources)}")
                 save_hf(kind, hf_dir, over)
@@ -190,7 +197,7 @@ def build_ggufs(cases, work: str) -> dict:
         convert_f32(pairs)
         out = {}
         for name, tag, kind, tname, over in cases:
-            hf_dir = sources[(kind, tuple(sorted(over.items())))]
+            hf_dir = sources[(kind, json.dumps(over, sort_keys=True))]
             path = f32 = os.path.join(tmp, os.path.basename(hf_dir) + ".f32.gguf")
             if tname != "F32" or (name, tag) in SCORES_ONLY:
                 path = os.path.join(tmp, f"{name}-{tag}.gguf")

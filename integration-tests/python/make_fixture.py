@@ -26,7 +26,8 @@ expected.json schema (version 1)
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
   "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
-                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe", "ggml_type": "Q4_K"}},
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe", "ggml_type": "Q4_K",
+                            "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
     "<model dir>": {                # relative to the mount root, e.g. "tinyllama", "x/flux-old"
       "manifest": "manifests/<host>/<ns>/<model>/<tag>",   # relative to the store
@@ -1330,7 +1331,8 @@ def build_hf_ggufs(fx):
         m.set_config(gguf_config(kind, "1M", tname))
         m.layer(MT_MODEL, data)
         m.finish()
-        fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname}
+        fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname,
+                             "gguf_loader": (name, tag) not in HG.NO_GGUF_LOADER}
 
 
 def main(argv):

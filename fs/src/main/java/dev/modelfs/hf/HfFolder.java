@@ -30,18 +30,25 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                        byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors) {
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
-    private static final Set<String> DROPPED = Set.of("rope_freqs.weight");
+    static final String ROPE_FREQS = "rope_freqs.weight";
+    private static final Set<String> DROPPED = Set.of(ROPE_FREQS);
 
+    /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
     public static HfFolder of(GgufFile g) {
+        return of(g, null);
+    }
+
+    /**
+     * The folder of {@code g}; {@code ropeFreqs} are the values of its F32 {@code rope_freqs.weight}
+     * when it has one (Llama 3.x rope scaling), else null.
+     */
+    public static HfFolder of(GgufFile g, float[] ropeFreqs) {
         GgufMeta m = new GgufMeta(g);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
             throw new HfUnsupported("no general.architecture");
         }
         Architecture arch = Architecture.fromGguf(archName).orElseThrow(() -> new HfUnsupported(unsupported(archName)));
-        if (g.tensor("rope_freqs.weight") != null) {
-            throw new HfUnsupported("rope_freqs.weight (llama 3.x rope scaling factors) has no config.json equivalent modelfs derives yet");
-        }
         Map<String, GgufKv> kvs = new HashMap<>();
         g.kvs().forEach(kv -> kvs.put(kv.key(), kv));
         String p = arch.ggufName() + ".";
@@ -54,6 +61,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int hidden = positive(m, p + "embedding_length");
         int headDim = (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
         List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
+        ObjectNode llama3 = g.tensor(ROPE_FREQS) == null ? null : Llama3Rope.scaling(m, arch, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
         String tokProblem = null;
@@ -70,6 +78,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         }
 
         ObjectNode c = ConfigKeys.toHf(arch, kvs);
+        if (llama3 != null) {
+            c.set("rope_scaling", llama3);
+        }
         c.put("head_dim", headDim);
         if (!c.has("num_key_value_heads")) {
             c.put("num_key_value_heads", headsKv);

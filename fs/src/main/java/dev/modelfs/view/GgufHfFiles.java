@@ -1,6 +1,7 @@
 package dev.modelfs.view;
 
 import dev.modelfs.format.ElementTypes;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
@@ -9,6 +10,14 @@ import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfTensor;
 import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -49,6 +58,36 @@ final class GgufHfFiles {
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
         files.forEach((path, src) -> ViewFiles.put(ctx, tree, path, src, what.get(path)));
+    }
+
+    /**
+     * The values of the model's {@code rope_freqs.weight} (a small F32 vector: Llama 3.x rope scaling),
+     * read from the blob while the directory is built; null when there is none or it cannot be read.
+     */
+    static float[] ropeFreqs(OllamaStore store, Layer layer, GgufFile g) {
+        GgufTensorInfo t = g.tensor("rope_freqs.weight");
+        if (t == null || t.type() != GgmlType.F32 || t.rank() != 1 || t.ne()[0] > 4096 || layer.digest().isEmpty()) {
+            return null;
+        }
+        Optional<Path> path = store.blobPath(layer.digest().get());
+        if (path.isEmpty()) {
+            return null;
+        }
+        try (FileChannel ch = FileChannel.open(path.get())) {
+            ByteBuffer b = ByteBuffer.allocate((int) t.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
+            long pos = Math.addExact(g.dataStart(), t.offset());
+            while (b.hasRemaining()) {
+                if (ch.read(b, pos + b.position()) < 0) {
+                    return null;
+                }
+            }
+            b.flip();
+            float[] out = new float[(int) t.ne()[0]];
+            b.asFloatBuffer().get(out);
+            return out;
+        } catch (IOException | ArithmeticException e) {
+            return null;
+        }
     }
 
     /** {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}. */

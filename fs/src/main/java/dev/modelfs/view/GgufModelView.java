@@ -14,6 +14,7 @@ import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.OllamaStore;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,7 +49,7 @@ public final class GgufModelView implements ModelView {
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
         String named = "";
-        HfFolder hf = hfFolder(ctx, g);
+        HfFolder hf = hfFolder(ctx, model);
         if (hf != null) {
             try {
                 GgufHfFiles.add(ctx, hf, g, blob, tree);
@@ -72,9 +73,9 @@ public final class GgufModelView implements ModelView {
      * The model's Hugging Face folder, or null (with one log line saying why) when its architecture,
      * tensors or metadata are not supported; then the GGUF-named files keep their top-level names.
      */
-    private static HfFolder hfFolder(ModelContext ctx, GgufFile g) {
+    private static HfFolder hfFolder(ModelContext ctx, ModelTable.Gguf model) {
         try {
-            HfFolder hf = HfFolder.of(g);
+            HfFolder hf = hfFolderOf(ctx.store(), model);
             if (hf.tokenizerProblem() != null) {
                 LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
             }
@@ -83,6 +84,17 @@ public final class GgufModelView implements ModelView {
             LOG.info(ctx.manifest().name() + ": no Hugging Face folder: " + e.getMessage());
             return null;
         }
+    }
+
+    /**
+     * The Hugging Face folder of a GGUF model (reads the small {@code rope_freqs.weight} from the blob
+     * when there is one).
+     *
+     * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
+     *                       {@link ArithmeticException}) saying why the model has none
+     */
+    public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
+        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()));
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {

@@ -138,6 +138,22 @@ class HfFolderTest {
     }
 
     @Test
+    void llama3RopeScalingIsRecoveredFromRopeFreqs() throws Exception {
+        List<GgufKv> kvs = List.of(kv("llama.rope.freq_base", GgufValueType.FLOAT32, 500000f));
+        GgufFile g = model("llama", false, List.of("rope_freqs.weight:8"), kvs);
+        float[] freqs = dev.modelfs.arch.RopeFreqs.llama3(new dev.modelfs.arch.ConfigKeys.RopeScaling("llama3", 32f,
+                java.util.Optional.of(8192), 1f, 4f), 500000f, 16);
+        JsonNode r = JSON.readTree(HfFolder.of(g, freqs).config()).get("rope_scaling");
+        assertEquals("llama3", r.get("rope_type").asText());
+        assertEquals(32.0, r.get("factor").asDouble());
+        assertEquals(4.0, r.get("high_freq_factor").asDouble());
+        assertEquals(8192, r.get("original_max_position_embeddings").asInt());
+        assertFalse(byName(HfFolder.of(g, freqs)).containsKey("rope_freqs.weight"));
+        freqs[3] *= 1.01f;
+        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, freqs));
+    }
+
+    @Test
     void anUnknownPreTokenizerLeavesOnlyTheTokenizerFilesOut() {
         List<GgufKv> kvs = List.of(kv("tokenizer.ggml.pre", GgufValueType.STRING, "no-such-pre"));
         GgufFile g = model("llama", false, List.of(), List.of());

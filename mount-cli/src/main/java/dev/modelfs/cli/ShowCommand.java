@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.hf.HfFolder;
+import dev.modelfs.view.GgufModelView;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
@@ -88,7 +89,7 @@ final class ShowCommand implements Callable<Integer> {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
             if (t instanceof ModelTable.Gguf g) {
                 try {
-                    HfFolder hf = HfFolder.of(g.file());
+                    HfFolder hf = GgufModelView.hfFolderOf(st, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
                             + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
                 } catch (RuntimeException e) {
