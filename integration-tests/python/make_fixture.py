@@ -563,7 +563,7 @@ HF_FOLDER_FILES = ["config.json", "generation_config.json", "tokenizer.json", "t
 def hf_folder_expected(buf) -> bool:
     """Whether a GGUF model gets a Hugging Face folder (and its GGUF-named safetensors move to gguf/):
     a supported general.architecture with its head count and embedding length, a token_embd.weight,
-    no rope_freqs.weight, and only tensors of that architecture."""
+    and only tensors of that architecture (a rope_freqs.weight here is always Llama 3 scaling)."""
     g = L.gguf_read(buf)
     kv = {k[0]: k for k in L.gguf_kvs_to_json(g["kvs"])}
     arch = kv.get("general.architecture", [None, None, None])[2]
@@ -571,8 +571,9 @@ def hf_folder_expected(buf) -> bool:
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
                        r"(gate|up|down)_exps))\.(weight|bias)")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
-            and "token_embd.weight" in names and "rope_freqs.weight" not in names
-            and all(n in ("token_embd.weight", "output_norm.weight", "output.weight") or layer.fullmatch(n)
+            and "token_embd.weight" in names
+            and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
+                    or layer.fullmatch(n)
                     for n in names))
 
 
