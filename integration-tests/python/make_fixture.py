@@ -494,7 +494,8 @@ class Model:
             fmt = fmt or "safetensors"
             converted, abs2 = st_views(fx, self)
             absent += abs2
-            self.optional += ["model.gguf", "*/model.gguf"]   # docs/DESIGN.md's GGUF view: not in this contract
+            # the synthesized GGUF of safetensors LLMs (SEMANTICS.md): checked by check_synth_gguf.py
+            self.optional += ["model.gguf", "*/model.gguf", "model.*.gguf", "*/model.*.gguf"]
         fx.models[self.dir] = {
             "manifest": self.manifest_rel,
             "manifest_digest": "sha256:" + L.sha256_hex(mbytes),
@@ -635,7 +636,7 @@ def component_of(name):
 def st_views(fx: Fixture, m: Model):
     json_layers = {}
     for lj, data, mode in m.layers:
-        if base_media_type(lj["mediaType"])[0] == MT_JSON:
+        if base_media_type(lj["mediaType"])[0] == MT_JSON and lj["name"].endswith("config.json"):
             json_layers[lj["name"]] = json.loads(data)
     comps = {}
     for lt in m.lts:

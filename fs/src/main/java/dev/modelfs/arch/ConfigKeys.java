@@ -60,7 +60,7 @@ public final class ConfigKeys {
             new Entry("vocab_size", GgufValueType.UINT32, List.of("vocab_size"), true, ALL));
 
     /** The hyper-parameters a view needs besides the KVs (all validated positive). */
-    public record Dims(int hidden, int layers, int heads, int headsKv, int headDim, int vocab, int experts) {
+    public record Dims(int hidden, int layers, int heads, int headsKv, int headDim, int vocab, int ff, int experts, int expertFf) {
     }
 
     /**
@@ -124,10 +124,12 @@ public final class ConfigKeys {
         int vocab = positive(config, "vocab_size");
         int experts = a.isMoe() ? field(config, List.of("num_experts", "num_local_experts"))
                 .map(v -> intValue("num_experts", v)).orElseThrow(() -> new IllegalArgumentException("config.json has no num_experts")) : 0;
-        if (headDim <= 0 || heads % headsKv != 0) {
+        if (headDim <= 0 || headDim % 2 != 0 || heads % headsKv != 0) {
             throw new IllegalArgumentException("config.json: " + heads + " heads, " + headsKv + " kv heads, head_dim " + headDim);
         }
-        return new Dims(hidden, layers, heads, headsKv, headDim, vocab, experts);
+        int ff = positive(config, "intermediate_size");
+        int expertFf = a.isMoe() ? positive(config, "moe_intermediate_size") : 0;
+        return new Dims(hidden, layers, heads, headsKv, headDim, vocab, ff, experts, expertFf);
     }
 
     /** Rope scaling of a config: {@code rope_scaling}, else {@code rope_parameters} (transformers 5). */

@@ -151,11 +151,13 @@ public final class TensorNames {
     }
 
     /**
-     * Whether llama.cpp expects this GGUF tensor in F32 whatever the file type (norm vectors, the MoE
-     * router is not one of them): {@code *_norm.weight} and {@code rope_freqs.weight}.
+     * Whether llama.cpp's converter keeps this GGUF tensor F32 whatever the file type:
+     * {@code *_norm.weight}, the MoE router {@code ffn_gate_inp(_shexp).weight} and
+     * {@code rope_freqs.weight} (1-D tensors are F32 as well; the caller checks the rank).
      */
     public static boolean staysF32(String ggufName) {
-        return ggufName.endsWith("_norm.weight") || ggufName.equals("rope_freqs.weight");
+        return ggufName.endsWith("_norm.weight") || ggufName.equals("rope_freqs.weight")
+                || ggufName.endsWith(".ffn_gate_inp.weight") || ggufName.endsWith(".ffn_gate_inp_shexp.weight");
     }
 
     /** Whether GGUF tensor {@code ggufName} has its rows permuted for {@code a} (§7.2), and with which heads. */

@@ -1,17 +1,9 @@
 package dev.modelfs.view;
 
-import dev.modelfs.format.safetensors.Dtype;
-import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
-import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxQuant;
-import dev.modelfs.quant.mlx.MlxTensorData;
-import dev.modelfs.quant.mlx.ScaleType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -19,56 +11,20 @@ import java.util.List;
  * dequantized to an {@link OutputType}, chunked on whole quantization groups.
  */
 public final class MlxConverted extends ConvertedData {
-    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
-    private final LogicalTensor t;
+    private final MlxParts parts;
     private final MlxQuant q;
     private final MlxDequantizer deq;
-    private final ScaleType scaleType;
     private final OutputType out;
     private final long groups;
     private final long groupsPerChunk;
-    private final List<BlobRef> blobs = new ArrayList<>();
-    private final int codesIdx;
-    private final int scalesIdx;
-    private final int biasesIdx;
-    private final int globalIdx;
 
     public MlxConverted(LogicalTensor t, OutputType out) {
-        this.t = t;
+        this.parts = new MlxParts(t);
         this.q = t.quant();
         this.deq = MlxDequantizer.of(q);
         this.out = out;
-        this.scaleType = switch (t.scale().dtype()) {
-            case BF16 -> ScaleType.BF16;
-            case F16 -> ScaleType.F16;
-            case F32 -> ScaleType.F32;
-            case U8 -> ScaleType.U8;
-            default -> throw new IllegalArgumentException(t.name() + ": unsupported scale dtype " + t.scale().dtype());
-        };
         this.groups = t.logicalNumel() / q.groupSize();
         this.groupsPerChunk = Math.max(1, BlockConverted.CHUNK_TARGET / ((long) q.groupSize() * out.bytes));
-        this.codesIdx = index(t.main());
-        this.scalesIdx = index(t.scale());
-        this.biasesIdx = t.bias() == null ? -1 : index(t.bias());
-        this.globalIdx = t.globalScale() == null ? -1 : index(t.globalScale());
-        if (t.main().bytes().length() != groups * q.codeBytesPerGroup()) {
-            throw new IllegalArgumentException(t.name() + ": code bytes do not match the logical shape");
-        }
-        if (t.globalScale() != null && t.globalScale().dtype() != Dtype.F32) {
-            throw new IllegalArgumentException(t.name() + ": global scale must be F32");
-        }
-    }
-
-    private int index(StoredTensor s) {
-        BlobRange r = s.bytes();
-        BlobRef ref = new BlobRef(r.blob(), r.blobSize());
-        int i = blobs.indexOf(ref);
-        if (i < 0) {
-            blobs.add(ref);
-            i = blobs.size() - 1;
-        }
-        return i;
     }
 
     @Override
@@ -83,25 +39,21 @@ public final class MlxConverted extends ConvertedData {
 
     @Override
     public List<BlobRef> blobs() {
-        return blobs;
+        return parts.blobs();
     }
 
     @Override
     public void compute(long chunk, List<MemorySegment> segs, MemorySegment dst) {
         long first = chunk * groupsPerChunk;
         long n = Math.min(groupsPerChunk, groups - first);
-        float global = globalIdx < 0 ? 1f : segs.get(globalIdx).get(F32_LE, t.globalScale().bytes().offset());
-        MlxTensorData data = new MlxTensorData(segs.get(codesIdx), t.main().bytes().offset(),
-                segs.get(scalesIdx), t.scale().bytes().offset(), scaleType,
-                biasesIdx < 0 ? null : segs.get(biasesIdx), biasesIdx < 0 ? 0 : t.bias().bytes().offset(), global);
         long elems = n * q.groupSize();
         MemorySegment f32 = Scratch.f32(elems * 4);
-        deq.dequantize(data, first, n, f32, 0);
+        deq.dequantize(parts.data(segs), first, n, f32, 0);
         out.narrowInto(f32, elems, dst);
     }
 
     @Override
     public String describe() {
-        return t.name() + " " + q.canonicalName() + " g" + q.groupSize() + " -> " + out.dtype;
+        return parts.t.name() + " " + q.canonicalName() + " g" + q.groupSize() + " -> " + out.dtype;
     }
 }

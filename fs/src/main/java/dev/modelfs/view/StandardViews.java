@@ -7,6 +7,6 @@ public final class StandardViews {
     private StandardViews() {}
 
     public static List<ModelView> all() {
-        return List.of(new GgufModelView(), new SafetensorsModelView());
+        return List.of(new GgufModelView(), new SafetensorsModelView(), new SynthesizedGgufView());
     }
 }

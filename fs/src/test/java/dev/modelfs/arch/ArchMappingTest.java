@@ -153,7 +153,7 @@ class ArchMappingTest {
         assertEquals(4, back.get("num_experts").asInt());
         assertEquals("Qwen3MoeForCausalLM", back.get("architectures").get(0).asText());
         ConfigKeys.Dims d = ConfigKeys.dims(Architecture.QWEN3MOE, cfg);
-        assertEquals(new ConfigKeys.Dims(32, 2, 4, 2, 16, 300, 4), d);
+        assertEquals(new ConfigKeys.Dims(32, 2, 4, 2, 16, 300, 64, 4, 16), d);
     }
 
     @Test

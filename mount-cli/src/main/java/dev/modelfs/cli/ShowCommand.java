@@ -18,6 +18,8 @@ import dev.modelfs.store.ManifestRef;
 import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.ModelName;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.view.SynthesizedGgufPlanner;
+import dev.modelfs.view.SynthesizedGgufView;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
@@ -72,6 +74,10 @@ final class ShowCommand implements Callable<Integer> {
         }
         if (tensors) {
             out.set("tensors", tensorTable(st, m, cfg));
+        }
+        ArrayNode gguf = synthesizedGguf(st, m, cfg, tensors);
+        if (!gguf.isEmpty()) {
+            out.set("synthesized_gguf", gguf);
         }
         if (json) {
             System.out.println(JSON.writeValueAsString(out));
@@ -138,6 +144,33 @@ final class ShowCommand implements Callable<Integer> {
         return arr;
     }
 
+    /** The synthesized model.gguf of each LLM component: planned (with per-tensor choices) or why not. */
+    private static ArrayNode synthesizedGguf(OllamaStore st, Manifest m, ModelConfig cfg, boolean perTensor) {
+        ArrayNode arr = JSON.createArrayNode();
+        for (ModelTable t : ModelTables.load(st, m, cfg)) {
+            if (t instanceof ModelTable.Safetensors s) {
+                for (SynthesizedGgufPlanner.Result r : SynthesizedGgufView.plans(st, m, s)) {
+                    ObjectNode n = arr.addObject();
+                    n.put("file", (r.component().isEmpty() ? "" : r.component() + "/") + "model.gguf");
+                    switch (r) {
+                        case SynthesizedGgufPlanner.Result.Refused f -> n.put("absent", f.reason());
+                        case SynthesizedGgufPlanner.Result.Planned p -> {
+                            n.put("architecture", p.plan().architecture().ggufName());
+                            if (perTensor) {
+                                ArrayNode ts = n.putArray("tensors");
+                                for (SynthesizedGgufPlanner.TensorPlan tp : p.plan().tensors()) {
+                                    ts.addObject().put("name", tp.ggufName()).put("type", tp.type().name())
+                                            .put("ne", Arrays.toString(tp.ne())).put("from", tp.describe());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return arr;
+    }
+
     private static void print(ObjectNode o) {
         System.out.printf("  %-14s %s%n", "name", o.get("name").asText());
         System.out.printf("  %-14s %s%n", "id", o.get("id").asText());
@@ -166,6 +199,16 @@ final class ShowCommand implements Callable<Integer> {
                     System.out.println("    ! " + t.get("problem").asText());
                 } else {
                     System.out.printf("    %-56s %-14s %s%n", t.get("name").asText(), t.get("type").asText(), t.get("shape").asText());
+                }
+            }
+        }
+        if (o.has("synthesized_gguf")) {
+            for (var g : o.get("synthesized_gguf")) {
+                System.out.println();
+                System.out.println("  " + g.get("file").asText() + (g.has("absent") ? ": not synthesized: " + g.get("absent").asText()
+                        : " (synthesized, " + g.get("architecture").asText() + ")"));
+                for (var t : g.path("tensors")) {
+                    System.out.printf("    %-40s %-6s %s%n", t.get("name").asText(), t.get("type").asText(), t.get("from").asText());
                 }
             }
         }

@@ -1,0 +1,67 @@
+package dev.modelfs.view;
+
+import dev.modelfs.arch.QkPermutation;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * A tensor produced row by row from a {@link RowSource} (re-packed, cast or dequantized rows),
+ * optionally with its rows permuted (the llama q/k permutation, docs/FORMATS.md §7.2): output row
+ * {@code r} is source row {@code permutation.hfRowOf(r)}, or {@code r} without a permutation.
+ *
+ * <p>Invariants: output length {@code rows * source.outRowBytes()}; chunks hold whole rows
+ * ({@code rowsPerChunk}, at least one), so a chunk reads only the source rows under it; without a
+ * permutation consecutive rows are converted in one call.
+ */
+final class RowConverted extends ConvertedData {
+    private final RowSource source;
+    private final long rows;
+    private final QkPermutation permutation;
+    private final long rowsPerChunk;
+    private final String what;
+
+    RowConverted(RowSource source, long rows, QkPermutation permutation, String what) {
+        if (permutation != null && permutation.rows() != rows) {
+            throw new IllegalArgumentException(what + ": permutation of " + permutation.rows() + " rows for " + rows + " rows");
+        }
+        this.source = source;
+        this.rows = rows;
+        this.permutation = permutation;
+        this.rowsPerChunk = Math.max(1, BlockConverted.CHUNK_TARGET / source.outRowBytes());
+        this.what = what;
+    }
+
+    @Override
+    public long length() {
+        return Math.multiplyExact(rows, source.outRowBytes());
+    }
+
+    @Override
+    public long chunkBytes() {
+        return rowsPerChunk * source.outRowBytes();
+    }
+
+    @Override
+    public List<BlobRef> blobs() {
+        return source.blobs();
+    }
+
+    @Override
+    public void compute(long chunk, List<MemorySegment> blobs, MemorySegment dst) {
+        long first = chunk * rowsPerChunk;
+        long n = Math.min(rowsPerChunk, rows - first);
+        if (permutation == null) {
+            source.write(blobs, first, n, dst, 0);
+            return;
+        }
+        long rb = source.outRowBytes();
+        for (long i = 0; i < n; i++) {
+            source.write(blobs, permutation.hfRowOf((int) (first + i)), 1, dst, i * rb);
+        }
+    }
+
+    @Override
+    public String describe() {
+        return what;
+    }
+}

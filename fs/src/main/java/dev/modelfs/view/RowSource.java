@@ -1,0 +1,215 @@
+package dev.modelfs.view;
+
+import dev.modelfs.format.ElementTypes;
+import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.StoredTensor;
+import dev.modelfs.quant.BlockDequantizer;
+import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.quant.mlx.MlxDequantizer;
+import dev.modelfs.quant.mlx.MlxMode;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.List;
+
+/**
+ * The rows of one source tensor written in a GGUF type, for {@link RowConverted}. A row is the last
+ * safetensors axis ({@code ne[0]} in GGUF), which is also the axis MLX quantizes along, so every
+ * quantized row is whole groups and every output row whole GGUF blocks.
+ *
+ * <p>Invariants: {@link #write} writes exactly {@code count * outRowBytes()} bytes and reads only
+ * the source rows {@code [srcRow, srcRow + count)}; it allocates nothing (scratch is per thread).
+ * Re-packing sources (MXFP4, NVFP4, Q4_1) copy codes and scales bit for bit (docs/FORMATS.md §7.5).
+ */
+sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource.Repack {
+    ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** Bytes of one output row. */
+    long outRowBytes();
+
+    /** The blobs read, in the order {@link #write} receives them mapped. */
+    List<BlobRef> blobs();
+
+    /** Writes source rows {@code [srcRow, srcRow+count)} to {@code dst@dstOff}. */
+    void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff);
+
+    /** An unquantized float tensor: copied when {@code out} is its own type, else cast (one rounding). */
+    record Plain(StoredTensor s, long rowElems, OutputType out, BlockDequantizer deq, int inBytes) implements RowSource {
+        static Plain of(StoredTensor s, long rowElems, OutputType out) {
+            BlockDequantizer d = GgmlDequantizers.forType(ElementTypes.ggml(s.dtype()).orElseThrow(
+                    () -> new IllegalArgumentException(s.key() + ": dtype " + s.dtype() + " is not a float type")));
+            return new Plain(s, rowElems, out, d, d.blockBytes());
+        }
+
+        @Override
+        public long outRowBytes() {
+            return rowElems * out.bytes;
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return List.of(new BlobRef(s.bytes().blob(), s.bytes().blobSize()));
+        }
+
+        @Override
+        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
+            long from = s.bytes().offset() + srcRow * rowElems * inBytes;
+            long elems = count * rowElems;
+            if (s.dtype() == out.dtype) {
+                MemorySegment.copy(blobs.getFirst(), from, dst, dstOff, elems * inBytes);
+                return;
+            }
+            MemorySegment f32 = Scratch.f32(elems * 4);
+            deq.dequantize(blobs.getFirst(), from, f32, 0, elems);
+            out.narrowInto(f32, elems, dst.asSlice(dstOff));
+        }
+    }
+
+    /** An MLX-quantized tensor dequantized to {@code out} (one rounding). */
+    record MlxRows(MlxParts parts, MlxDequantizer deq, long groupsPerRow, OutputType out) implements RowSource {
+        static MlxRows of(LogicalTensor t, long rowElems, OutputType out) {
+            return new MlxRows(new MlxParts(t), MlxDequantizer.of(t.quant()), rowElems / t.quant().groupSize(), out);
+        }
+
+        @Override
+        public long outRowBytes() {
+            return groupsPerRow * parts.t.quant().groupSize() * out.bytes;
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return parts.blobs();
+        }
+
+        @Override
+        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
+            long elems = count * groupsPerRow * parts.t.quant().groupSize();
+            MemorySegment f32 = Scratch.f32(elems * 4);
+            deq.dequantize(parts.data(blobs), srcRow * groupsPerRow, count * groupsPerRow, f32, 0);
+            out.narrowInto(f32, elems, dst.asSlice(dstOff));
+        }
+    }
+
+    /**
+     * A 4-bit MLX tensor re-packed into GGUF blocks: {@code MXFP4} (32-element groups, E8M0 scale),
+     * {@code NVFP4} (four 16-element groups per block, their E4M3 scales), {@code Q4_1} (affine groups
+     * split into 32-element blocks, {@code d} = scale and {@code m} = bias as f16, exact by the
+     * planner's check).
+     */
+    record Repack(MlxParts parts, long rowElems, Kind kind) implements RowSource {
+        /** The GGUF block type. */
+        enum Kind {
+            MXFP4(32, 17), NVFP4(64, 36), Q4_1(32, 20);
+
+            final int blockElems;
+            final int blockBytes;
+
+            Kind(int blockElems, int blockBytes) {
+                this.blockElems = blockElems;
+                this.blockBytes = blockBytes;
+            }
+        }
+
+        public Repack {
+            MlxMode want = switch (kind) {
+                case MXFP4 -> MlxMode.MXFP4;
+                case NVFP4 -> MlxMode.NVFP4;
+                case Q4_1 -> MlxMode.AFFINE;
+            };
+            if (parts.t.quant().mode() != want || parts.t.quant().bits() != 4 || rowElems % kind.blockElems != 0
+                    || rowElems % parts.t.quant().groupSize() != 0) {
+                throw new IllegalArgumentException(parts.t.name() + ": cannot re-pack " + parts.t.quant().canonicalName() + " as " + kind);
+            }
+        }
+
+        @Override
+        public long outRowBytes() {
+            return rowElems / kind.blockElems * kind.blockBytes;
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return parts.blobs();
+        }
+
+        @Override
+        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
+            MemorySegment codes = blobs.get(parts.codesIdx);
+            MemorySegment scales = blobs.get(parts.scalesIdx);
+            int g = parts.t.quant().groupSize();
+            long blocks = count * (rowElems / kind.blockElems);
+            long firstElem = srcRow * rowElems;
+            long codeBase = parts.t.main().bytes().offset() + firstElem / 2;
+            long firstGroup = firstElem / g;
+            long scaleBase = parts.t.scale().bytes().offset();
+            MemorySegment out = Scratch.narrow(blocks * kind.blockBytes);
+            for (long b = 0; b < blocks; b++) {
+                long o = b * kind.blockBytes;
+                long c = codeBase + b * kind.blockElems / 2;
+                switch (kind) {
+                    case MXFP4 -> {
+                        out.set(ValueLayout.JAVA_BYTE, o, scales.get(ValueLayout.JAVA_BYTE, scaleBase + firstGroup + b));
+                        split16(codes, c, out, o + 1);
+                    }
+                    case NVFP4 -> {
+                        MemorySegment.copy(scales, scaleBase + firstGroup + 4 * b, out, o, 4);
+                        for (int s = 0; s < 4; s++) {
+                            split8(codes, c + 8 * s, out, o + 4 + 8 * s);
+                        }
+                    }
+                    case Q4_1 -> {
+                        long group = firstGroup + b * 32 / g;
+                        out.set(U16, o, f16(scales, scaleBase, group));
+                        out.set(U16, o + 2, f16(blobs.get(parts.biasesIdx), parts.t.bias().bytes().offset(), group));
+                        split16(codes, c, out, o + 4);
+                    }
+                }
+            }
+            MemorySegment.copy(out, 0, dst, dstOff, blocks * kind.blockBytes);
+        }
+
+        private short f16(MemorySegment seg, long base, long index) {
+            float v = switch (parts.scaleType) {
+                case BF16 -> FloatCasts.bf16ToF32(seg.get(U16, base + 2 * index));
+                case F16 -> FloatCasts.f16ToF32(seg.get(U16, base + 2 * index));
+                case F32 -> seg.get(F32, base + 4 * index);
+                case U8 -> throw new IllegalStateException("affine scales are never U8");
+            };
+            return Float.floatToFloat16(v);
+        }
+
+        /**
+         * 32 MLX codes (16 bytes, element {@code 2i} in the low nibble of byte {@code i}) to the GGML
+         * order: byte {@code j} = {@code code[j] | code[j+16] << 4}.
+         */
+        private static void split16(MemorySegment src, long at, MemorySegment dst, long to) {
+            for (int j = 0; j < 16; j++) {
+                dst.set(ValueLayout.JAVA_BYTE, to + j, (byte) (nibble(src, at, j) | nibble(src, at, j + 16) << 4));
+            }
+        }
+
+        /** 16 MLX codes to NVFP4's sub-block order: byte {@code j} = {@code code[j] | code[j+8] << 4}. */
+        private static void split8(MemorySegment src, long at, MemorySegment dst, long to) {
+            for (int j = 0; j < 8; j++) {
+                dst.set(ValueLayout.JAVA_BYTE, to + j, (byte) (nibble(src, at, j) | nibble(src, at, j + 8) << 4));
+            }
+        }
+
+        private static int nibble(MemorySegment src, long at, int k) {
+            int b = src.get(ValueLayout.JAVA_BYTE, at + (k >> 1)) & 0xFF;
+            return (k & 1) == 0 ? b & 0xF : b >>> 4;
+        }
+    }
+
+    /** The output type of GGUF float type {@code t}. */
+    static OutputType outputOf(dev.modelfs.format.gguf.GgmlType t) {
+        for (OutputType o : OutputType.values()) {
+            if (o.ggml == t) {
+                return o;
+            }
+        }
+        throw new IllegalArgumentException(t + " is not a float output type");
+    }
+}

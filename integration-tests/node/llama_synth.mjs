@@ -1,0 +1,33 @@
+// llama.cpp (node-llama-cpp, CPU build) as the client of synthesized GGUF files: for each job of the
+// JSON file given as argv[2] ([{file, texts, prompt, n, nVocab}]) loads the file, tokenizes every text (no
+// special tokens, no BOS), reads the chat template and continues the prompt greedily for n tokens
+// (end-of-generation tokens forbidden).
+// Prints one JSON line per job: {file, tokenized, chatTemplate, tokens} or {file, error}.
+import {readFileSync} from "node:fs";
+import {getLlama, LlamaLogLevel, TokenBias} from "node-llama-cpp";
+const jobs = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+for (const job of jobs) {
+  try {
+    const model = await llama.loadModel({modelPath: job.file});
+    const tokenized = job.texts.map(t => Array.from(model.tokenize(t, false)));
+    const chatTemplate = model.fileInfo.metadata?.tokenizer?.chat_template ?? null;
+    const ctx = await model.createContext({contextSize: 64, batchSize: 64, threads: 1});
+    const seq = ctx.getSequence();
+    const tokens = [];
+    // random tiny models often pick an end-of-generation token first: forbid those (same for every file)
+    const bias = new TokenBias(model.tokenizer);
+    for (let id = 0; id < job.nVocab; id++) {
+      if (model.isEogToken(id)) bias.set(id, "never");
+    }
+    for await (const t of seq.evaluate(job.prompt, {temperature: 0, tokenBias: bias})) {
+      tokens.push(t);
+      if (tokens.length === job.n) break;
+    }
+    console.log(JSON.stringify({file: job.file, tokenized, chatTemplate, tokens}));
+    await ctx.dispose();
+    await model.dispose();
+  } catch (e) {
+    console.log(JSON.stringify({file: job.file, error: String(e && e.message || e)}));
+  }
+}

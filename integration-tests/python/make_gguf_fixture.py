@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Fixture for the synthesized GGUF of safetensors LLMs (issue 7).
+
+    make_gguf_fixture.py OUT [LLAMA_CPP_SRC]
+
+writes
+    OUT/store/...                 an Ollama store: tiny HF models (hf_models.py) imported the way Ollama's
+                                  importer writes them (FORMATS.md §4.3 kinds A/B/C, the quantization
+                                  policy of §5.9), in BF16 and MLX int4/int8/nvfp4/mxfp4/mxfp8, plus hostile
+                                  variants and an unsupported architecture
+    OUT/hf/<kind>/                the HF model directories (save_pretrained)
+    OUT/ref/<kind>.gguf           llama.cpp's convert_hf_to_gguf.py output for each kind (BF16), when
+                                  LLAMA_CPP_SRC (or $MODELFS_LLAMA_CPP_SRC) is given
+    OUT/oracle/<dir>/<gguf name>.npy   float32 values every tensor of <dir>/model.gguf must hold
+    OUT/gguf_expected.json        what check_synth_gguf.py checks (schema in its docstring)
+
+The expected GGUF names come from gguf-py's tensor map, the values from the numpy quantizers and
+dequantizers of fixture_lib (FORMATS.md §5), the q/k permutation from llama.cpp's own formula
+(reshape/swapaxes, §7.2), the expected types from the rules of FORMATS.md §7.5 -- never from modelfs.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_lib as L  # noqa: E402
+import hf_models as H  # noqa: E402
+import make_fixture as MF  # noqa: E402
+
+# which imports of which kind (keep ./test fast: every quantization once, the others where they add cover)
+IMPORTS = {
+    "llama": ["bf16", "int4", "nvfp4"],
+    "qwen2": ["bf16"],
+    "qwen3": ["bf16", "int4", "int8", "nvfp4", "mxfp4", "mxfp8"],
+    "qwen3moe": ["bf16", "mxfp4"],
+}
+GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
+GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE"}
+
+
+def ollama_quant(name, shape, req):
+    """The quant type Ollama's importer gives a tensor (FORMATS.md §5.9 default policy), or None."""
+    if req == "bf16":
+        return None
+    expert = any(s in name for s in (".experts.", ".mlp.switch_mlp.", ".mlp.shared_experts.")) \
+        and name.endswith(".weight")
+    if not expert and (any(s in name for s in ("embed", "norm", "ln_", "layernorm")) or not name.endswith(".weight")):
+        return None
+    if not (len(shape) == 2 or (expert and len(shape) == 3)) or int(np.prod(shape)) < 1024:
+        return None
+    if name.endswith(".mlp.gate.weight"):
+        return None
+    eight = "int8" if req in ("int4", "int8") else "mxfp8"
+    if name.endswith("lm_head.weight"):
+        return eight if shape[-1] % GROUP[eight] == 0 else None
+    if shape[-1] % GROUP[req]:
+        return None
+    promote = req == "int4" or (req in ("nvfp4", "mxfp4") and not expert)
+    if promote and any(s in name for s in (".v_proj", ".k_proj", "down_proj")) and shape[-1] % GROUP[eight] == 0:
+        return eight
+    return req
+
+
+def make_lt(name, w, qt):
+    if qt is None:
+        return MF.lt_plain(name, w, "BF16")
+    if qt in ("int4", "int8"):
+        return MF.lt_affine(name, w, 4 if qt == "int4" else 8, 64, "BF16", qt)
+    return {"nvfp4": MF.lt_nvfp4, "mxfp4": MF.lt_mxfp4, "mxfp8": MF.lt_mxfp8}[qt](name, w)
+
+
+def load_state(hf_dir):
+    """HF state dict as float32 numpy (the BF16 values exactly), per-expert tensors stacked as Ollama does."""
+    from safetensors.torch import load_file
+    sd = {k: v.float().numpy() for k, v in load_file(os.path.join(hf_dir, "model.safetensors")).items()}
+    stacked, experts = {}, {}
+    for k in sorted(sd):
+        parts = k.split(".")
+        if ".mlp.experts." in k and parts[5].isdigit():      # model.layers.L.mlp.experts.E.proj.weight
+            experts.setdefault((int(parts[2]), parts[6]), {})[int(parts[5])] = sd[k]
+        else:
+            stacked[k] = sd[k]
+    for (layer, proj), by_e in experts.items():
+        stacked[f"model.layers.{layer}.mlp.experts.{proj}.weight"] = np.stack([by_e[e] for e in sorted(by_e)])
+    return stacked
+
+
+def permute(w, n_head):
+    """llama.cpp's LlamaModel.permute (FORMATS.md §7.2)."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def gguf_name(kind, hf_name, n_layers):
+    import gguf
+    arch = getattr(gguf.MODEL_ARCH, GGUF_ARCH[kind])
+    tmap = gguf.get_tensor_name_map(arch, n_layers)
+    base, suf = hf_name.rsplit(".", 1)
+    n = tmap.get_name(base)
+    if n is None and ".mlp.experts." in base:     # Ollama's stacked experts: gguf-py knows the switch_mlp spelling
+        n = tmap.get_name(base.replace(".mlp.experts.", ".mlp.switch_mlp."))
+    if n is None:
+        raise KeyError(f"gguf-py has no name for {hf_name}")
+    return f"{n}.{suf}"
+
+
+def f16_exact(a):
+    a = np.asarray(a, dtype=np.float32)
+    return bool(np.all(np.isfinite(a)) and np.array_equal(a.astype(np.float16).astype(np.float32).view(np.uint32),
+                                                          a.view(np.uint32)))
+
+
+def bf16_round(a):
+    import ml_dtypes
+    return np.asarray(a, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def expected_tensor(lt, gname, perm_heads, rounded=True):
+    """(type, exact, f32 values in GGUF row order) by FORMATS.md §7.5 (`rounded=False`: before any
+    BF16 rounding)."""
+    vals = np.asarray(lt.oracle, dtype=np.float32).reshape(lt.logical_shape)
+    if perm_heads:
+        vals = permute(vals, perm_heads)
+    norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight")
+    q = lt.quant
+    if norm_like:
+        return "F32", True, vals
+    if q is None:
+        return "BF16", True, vals
+    if q["mode"] == "mxfp4":
+        return "MXFP4", True, vals
+    if q["mode"] == "nvfp4" and ".global_scale" not in lt.comps and lt.logical_shape[-1] % 64 == 0:
+        return "NVFP4", True, vals
+    if q["mode"] == "affine" and q["bits"] == 4:
+        sc = L.st_bytes_to_f32(lt.comps[".scale"][2], lt.comps[".scale"][0], lt.comps[".scale"][1])
+        bi = L.st_bytes_to_f32(lt.comps[".bias"][2], lt.comps[".bias"][0], lt.comps[".bias"][1])
+        if f16_exact(sc) and f16_exact(bi):
+            return "Q4_1", True, vals
+    return "BF16", False, bf16_round(vals) if rounded else vals
+
+
+class Builder:
+    def __init__(self, out, llama_src):
+        self.fx = MF.Fixture(out)
+        self.out = self.fx.out
+        self.llama_src = llama_src
+        self.exp = {"models": {}, "hostile": {}, "refs": {}}
+
+    def hf(self, kind):
+        d = os.path.join(self.out, "hf", kind)
+        if not os.path.isdir(d):
+            H.save_model(kind, d)
+        return d
+
+    def reference(self, kind):
+        if not self.llama_src:
+            return None
+        out = os.path.join(self.out, "ref", kind + ".gguf")
+        if not os.path.exists(out):
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_convert.py"),
+                                self.llama_src, self.hf(kind), out], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"convert_hf_to_gguf.py failed for {kind}:\n{r.stdout}\n{r.stderr}")
+        return out
+
+    def import_model(self, kind, quant, name=None, mutate=None, about=None):
+        """Imports HF model `kind` quantized as `quant` into model `name`; `mutate(files)` may change the JSON files."""
+        hf = self.hf(kind)
+        cfg = json.load(open(os.path.join(hf, "config.json")))
+        n_layers = cfg["num_hidden_layers"]
+        name = name or f"synth-{kind}"
+        tag = "latest" if quant == "bf16" else quant
+        m = self.fx.model("registry.ollama.ai", "library", name, tag,
+                          about or f"hf_models {kind} imported as Ollama {quant}")
+        sd = load_state(hf)
+        tensors, lts = {}, {}
+        groups = {}
+        for k in sorted(sd):
+            qt = ollama_quant(k, sd[k].shape, quant)
+            lt = make_lt(k, sd[k], qt)
+            lts[k] = lt
+            if ".mlp.experts." in k:
+                groups.setdefault(k.rsplit(".", 2)[0], []).append((k, lt, qt))
+            elif qt is None:
+                m.tensor_blob(k, [(lt, k)])                                          # kind A
+            else:
+                m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))  # kind B
+            tensors[k] = qt
+        for prefix, parts in sorted(groups.items()):                                   # kind C homogeneous
+            qts = {qt for _, _, qt in parts}
+            assert len(qts) == 1, qts
+            qt = qts.pop()
+            if qt is None:
+                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts])
+            else:
+                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=7)
+        files = {}
+        for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+            with open(os.path.join(hf, f), "rb") as fh:
+                files[f] = fh.read()
+        if mutate:
+            mutate(files)
+        for f, data in files.items():
+            m.json_layer(f, raw=data)
+        m.set_config(MF.st_config("" if quant == "bf16" else quant))
+        m.finish()
+
+        perm = {}
+        if kind == "llama":
+            perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
+        expected = {}
+        for k, lt in lts.items():
+            g = gguf_name(kind, k, n_layers)
+            heads = next((h for p, h in perm.items() if f".self_attn.{p}." in k), None)
+            typ, exact, vals = expected_tensor(lt, g, heads)
+            expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
+                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(m.dir, g, vals)}
+            if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
+                _, _, full = expected_tensor(lt, g, heads, rounded=False)
+                expected[g]["values"] = self.fx.oracle(m.dir, g + ".f32", full)
+        from transformers import AutoTokenizer
+        tok = AutoTokenizer.from_pretrained(hf)
+        self.exp["models"][m.dir] = {
+            "kind": kind, "quant": quant, "arch": cfg["model_type"].replace("_", ""),
+            "tensors": expected,
+            "texts": H.SAMPLE_TEXTS,
+            "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
+            "n_vocab": cfg["vocab_size"],
+            "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
+            "ref_gguf": self.reference(kind) if quant == "bf16" and mutate is None else None,
+        }
+        return m.dir
+
+    def hostile(self, name, why, mutate, reason_contains, kind="qwen3"):
+        d = self.import_model(kind, "bf16", name=name, mutate=mutate, about=why)
+        del self.exp["models"][d]
+        self.exp["hostile"][d] = {"why": why, "reason_contains": reason_contains}
+
+    def finish(self):
+        self.fx.finish()
+        with open(os.path.join(self.out, "gguf_expected.json"), "w", encoding="utf-8") as f:
+            json.dump(self.exp, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+
+
+def _json_edit(key, fn):
+    def mutate(files):
+        obj = json.loads(files[key])
+        fn(obj)
+        files[key] = (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode()
+    return mutate
+
+
+def _dup_token(files):
+    """Two vocabulary entries with the same string (a JSON object with a repeated key)."""
+    tj = json.loads(files["tokenizer.json"])
+    items = sorted(tj["model"]["vocab"].items(), key=lambda kv: kv[1])
+    a, b = items[100], items[101]
+    text = json.dumps(tj, ensure_ascii=False)
+    text = text.replace(json.dumps(b[0], ensure_ascii=False) + ": " + str(b[1]),
+                        json.dumps(a[0], ensure_ascii=False) + ": " + str(b[1]), 1)
+    assert text.count(json.dumps(a[0], ensure_ascii=False) + ": ") >= 2
+    files["tokenizer.json"] = text.encode()
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    llama_src = argv[2] if len(argv) == 3 else os.environ.get("MODELFS_LLAMA_CPP_SRC")
+    b = Builder(argv[1], llama_src)
+    for kind, quants in IMPORTS.items():
+        for q in quants:
+            b.import_model(kind, q)
+    b.hostile("synth-bad-shapes", "config.json says intermediate_size 256, the tensors have 128",
+              _json_edit("config.json", lambda c: c.update(intermediate_size=256)), "shape")
+    b.hostile("synth-bad-tokjson", "tokenizer.json is not JSON",
+              lambda files: files.update({"tokenizer.json": b"{\"model\": {not json"}), "tokenizer.json")
+    b.hostile("synth-bad-vocab", "tokenizer.json has a token id beyond config.json's vocab_size",
+              _json_edit("tokenizer.json", lambda t: t["added_tokens"].append(
+                  {"id": 400, "content": "<|extra|>", "single_word": False, "lstrip": False, "rstrip": False,
+                   "normalized": False, "special": True})), "vocab_size")
+    b.hostile("synth-dup-tokens", "two vocabulary entries with the same string", _dup_token, "tokenizer.json")
+    b.hostile("synth-gemma", "config.json names Gemma3ForCausalLM (llama.cpp's gemma3 needs changed values)",
+              _json_edit("config.json", lambda c: c.update(architectures=["Gemma3ForCausalLM"], model_type="gemma3_text")),
+              "gemma")
+    b.finish()
+    print(f"gguf fixture written to {b.out}: {len(b.exp['models'])} models, {len(b.exp['hostile'])} hostile")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,101 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The synthesized {@code model.gguf} of Ollama safetensors LLMs (issue 7) on a real mount of a store
+ * made by {@code make_gguf_fixture.py}: tiny transformers models with trained tokenizers, imported
+ * the way Ollama's importer writes them in BF16 and every MLX quantization, plus hostile variants.
+ * Read by gguf-py (values against numpy oracles, names and metadata against llama.cpp's own
+ * convert_hf_to_gguf.py) and run by llama.cpp (node-llama-cpp).
+ */
+class SynthesizedGgufTest {
+    static Path out;
+    static Path work;
+    static CliMount mount;
+
+    @BeforeAll
+    static void mountFixture() throws Exception {
+        out = Path.of("target", "gguf-fixture").toAbsolutePath();
+        Fixture.deleteTree(out);
+        String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
+        assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
+                "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
+        Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
+        work = Files.createTempDirectory("modelfs-gguf-it");
+        mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
+    }
+
+    @AfterAll
+    static void unmount() throws Exception {
+        if (mount != null) {
+            mount.close();
+        }
+    }
+
+    @Test
+    void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
+        Env.Run r = Env.python(900, "check_synth_gguf.py", mount.mountpoint.toString(), out.toString());
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "check_synth_gguf.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+    }
+
+    @Test
+    void llamaCppLoadsTokenizesAndGeneratesLikeTheReference() throws Exception {
+        Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
+        assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
+        Env.Run r = Env.python(1200, "check_synth_gguf.py", mount.mountpoint.toString(), out.toString(), "--llama", node.toString());
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), "llama.cpp checks failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+    }
+
+    @Test
+    void showTellsTheChoicePerTensorAndWhyAModelHasNoGguf() throws Exception {
+        JsonNode q = show("synth-qwen3:int4", true);
+        JsonNode g = q.get("synthesized_gguf").get(0);
+        assertEquals("model.gguf", g.get("file").asText());
+        assertEquals("qwen3", g.get("architecture").asText());
+        List<String> from = new ArrayList<>();
+        g.get("tensors").forEach(t -> from.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
+        assertTrue(from.stream().anyMatch(s -> s.startsWith("blk.0.attn_q.weight Q4_1 ") && s.contains("lossless")), from.toString());
+        assertTrue(from.stream().anyMatch(s -> s.startsWith("blk.0.attn_k.weight BF16 ") && s.contains("int8")), from.toString());
+        JsonNode gemma = show("synth-gemma", false).get("synthesized_gguf").get(0);
+        assertTrue(gemma.get("absent").asText().contains("gemma"), gemma.toString());
+        JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
+        assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
+        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-shapes/model.safetensors")));
+        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-shapes/model.gguf")));
+        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-tokjson/model.gguf")));
+        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-tokjson/config.json")));
+        long lines = mount.log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line per hostile model:\n" + mount.log());
+    }
+
+    static JsonNode show(String model, boolean tensors) throws Exception {
+        List<String> args = new ArrayList<>(List.of("show", "--store", out.resolve("store").toString(), "--json"));
+        if (tensors) {
+            args.add("--tensors");
+        }
+        args.add(model);
+        Env.Run r = Env.run(120, CliMount.command(args.toArray(String[]::new)));
+        assertEquals(0, r.exit(), r.output());
+        String o = r.output();
+        return new ObjectMapper().readTree(o.substring(o.indexOf('{') == 0 ? 0 : o.indexOf("\n{") + 1));
+    }
+}
