@@ -31,6 +31,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
+    /** The transformers version whose config.json conventions the rebuilt config follows. */
+    static final String CONFIG_FORMAT = "4.56.0";
     private static final Set<String> DROPPED = Set.of(ROPE_FREQS);
 
     /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
@@ -111,6 +113,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 }
             }
         }
+        // the config.json format written is transformers 4.x's (torch_dtype, rope_scaling), which 5.x reads;
+        // without a version, transformers 5 warns that the tokenizer may have Mistral's broken regex
+        c.put("transformers_version", CONFIG_FORMAT);
         c.put("torch_dtype", switch ((int) (long) m.integer("general.file_type", 0L)) {
             case 1 -> "float16";
             case 32 -> "bfloat16";

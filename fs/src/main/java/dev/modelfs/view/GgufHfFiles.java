@@ -6,9 +6,11 @@ import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.GgufVocab;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfTensor;
 import dev.modelfs.hf.HfUnsupported;
+import dev.modelfs.hf.TokenizerFiles;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.OllamaStore;
@@ -43,7 +45,8 @@ final class GgufHfFiles {
         what.put("config.json", cw);
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
-            files.put("tokenizer.json", ByteSource.literal(hf.tokenizerJson()));
+            files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
+                    h -> TokenizerFiles.tokenizerJson(GgufVocab.read(h)), "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
             for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
