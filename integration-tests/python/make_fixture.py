@@ -25,6 +25,9 @@ expected.json schema (version 1)
   "readonly_probes": {"file": "<rel path of a regular file>", "dir": "<rel path of a model dir>"},
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
+  "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe", "ggml_type": "Q4_K",
+                            "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
     "<model dir>": {                # relative to the mount root, e.g. "tinyllama", "x/flux-old"
       "manifest": "manifests/<host>/<ns>/<model>/<tag>",   # relative to the store
@@ -74,6 +77,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import sys
@@ -212,6 +216,7 @@ class Fixture:
         self.absent_models = []
         self.junk = []
         self.e2e = {}
+        self.hf_gguf = {}          # model dir -> HF source of a GGUF made by llama.cpp's converter
         self.tmp = tempfile.mkdtemp(prefix="modelfs-fixture-")
 
     # -- blobs -----------------------------------------------------------------------------
@@ -291,6 +296,7 @@ class Fixture:
             "ignored_junk": self.junk,
             "readonly_probes": {"file": "tinyllama/ollama/manifest.json", "dir": "tinyllama"},
             "e2e": self.e2e,
+            "hf_gguf": self.hf_gguf,
             "models": {k: self.models[k] for k in sorted(self.models)},
         }
         ns = {}
@@ -477,7 +483,10 @@ class Model:
         if has_model:
             fmt = fmt or "gguf"
             if gguf_model and gguf_model[2] in ("normal", "legacy"):
-                converted = gguf_views(fx, self.dir, gguf_model[0], gguf_model[1])
+                named = "gguf/" if hf_folder_expected(gguf_model[1]) else ""
+                converted = gguf_views(fx, self.dir, gguf_model[0], gguf_model[1], named)
+                if named:   # the HF files themselves are checked by check_hf_gguf.py (hf-* models)
+                    self.optional += HF_FOLDER_FILES
             else:
                 absent += ["model.safetensors"] + [f"model.{v}.safetensors" for v in VARIANTS] + \
                           [f"model.{v}.gguf" for v in VARIANTS]
@@ -545,7 +554,31 @@ GGUF_PY_TYPES = _gguf_py_types()
 # expected converted files
 # ---------------------------------------------------------------------------------------------
 
-def gguf_views(fx: Fixture, model_dir, lj, buf):
+# docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
+HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe")
+HF_FOLDER_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json", "model.safetensors", "model.fp32.safetensors",
+                   "model.fp16.safetensors", "model.bf16.safetensors"]
+
+
+def hf_folder_expected(buf) -> bool:
+    """Whether a GGUF model gets a Hugging Face folder (and its GGUF-named safetensors move to gguf/):
+    a supported general.architecture with its head count and embedding length, a token_embd.weight,
+    and only tensors of that architecture (a rope_freqs.weight here is always Llama 3 scaling)."""
+    g = L.gguf_read(buf)
+    kv = {k[0]: k for k in L.gguf_kvs_to_json(g["kvs"])}
+    arch = kv.get("general.architecture", [None, None, None])[2]
+    names = {t["name"] for t in g["tensors"]}
+    layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
+                       r"(gate|up|down)_exps))\.(weight|bias)")
+    return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
+            and "token_embd.weight" in names
+            and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
+                    or layer.fullmatch(n)
+                    for n in names))
+
+
+def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
     g = L.gguf_read(buf)
     digest = lj["digest"]
     as_stored, var_st = {}, {v: {} for v in VARIANTS}
@@ -578,9 +611,9 @@ def gguf_views(fx: Fixture, model_dir, lj, buf):
             else:
                 gg_tensors[v].append({"name": t["name"], "ne": t["ne"], "type": L.VARIANT_DTYPE[v],
                                       "oracle": oracle_rel, "oracle_from": how, "source_type": tname})
-    conv = {"model.safetensors": {"kind": "safetensors", "variant": None, "tensors": as_stored}}
+    conv = {f"{named}model.safetensors": {"kind": "safetensors", "variant": None, "tensors": as_stored}}
     for v in VARIANTS:
-        conv[f"model.{v}.safetensors"] = {"kind": "safetensors", "variant": v, "tensors": var_st[v]}
+        conv[f"{named}model.{v}.safetensors"] = {"kind": "safetensors", "variant": v, "tensors": var_st[v]}
     for v in VARIANTS:
         kvs = L.gguf_kvs_to_json(g["kvs"])
         ft = FILE_TYPE_OF_VARIANT[v]
@@ -1288,6 +1321,22 @@ def build_junk_manifests(fx):
     fx.absent_models += ["emptydir", "emptydir:latest"]
 
 
+def build_hf_ggufs(fx):
+    """GGUF models converted by llama.cpp's converter from tiny HF models (hf_gguf_fixtures.py), whose
+    Hugging Face folders check_hf_gguf.py compares with the HF sources kept under OUT/hf-src/."""
+    import hf_gguf_fixtures as HG
+    built = HG.build_ggufs(HG.CASES, os.path.join(fx.out, "hf-src"))
+    for name, tag, kind, tname, _ in HG.CASES:
+        hf_dir, data = built[(name, tag)]
+        m = fx.model("registry.ollama.ai", "library", name, tag,
+                     f"GGUF ({tname}) converted by llama.cpp from a tiny HF {kind}: Hugging Face folder")
+        m.set_config(gguf_config(kind, "1M", tname))
+        m.layer(MT_MODEL, data)
+        m.finish()
+        fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname,
+                             "gguf_loader": (name, tag) not in HG.NO_GGUF_LOADER}
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: make_fixture.py OUT", file=sys.stderr)
@@ -1310,6 +1359,7 @@ def main(argv):
     build_param_mt(fx)
     build_tiny_llama_st(fx)
     build_bad(fx)
+    build_hf_ggufs(fx)
     build_junk_manifests(fx)
     fx.finish()
     print(f"fixture written to {fx.out}: {len(fx.models)} model dirs")

@@ -10,8 +10,11 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.OllamaStore;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,9 +49,19 @@ public final class GgufModelView implements ModelView {
     private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
-        put(ctx, tree, "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+        String named = "";
+        HfFolder hf = hfFolder(ctx, model);
+        if (hf != null) {
+            try {
+                GgufHfFiles.add(ctx, hf, g, blob, tree);
+                named = "gguf/";
+            } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException e) {
+                LOG.warning(ctx.manifest().name() + ": Hugging Face files of model.gguf left out: " + e.getMessage());
+            }
+        }
+        put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            put(ctx, tree, "model." + out.variant + ".safetensors", () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+            put(ctx, tree, named + "model." + out.variant + ".safetensors", () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
             put(ctx, tree, "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
         }
     }
@@ -60,6 +73,34 @@ public final class GgufModelView implements ModelView {
         } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
             LOG.warning(ctx.manifest().name() + ": " + path + " left out: " + e.getMessage());
         }
+    }
+
+    /**
+     * The model's Hugging Face folder, or null (with one log line saying why) when its architecture,
+     * tensors or metadata are not supported; then the GGUF-named files keep their top-level names.
+     */
+    private static HfFolder hfFolder(ModelContext ctx, ModelTable.Gguf model) {
+        try {
+            HfFolder hf = hfFolderOf(ctx.store(), model);
+            if (hf.tokenizerProblem() != null) {
+                LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
+            }
+            return hf;
+        } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
+            LOG.info(ctx.manifest().name() + ": no Hugging Face folder: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * The Hugging Face folder of a GGUF model (reads the small {@code rope_freqs.weight} from the blob
+     * when there is one).
+     *
+     * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
+     *                       {@link ArithmeticException}) saying why the model has none
+     */
+    public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
+        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()));
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {

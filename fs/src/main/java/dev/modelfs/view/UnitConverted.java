@@ -6,13 +6,13 @@ import java.util.List;
 
 /**
  * A tensor dequantized unit by unit (GGML blocks, MLX groups) to an {@link OutputType}: the tail that
- * {@link BlockConverted} and {@link MlxConverted} share. Chunk {@code c} covers whole units only, so it
+ * {@link BlockConverted}, {@link MlxConverted} and {@link PermutedRows} (unit = one row) share. Chunk {@code c} covers whole units only, so it
  * reads exactly the source units under it and converts them with one quant-level call.
  *
  * <p>Invariants: {@code units * unitElements} output values of {@code out.bytes} each; chunks are
  * {@code unitsPerChunk} units (about {@value #CHUNK_TARGET} output bytes, at least one unit).
  */
-public abstract sealed class UnitConverted extends ConvertedData permits BlockConverted, MlxConverted {
+public abstract sealed class UnitConverted extends ConvertedData permits BlockConverted, MlxConverted, PermutedRows {
     /** Target output bytes per chunk. */
     static final long CHUNK_TARGET = 1 << 20;
 

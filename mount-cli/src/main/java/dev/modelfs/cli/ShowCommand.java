@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.view.GgufModelView;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
@@ -58,6 +60,7 @@ final class ShowCommand implements Callable<Integer> {
         out.put("digest", m.digest().toString());
         out.put("format", ModelSummary.format(m, cfg));
         out.put("size", m.totalSize());
+        hfFolder(st, m, cfg).ifPresent(v -> out.put("hf_folder", v));
         out.set("config", cfg.json().isMissingNode() ? JSON.createObjectNode() : cfg.json());
         ArrayNode layers = out.putArray("layers");
         for (Layer l : m.layers()) {
@@ -82,6 +85,28 @@ final class ShowCommand implements Callable<Integer> {
             print(out);
         }
         return 0;
+    }
+
+    /**
+     * For a GGUF model: the Hugging Face architecture its folder shows (docs/SEMANTICS.md "Hugging Face
+     * folder of GGUF models"), or {@code "none: <reason>"}; empty for other models.
+     */
+    private static java.util.Optional<String> hfFolder(OllamaStore st, Manifest m, ModelConfig cfg) {
+        for (ModelTable t : ModelTables.load(st, m, cfg)) {
+            if (t instanceof ModelTable.Gguf g) {
+                try {
+                    HfFolder hf = GgufModelView.hfFolderOf(st, g);
+                    return java.util.Optional.of(hf.arch().hfArchitecture()
+                            + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
+                } catch (RuntimeException e) {
+                    return java.util.Optional.of("none: " + e.getMessage());
+                }
+            }
+            if (t instanceof ModelTable.UnreadableGguf u) {
+                return java.util.Optional.of("none: " + u.reason());
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     /** The model stage's tables: the GGUF model's tensor infos if it has one, else the safetensors tensor table. */
@@ -151,6 +176,9 @@ final class ShowCommand implements Callable<Integer> {
         System.out.printf("  %-14s %s%n", "id", o.get("id").asText());
         System.out.printf("  %-14s %s%n", "format", o.get("format").asText());
         System.out.printf("  %-14s %s%n", "size", SizeConverter.human(o.get("size").asLong()));
+        if (o.has("hf_folder")) {
+            System.out.printf("  %-14s %s%n", "hf_folder", o.get("hf_folder").asText());
+        }
         o.get("config").fields().forEachRemaining(e -> {
             if (!e.getValue().isNull() && !e.getValue().asText().isEmpty() || e.getValue().isContainerNode()) {
                 System.out.printf("  %-14s %s%n", e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString());

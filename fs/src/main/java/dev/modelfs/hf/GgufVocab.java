@@ -1,0 +1,116 @@
+package dev.modelfs.hf;
+
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufValueType;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The vocabulary of a GGUF model as llama.cpp reads it ({@code tokenizer.ggml.*}, docs/FORMATS.md
+ * §7.4), with llama.cpp's defaults filled in.
+ *
+ * <p>Invariants: {@code model} is {@code "gpt2"} (byte-level BPE) or {@code "llama"} (SentencePiece);
+ * {@code tokens} is non-empty; {@code types} and {@code scores} have one entry per token; every
+ * special id is null or a valid token index; {@code merges} is null only for {@code llama} vocabularies
+ * without a merges list (their merges are derived from the scores).
+ */
+public record GgufVocab(String model, String pre, List<String> tokens, int[] types, float[] scores, List<String> merges,
+                        Integer bos, Integer eos, Integer unk, Integer pad, boolean addBos, boolean addEos,
+                        boolean addSpacePrefix, String chatTemplate) {
+
+    /** llama.h {@code llama_token_type}. */
+    public static final int NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6;
+
+    /**
+     * Reads the vocabulary.
+     *
+     * @throws HfUnsupported for a tokenizer model other than gpt2/llama, or missing/inconsistent arrays
+     */
+    public static GgufVocab read(GgufFile g) {
+        GgufMeta m = new GgufMeta(g);
+        String model = m.string("tokenizer.ggml.model", null);
+        if (model == null) {
+            throw new HfUnsupported("no tokenizer.ggml.model");
+        }
+        if (!model.equals("gpt2") && !model.equals("llama")) {
+            throw new HfUnsupported("tokenizer.ggml.model " + model + " is not supported (gpt2 and llama are)");
+        }
+        List<Object> raw = m.array("tokenizer.ggml.tokens", GgufValueType.STRING);
+        if (raw == null || raw.isEmpty()) {
+            throw new HfUnsupported("no tokenizer.ggml.tokens");
+        }
+        List<String> tokens = new ArrayList<>(raw.size());
+        raw.forEach(o -> tokens.add((String) o));
+        int n = tokens.size();
+        int[] types = m.ints("tokenizer.ggml.token_type");
+        if (types == null) {
+            types = new int[n];
+            java.util.Arrays.fill(types, NORMAL);
+        } else if (types.length != n) {
+            throw new HfUnsupported("tokenizer.ggml.token_type has " + types.length + " entries for " + n + " tokens");
+        }
+        float[] scores = new float[n];
+        List<Object> rawScores = m.array("tokenizer.ggml.scores", GgufValueType.FLOAT32);
+        if (rawScores != null) {
+            if (rawScores.size() != n) {
+                throw new HfUnsupported("tokenizer.ggml.scores has " + rawScores.size() + " entries for " + n + " tokens");
+            }
+            for (int i = 0; i < n; i++) {
+                scores[i] = (Float) rawScores.get(i);
+            }
+        }
+        List<String> merges = null;
+        List<Object> rawMerges = m.array("tokenizer.ggml.merges", GgufValueType.STRING);
+        if (rawMerges != null) {
+            merges = new ArrayList<>(rawMerges.size());
+            for (Object o : rawMerges) {
+                merges.add((String) o);
+            }
+        } else if (model.equals("gpt2")) {
+            throw new HfUnsupported("gpt2 vocabulary without tokenizer.ggml.merges");
+        }
+        String pre = m.string("tokenizer.ggml.pre", "default");
+        boolean spm = model.equals("llama");
+        boolean addBos = m.bool("tokenizer.ggml.add_bos_token", spm || PreTokenizers.addsBos(pre));
+        boolean addEos = m.bool("tokenizer.ggml.add_eos_token", false);
+        boolean addSpacePrefix = m.bool("tokenizer.ggml.add_space_prefix", spm);
+        Integer unk = id(m, "tokenizer.ggml.unknown_token_id", n);
+        if (unk == null && spm) {
+            int u = indexOfType(types, UNKNOWN);
+            unk = u >= 0 ? u : null;
+        }
+        return new GgufVocab(model, pre, List.copyOf(tokens), types, scores, merges == null ? null : List.copyOf(merges),
+                id(m, "tokenizer.ggml.bos_token_id", n), id(m, "tokenizer.ggml.eos_token_id", n), unk,
+                id(m, "tokenizer.ggml.padding_token_id", n), addBos, addEos, addSpacePrefix,
+                m.string("tokenizer.chat_template", null));
+    }
+
+    private static Integer id(GgufMeta m, String key, int n) {
+        Long v = m.integer(key, null);
+        if (v == null) {
+            return null;
+        }
+        if (v < 0 || v >= n) {
+            throw new HfUnsupported(key + " " + v + " is not a token id (vocabulary of " + n + ")");
+        }
+        return v.intValue();
+    }
+
+    private static int indexOfType(int[] types, int type) {
+        for (int i = 0; i < types.length; i++) {
+            if (types[i] == type) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    public boolean spm() {
+        return model.equals("llama");
+    }
+
+    /** The token text of an optional id, or null. */
+    public String text(Integer id) {
+        return id == null ? null : tokens.get(id);
+    }
+}

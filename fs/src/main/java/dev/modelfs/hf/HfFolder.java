@@ -1,0 +1,182 @@
+package dev.modelfs.hf;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelfs.arch.Architecture;
+import dev.modelfs.arch.ConfigKeys;
+import dev.modelfs.arch.QkPermutation;
+import dev.modelfs.arch.TensorNames;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The Hugging Face folder of a GGUF model (docs/SEMANTICS.md "Hugging Face folder of GGUF models"):
+ * {@code config.json} and {@code generation_config.json} rebuilt from the metadata, the tokenizer
+ * files (absent, with {@link #tokenizerProblem()}, when the vocabulary cannot be expressed), and the
+ * tensors under their HF names in HF row order (inverse of docs/FORMATS.md §7.2/§7.3).
+ *
+ * <p>Invariants: built only for a supported {@code general.architecture} whose every tensor has an HF
+ * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
+ * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
+ * {@code tie_word_embeddings} is true. Small JSON files only; no tensor data is read.
+ */
+public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig, byte[] tokenizerJson,
+                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors) {
+
+    /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
+    static final String ROPE_FREQS = "rope_freqs.weight";
+    /** The transformers version whose config.json conventions the rebuilt config follows. */
+    static final String CONFIG_FORMAT = "4.56.0";
+    private static final Set<String> DROPPED = Set.of(ROPE_FREQS);
+
+    /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
+    public static HfFolder of(GgufFile g) {
+        return of(g, null);
+    }
+
+    /**
+     * The folder of {@code g}; {@code ropeFreqs} are the values of its F32 {@code rope_freqs.weight}
+     * when it has one (Llama 3.x rope scaling), else null.
+     */
+    public static HfFolder of(GgufFile g, float[] ropeFreqs) {
+        GgufMeta m = new GgufMeta(g);
+        String archName = m.string("general.architecture", null);
+        if (archName == null) {
+            throw new HfUnsupported("no general.architecture");
+        }
+        Architecture arch = Architecture.fromGguf(archName).orElseThrow(() -> new HfUnsupported(unsupported(archName)));
+        Map<String, GgufKv> kvs = new HashMap<>();
+        g.kvs().forEach(kv -> kvs.put(kv.key(), kv));
+        String p = arch.ggufName() + ".";
+        GgufTensorInfo embd = g.tensor("token_embd.weight");
+        if (embd == null || embd.rank() != 2) {
+            throw new HfUnsupported("no 2-D token_embd.weight");
+        }
+        int heads = positive(m, p + "attention.head_count");
+        int headsKv = (int) (long) m.integer(p + "attention.head_count_kv", (long) heads);
+        int hidden = positive(m, p + "embedding_length");
+        int headDim = (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+        List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
+        ObjectNode llama3 = g.tensor(ROPE_FREQS) == null ? null : Llama3Rope.scaling(m, arch, ropeFreqs, headDim);
+
+        GgufVocab vocab = null;
+        String tokProblem = null;
+        byte[] tokJson = null, tokConfig = null, specialMap = null;
+        Long ctx = m.integer(p + "context_length", null);
+        try {
+            vocab = GgufVocab.read(g);
+            tokJson = TokenizerFiles.tokenizerJson(vocab);
+            tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx);
+            specialMap = TokenizerFiles.specialTokensMap(vocab);
+        } catch (HfUnsupported e) {
+            tokProblem = e.getMessage();
+            vocab = null;
+        }
+
+        ObjectNode c = ConfigKeys.toHf(arch, kvs);
+        if (llama3 != null) {
+            c.set("rope_scaling", llama3);
+        }
+        c.put("head_dim", headDim);
+        if (!c.has("num_key_value_heads")) {
+            c.put("num_key_value_heads", headsKv);
+        }
+        c.put("vocab_size", embd.shape()[0]);
+        c.put("hidden_act", "silu");
+        c.put("tie_word_embeddings", g.tensor("output.weight") == null);
+        c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
+        if (arch == Architecture.QWEN3MOE) {
+            c.put("norm_topk_prob", true);
+            c.put("decoder_sparse_step", 1);
+            c.putArray("mlp_only_layers");
+        }
+        if (arch == Architecture.LLAMA) {
+            c.put("mlp_bias", false);
+        }
+        ObjectNode gen = JsonNodeFactory.instance.objectNode();
+        if (vocab != null) {
+            for (String[] f : new String[][] {{"bos_token_id", "b"}, {"eos_token_id", "e"}, {"pad_token_id", "p"}}) {
+                Integer id = switch (f[1]) {
+                    case "b" -> vocab.bos();
+                    case "e" -> vocab.eos();
+                    default -> vocab.pad();
+                };
+                if (id != null) {
+                    c.put(f[0], id);
+                    gen.put(f[0], id);
+                }
+            }
+        }
+        // the config.json format written is transformers 4.x's (torch_dtype, rope_scaling), which 5.x reads;
+        // without a version, transformers 5 warns that the tokenizer may have Mistral's broken regex
+        c.put("transformers_version", CONFIG_FORMAT);
+        c.put("torch_dtype", switch ((int) (long) m.integer("general.file_type", 0L)) {
+            case 1 -> "float16";
+            case 32 -> "bfloat16";
+            default -> "float32";
+        });
+        return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
+                tokProblem, List.copyOf(tensors));
+    }
+
+    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv) {
+        List<HfTensor> out = new ArrayList<>();
+        for (GgufTensorInfo t : g.tensors()) {
+            if (DROPPED.contains(t.name())) {
+                continue;
+            }
+            long[] shape = t.shape();
+            long rowBytes = t.type().rowBytes(t.rank() == 0 ? 1 : t.ne()[0]);
+            long rows = t.rank() <= 1 ? (t.rank() == 0 ? 1 : t.ne()[0]) : t.elements() / t.ne()[0];
+            if (TensorNames.expertSlice(t.name(), 0).isPresent() && t.rank() == 3) {
+                long experts = t.ne()[2];
+                long per = t.byteSize() / experts;
+                for (int e = 0; e < experts; e++) {
+                    TensorNames.ExpertSlice s = TensorNames.expertSlice(t.name(), e).orElseThrow();
+                    out.add(new HfTensor(s.hfName(), t, new long[] {shape[1], shape[2]}, e * per, per, shape[1], null));
+                }
+                continue;
+            }
+            String name = TensorNames.toHf(arch, t.name()).orElseThrow(
+                    () -> new HfUnsupported("GGUF tensor " + t.name() + " has no Hugging Face name for " + arch.ggufName()));
+            var which = TensorNames.permutation(arch, t.name());
+            if (which.isPresent()) {
+                if (t.rank() == 1) {
+                    QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[0]));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[0], r -> q.ggufRowOf((int) r)));
+                } else if (t.rank() == 2) {
+                    QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[1]));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[1], r -> q.ggufRowOf((int) r)));
+                } else {
+                    throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
+                }
+                continue;
+            }
+            out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null));
+        }
+        return out;
+    }
+
+    private static int positive(GgufMeta m, String key) {
+        Long v = m.integer(key, null);
+        if (v == null || v <= 0 || v > Integer.MAX_VALUE) {
+            throw new HfUnsupported(key + (v == null ? " is missing" : " = " + v + " is not a positive 32-bit integer"));
+        }
+        return v.intValue();
+    }
+
+    static String unsupported(String arch) {
+        if (arch.startsWith("gemma")) {
+            return "general.architecture " + arch + " is not supported: llama.cpp's converter changes gemma values "
+                    + "(norm weights stored as 1 + w), which modelfs does not undo";
+        }
+        return "general.architecture " + arch + " is not supported (supported: "
+                + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).toList()) + ")";
+    }
+}

@@ -1,0 +1,26 @@
+package dev.modelfs.hf;
+
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * One tensor of the Hugging Face view of a GGUF model: a whole GGUF tensor, or one expert's slice of a
+ * stacked one, under its HF name, optionally with its rows reordered.
+ *
+ * <p>Invariants: {@code [byteOffset, byteOffset + byteLength)} lies inside {@code source}'s data (offsets
+ * relative to the start of that tensor's data) and holds {@code rows} whole rows of {@code source.ne()[0]}
+ * elements; {@code shape} is row-major with {@code shape[0] == rows} for 2-D tensors; {@code sourceRow},
+ * when not null, maps an HF row to the GGUF row holding it and is a permutation of {@code [0, rows)}.
+ */
+public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                       LongUnaryOperator sourceRow) {
+
+    /** Elements of this tensor. */
+    public long elements() {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        return n;
+    }
+}

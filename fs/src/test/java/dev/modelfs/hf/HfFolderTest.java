@@ -1,0 +1,169 @@
+package dev.modelfs.hf;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.gguf.GgmlType;
+import dev.modelfs.format.gguf.GgufArray;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.gguf.GgufValueType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class HfFolderTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    static GgufKv kv(String k, GgufValueType t, Object v) {
+        return new GgufKv(k, t, v, 0, 0);
+    }
+
+    static GgufKv strings(String k, List<String> v) {
+        return kv(k, GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, List.copyOf(v)));
+    }
+
+    /** A 1-layer model of {@code arch} (hidden 64, 4 heads of 16, 2 kv heads), tensors F32 except as given. */
+    static GgufFile model(String arch, boolean tied, List<String> extraTensors, List<GgufKv> extraKvs) {
+        List<GgufKv> kvs = new ArrayList<>(List.of(
+                kv("general.architecture", GgufValueType.STRING, arch),
+                kv(arch + ".embedding_length", GgufValueType.UINT32, 64),
+                kv(arch + ".block_count", GgufValueType.UINT32, 1),
+                kv(arch + ".feed_forward_length", GgufValueType.UINT32, 128),
+                kv(arch + ".attention.head_count", GgufValueType.UINT32, 4),
+                kv(arch + ".attention.head_count_kv", GgufValueType.UINT32, 2),
+                kv(arch + ".attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, 1e-5f),
+                kv(arch + ".context_length", GgufValueType.UINT32, 512),
+                kv("tokenizer.ggml.model", GgufValueType.STRING, "gpt2"),
+                kv("tokenizer.ggml.pre", GgufValueType.STRING, "qwen2"),
+                strings("tokenizer.ggml.tokens", List.of("a", "b", "ab", "<|end|>")),
+                kv("tokenizer.ggml.token_type", GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, List.of(1, 1, 1, 3))),
+                strings("tokenizer.ggml.merges", List.of("a b")),
+                kv("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 3)));
+        kvs.addAll(extraKvs);
+        List<String> names = new ArrayList<>(List.of("token_embd.weight:64,4", "output_norm.weight:64",
+                "blk.0.attn_norm.weight:64", "blk.0.attn_q.weight:64,64", "blk.0.attn_k.weight:64,32",
+                "blk.0.attn_v.weight:64,32", "blk.0.attn_output.weight:64,64", "blk.0.ffn_norm.weight:64"));
+        if (!tied) {
+            names.add("output.weight:64,4");
+        }
+        names.addAll(extraTensors);
+        List<GgufTensorInfo> tensors = new ArrayList<>();
+        long off = 0;
+        for (String n : names) {
+            String[] p = n.split(":");
+            long[] ne = java.util.Arrays.stream(p[1].split(",")).mapToLong(Long::parseLong).toArray();
+            GgmlType type = p.length > 2 ? GgmlType.valueOf(p[2]) : GgmlType.F32;
+            GgufTensorInfo t = new GgufTensorInfo(p[0], ne, type, off);
+            tensors.add(t);
+            off += (t.byteSize() + 31) / 32 * 32;
+        }
+        return new GgufFile(3, 32, kvs, tensors, 4096);
+    }
+
+    static Map<String, HfTensor> byName(HfFolder f) {
+        return f.tensors().stream().collect(Collectors.toMap(HfTensor::name, Function.identity()));
+    }
+
+    @Test
+    void llamaTensorsAreRenamedAndQkRowsInversePermuted() throws Exception {
+        HfFolder f = HfFolder.of(model("llama", false, List.of("blk.0.ffn_gate.weight:64,128:Q8_0",
+                "blk.0.ffn_up.weight:64,128", "blk.0.ffn_down.weight:128,64"), List.of()));
+        Map<String, HfTensor> t = byName(f);
+        assertEquals(12, t.size());
+        assertArrayEquals(new long[] {64, 64}, t.get("model.layers.0.self_attn.q_proj.weight").shape());
+        HfTensor q = t.get("model.layers.0.self_attn.q_proj.weight");
+        // head dim 16: HF row 0..7 (first half) come from GGUF rows 0,2,..,14; HF row 8 from GGUF row 1
+        assertEquals(0, q.sourceRow().applyAsLong(0));
+        assertEquals(2, q.sourceRow().applyAsLong(1));
+        assertEquals(1, q.sourceRow().applyAsLong(8));
+        assertEquals(17, q.sourceRow().applyAsLong(24));
+        HfTensor k = t.get("model.layers.0.self_attn.k_proj.weight");
+        assertEquals(32, k.rows());
+        assertEquals(3, k.sourceRow().applyAsLong(9));
+        assertNull(t.get("model.layers.0.self_attn.v_proj.weight").sourceRow());
+        assertTrue(t.containsKey("lm_head.weight"));
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("LlamaForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals(16, c.get("head_dim").asInt());
+        assertEquals(4, c.get("vocab_size").asInt());
+        assertFalse(c.get("tie_word_embeddings").asBoolean());
+        assertEquals(3, c.get("eos_token_id").asInt());
+    }
+
+    @Test
+    void tiedEmbeddingsHaveNoLmHead() throws Exception {
+        HfFolder f = HfFolder.of(model("qwen3", true, List.of("blk.0.attn_q_norm.weight:16", "blk.0.attn_k_norm.weight:16"), List.of()));
+        assertFalse(byName(f).containsKey("lm_head.weight"));
+        assertTrue(byName(f).containsKey("model.layers.0.self_attn.q_norm.weight"));
+        assertNull(byName(f).get("model.layers.0.self_attn.q_proj.weight").sourceRow(), "qwen3 rows are not permuted");
+        assertTrue(JSON.readTree(f.config()).get("tie_word_embeddings").asBoolean());
+    }
+
+    @Test
+    void stackedExpertsAreSlicedPerExpert() {
+        HfFolder f = HfFolder.of(model("qwen3moe", true, List.of("blk.0.ffn_gate_inp.weight:64,4",
+                "blk.0.ffn_gate_exps.weight:64,32,4:Q8_0", "blk.0.ffn_up_exps.weight:64,32,4",
+                "blk.0.ffn_down_exps.weight:32,64,4"), List.of()));
+        Map<String, HfTensor> t = byName(f);
+        HfTensor e2 = t.get("model.layers.0.mlp.experts.2.gate_proj.weight");
+        assertArrayEquals(new long[] {32, 64}, e2.shape());
+        long per = GgmlType.Q8_0.rowBytes(64) * 32;
+        assertEquals(2 * per, e2.byteOffset());
+        assertEquals(per, e2.byteLength());
+        assertArrayEquals(new long[] {64, 32}, t.get("model.layers.0.mlp.experts.3.down_proj.weight").shape());
+        assertTrue(t.containsKey("model.layers.0.mlp.gate.weight"));
+    }
+
+    @Test
+    void unsupportedModelsSayWhy() {
+        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", false, List.of(), List.of())));
+        assertTrue(gemma.getMessage().contains("gemma3 is not supported"), gemma.getMessage());
+        HfUnsupported extra = assertThrows(HfUnsupported.class,
+                () -> HfFolder.of(model("llama", false, List.of("blk.0.weird.weight:64"), List.of())));
+        assertTrue(extra.getMessage().contains("blk.0.weird.weight"), extra.getMessage());
+        HfUnsupported rope = assertThrows(HfUnsupported.class,
+                () -> HfFolder.of(model("llama", false, List.of("rope_freqs.weight:8"), List.of())));
+        assertTrue(rope.getMessage().contains("rope_freqs"), rope.getMessage());
+    }
+
+    @Test
+    void llama3RopeScalingIsRecoveredFromRopeFreqs() throws Exception {
+        List<GgufKv> kvs = List.of(kv("llama.rope.freq_base", GgufValueType.FLOAT32, 500000f));
+        GgufFile g = model("llama", false, List.of("rope_freqs.weight:8"), kvs);
+        float[] freqs = dev.modelfs.arch.RopeFreqs.llama3(new dev.modelfs.arch.ConfigKeys.RopeScaling("llama3", 32f,
+                java.util.Optional.of(8192), 1f, 4f), 500000f, 16);
+        JsonNode r = JSON.readTree(HfFolder.of(g, freqs).config()).get("rope_scaling");
+        assertEquals("llama3", r.get("rope_type").asText());
+        assertEquals(32.0, r.get("factor").asDouble());
+        assertEquals(4.0, r.get("high_freq_factor").asDouble());
+        assertEquals(8192, r.get("original_max_position_embeddings").asInt());
+        assertFalse(byName(HfFolder.of(g, freqs)).containsKey("rope_freqs.weight"));
+        freqs[3] *= 1.01f;
+        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, freqs));
+    }
+
+    @Test
+    void anUnknownPreTokenizerLeavesOnlyTheTokenizerFilesOut() {
+        List<GgufKv> kvs = List.of(kv("tokenizer.ggml.pre", GgufValueType.STRING, "no-such-pre"));
+        GgufFile g = model("llama", false, List.of(), List.of());
+        List<GgufKv> changed = new ArrayList<>();
+        for (GgufKv k : g.kvs()) {
+            changed.add(k.key().equals("tokenizer.ggml.pre") ? kvs.getFirst() : k);
+        }
+        HfFolder f = HfFolder.of(new GgufFile(3, 32, changed, g.tensors(), 4096));
+        assertNull(f.tokenizerJson());
+        assertTrue(f.tokenizerProblem().contains("no-such-pre"), f.tokenizerProblem());
+        assertEquals(9, f.tensors().size());
+    }
+}

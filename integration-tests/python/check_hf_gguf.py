@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The Hugging Face folder of GGUF models on a modelfs mount (docs/SEMANTICS.md), against independent oracles.
+
+    check_hf_gguf.py MOUNT OUT
+
+For every model of expected.json "hf_gguf" (GGUFs that llama.cpp's converter made from tiny HF models,
+hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
+* the folder has config.json, generation_config.json, tokenizer.json, tokenizer_config.json,
+  special_tokens_map.json, model.safetensors, model.{fp32,fp16,bf16}.safetensors, and the GGUF-named
+  files under gguf/;
+* tensor oracle: every GGUF tensor of MOUNT/<dir>/model.gguf dequantized by gguf-py, renamed to the HF
+  source's names with gguf-py's own tensor name map, llama q/k rows un-permuted here with numpy, stacked
+  experts sliced per expert. For F32 GGUFs the oracle must equal the HF source weights exactly;
+* every tensor of model.safetensors and model.{fp32,fp16,bf16}.safetensors has the source's name set
+  (no lm_head.weight when the source ties embeddings) and equals the oracle bit for bit (floats as
+  stored: F32/F16 GGUF tensors keep their dtype, quantized ones are F32; variants = one
+  round-to-nearest-even of the oracle);
+* config.json read by transformers matches the source config on every field the model uses;
+* AutoModelForCausalLM.from_pretrained(MOUNT/<dir>) (no gguf_file), float32: logits within 1e-5 of
+  the source model with the oracle weights loaded (for F32 GGUFs: the source model itself), and within
+  1e-5 of transformers' own GGUF loader (from_pretrained(..., gguf_file="model.gguf"));
+* AutoTokenizer.from_pretrained(MOUNT/<dir>) encodes hf_models.SAMPLE_TEXTS and chat strings with
+  special tokens exactly like the source tokenizer, decodes them back the same, has the same special
+  tokens, and apply_chat_template gives the same text and ids.
+Prints one line per failed check and "N passed, M failed"; exit status 1 on failure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_lib as L  # noqa: E402
+import hf_models as H  # noqa: E402
+
+HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+            "special_tokens_map.json"]
+VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
+GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe"}
+EXPERT = re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight")
+CHAT = {"llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
+        "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n",
+                 "a<|endoftext|>b<|im_end|>c"]}
+MESSAGES = [{"role": "user", "content": "Hello there, 3.14 café 🦙"},
+            {"role": "assistant", "content": "Hi!"},
+            {"role": "user", "content": "numbers 333 and naïve"}]
+
+
+def variant_dtype(v):
+    if v == "bf16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return VARIANT_NP[v]
+
+
+def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
+    """GGUF row h*D + 2t + half holds HF row h*D + half*D/2 + t (docs/FORMATS.md 7.2)."""
+    rows = w.shape[0]
+    d = rows // heads
+    return w.reshape(heads, d // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def oracle(gguf_path, src_names, kind, cfg):
+    """{HF name: f32 array} from the GGUF, using gguf-py's name map (independent of modelfs)."""
+    import gguf
+    rd = gguf.GGUFReader(gguf_path)
+    deq = {}
+    for t in rd.tensors:
+        a = gguf.quants.dequantize(t.data, t.tensor_type)
+        deq[t.name] = np.asarray(a, dtype=np.float32).reshape([int(n) for n in reversed(t.shape)])
+    arch = next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == GGUF_ARCH[kind])
+    tmap = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
+    types = {t.name: t.tensor_type.name for t in rd.tensors}
+    out, stored = {}, {}
+    for name in src_names:
+        m = EXPERT.fullmatch(name)
+        if m:
+            g = f"blk.{m.group(1)}.ffn_{m.group(3)}_exps.weight"
+            out[name], stored[name] = deq[g][int(m.group(2))], types[g]
+            continue
+        g = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
+        if g is None or g not in deq:
+            raise KeyError(f"no GGUF tensor for {name} (gguf-py name {g})")
+        a = deq[g]
+        if kind == "llama" and (".attn_q." in g or ".attn_k." in g):
+            a = unpermute(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
+        out[name], stored[name] = a, types[g]
+    return out, stored
+
+
+def logits_of(model, ids):
+    import torch
+    with torch.no_grad():
+        return model(torch.tensor([ids])).logits[0].float().numpy()
+
+
+def load(path, **kw):
+    import torch
+    from transformers import AutoModelForCausalLM
+    torch.manual_seed(0)
+    m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager", **kw)
+    return m.eval()
+
+
+def check_tensors(r, d, mdir, orc, stored_types, src_names):
+    from safetensors import safe_open
+    for rel, variant in [("model.safetensors", None)] + [(f"model.{v}.safetensors", v) for v in ("fp32", "fp16", "bf16")]:
+        p = os.path.join(mdir, rel)
+        try:
+            with safe_open(p, framework="np") as f:
+                keys = set(f.keys())
+                r.ok(keys == set(src_names), f"{d}/{rel}: tensor names differ from the HF source: "
+                                             f"extra {sorted(keys - set(src_names))[:5]}, missing {sorted(set(src_names) - keys)[:5]}")
+                r.ok((f.metadata() or {}).get("format") == "pt", f"{d}/{rel}: __metadata__ format is not pt")
+                for k in sorted(keys & set(src_names)):
+                    got = f.get_tensor(k)
+                    want = orc[k]
+                    if variant is None:
+                        gt = stored_types.get(k)
+                        want = want.astype(np.float16) if gt == "F16" else want
+                    else:
+                        want = want.astype(variant_dtype(variant))
+                    ok = got.shape == want.shape and got.dtype == want.dtype and \
+                        np.array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+                    r.ok(ok, f"{d}/{rel}: {k} {got.dtype}{list(got.shape)} differs from the oracle "
+                             f"{want.dtype}{list(want.shape)}")
+        except Exception as ex:  # noqa: BLE001
+            r.fail(f"{d}/{rel}: cannot read with safetensors: {type(ex).__name__}: {ex}")
+
+
+def check_config(r, d, mdir, src):
+    from transformers import AutoConfig
+    a, b = AutoConfig.from_pretrained(mdir), AutoConfig.from_pretrained(src)
+    fields = ["model_type", "architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
+              "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
+              "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
+              "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob"]
+    for f in fields:
+        if hasattr(b, f):
+            va, vb = getattr(a, f, None), getattr(b, f)
+            if f == "rms_norm_eps":
+                va, vb = float(np.float32(va)), float(np.float32(vb))
+            r.ok(va == vb, f"{d}/config.json: {f} = {va!r}, source has {vb!r}")
+    ta = (getattr(a, "rope_parameters", None) or {}).get("rope_theta", getattr(a, "rope_theta", None))
+    tb = (getattr(b, "rope_parameters", None) or {}).get("rope_theta", getattr(b, "rope_theta", None))
+    r.ok(ta == tb, f"{d}/config.json: rope_theta {ta}, source has {tb}")
+    ra, rb = getattr(a, "rope_parameters", None) or {}, getattr(b, "rope_parameters", None) or {}
+    for k in sorted(rb):
+        r.ok(ra.get(k) == rb[k], f"{d}/config.json: rope parameter {k} = {ra.get(k)!r}, source has {rb[k]!r}")
+    with open(os.path.join(mdir, "generation_config.json")) as fh:
+        gen = json.load(fh)
+    r.ok(gen.get("eos_token_id") == b.eos_token_id, f"{d}/generation_config.json: eos_token_id {gen.get('eos_token_id')}")
+
+
+def check_tokenizer(r, d, mdir, src, kind):
+    from transformers import AutoTokenizer
+    tm, ts = AutoTokenizer.from_pretrained(mdir), AutoTokenizer.from_pretrained(src)
+    for attr in ("bos_token", "eos_token", "unk_token"):
+        r.ok(getattr(tm, attr) == getattr(ts, attr), f"{d}: tokenizer {attr} {getattr(tm, attr)!r}, source {getattr(ts, attr)!r}")
+    texts = list(H.SAMPLE_TEXTS) + CHAT["llama" if kind == "llama" else "qwen"] + ["", " ", "x"]
+    for text in texts:
+        for special in (True, False):
+            a, b = tm(text, add_special_tokens=special).input_ids, ts(text, add_special_tokens=special).input_ids
+            r.ok(a == b, f"{d}: encode({text!r}, add_special_tokens={special}) = {a}, source {b}")
+        ids = ts(text).input_ids
+        for skip in (False, True):
+            a, b = tm.decode(ids, skip_special_tokens=skip), ts.decode(ids, skip_special_tokens=skip)
+            r.ok(a == b, f"{d}: decode(skip_special_tokens={skip}) of {text!r} = {a!r}, source {b!r}")
+    try:
+        a = tm.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True)
+        b = ts.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True)
+        r.ok(a == b, f"{d}: apply_chat_template text {a!r}, source {b!r}")
+        r.ok(tm(a, add_special_tokens=False).input_ids == ts(b, add_special_tokens=False).input_ids,
+             f"{d}: chat template tokens differ")
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: apply_chat_template failed: {type(ex).__name__}: {ex}")
+
+
+def check_model(r, d, mdir, src, e, out_dir):
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoConfig
+    kind = e["kind"]
+    for rel in HF_FILES + ["model.safetensors", "model.fp32.safetensors", "model.fp16.safetensors",
+                           "model.bf16.safetensors", "gguf/model.safetensors", "gguf/model.fp32.safetensors",
+                           "gguf/model.fp16.safetensors", "gguf/model.bf16.safetensors", "model.gguf"]:
+        r.ok(os.path.isfile(os.path.join(mdir, rel)), f"{d}/{rel}: missing")
+    with safe_open(os.path.join(src, "model.safetensors"), framework="pt") as f:
+        src_names = sorted(f.keys())
+        src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
+    cfg = AutoConfig.from_pretrained(src)
+    orc, stored_by_hf = oracle(os.path.join(mdir, "model.gguf"), src_names, kind, cfg)
+    if e["ggml_type"] == "F32":
+        for k in src_names:
+            r.ok(np.array_equal(orc[k], src_w[k]), f"{d}: oracle {k} differs from the HF source (converter chain)")
+    check_tensors(r, d, mdir, orc, stored_by_hf, src_names)
+    check_config(r, d, mdir, src)
+    check_tokenizer(r, d, mdir, src, kind)
+    # logits
+    from transformers import AutoTokenizer
+    ids = AutoTokenizer.from_pretrained(src)(H.SAMPLE_TEXTS[0]).input_ids[:24]
+    try:
+        got = logits_of(load(mdir), ids)
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: from_pretrained(mount dir) + forward failed: {type(ex).__name__}: {ex}")
+        return
+    # the reference: the source folder with the oracle weights, loaded by transformers like the source
+    import shutil
+    import tempfile
+    from safetensors.numpy import save_file
+    with tempfile.TemporaryDirectory() as ref:
+        shutil.copy(os.path.join(src, "config.json"), ref)
+        save_file({k: np.ascontiguousarray(v) for k, v in orc.items()}, os.path.join(ref, "model.safetensors"),
+                  metadata={"format": "pt"})
+        want = logits_of(load(ref), ids)
+    diff = float(np.abs(got - want).max())
+    r.ok(got.shape == want.shape and diff <= 1e-5, f"{d}: max |logits - oracle model logits| = {diff:.3g} > 1e-5")
+    print(f"{d}: max |logits - source/oracle model| = {diff:.3g}")
+    if not e.get("gguf_loader", True):
+        print(f"{d}: not compared with transformers' GGUF loader (it ignores rope_freqs.weight)")
+        return
+    try:
+        # transformers' GGUF loader does not read head_dim for qwen3 (it keeps Qwen3Config's 128): pass the source's
+        extra = {"head_dim": cfg.head_dim} if getattr(cfg, "head_dim", None) else {}
+        tg = load(mdir, gguf_file="model.gguf", **extra)
+        gl = logits_of(tg, ids)
+        gd = float(np.abs(got - gl).max())
+        r.ok(gl.shape == got.shape and gd <= 1e-5, f"{d}: max |logits - transformers GGUF loader| = {gd:.3g} > 1e-5")
+        print(f"{d}: max |logits - transformers' GGUF loader| = {gd:.3g}")
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: transformers' GGUF loader failed: {type(ex).__name__}: {ex}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mount")
+    ap.add_argument("out")
+    ap.add_argument("--only", help="check only model dirs containing this string")
+    a = ap.parse_args()
+    r = L.Report("check_hf_gguf")
+    import torch
+    torch.set_num_threads(1)
+    exp = L.load_expected(a.out)
+    models = exp.get("hf_gguf") or {}
+    if not r.ok(len(models) >= 8, f"expected.json lists {len(models)} hf_gguf models, expected at least 8"):
+        return r.finish()
+    for d, e in models.items():
+        if a.only and a.only not in d:
+            continue
+        try:
+            check_model(r, d, os.path.join(os.path.abspath(a.mount), d), os.path.join(a.out, e["source"]), e, a.out)
+        except Exception as ex:  # noqa: BLE001
+            r.fail(f"{d}: {type(ex).__name__}: {ex}")
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
