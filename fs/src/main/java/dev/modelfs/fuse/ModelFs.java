@@ -177,17 +177,48 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        Handle h = open.get(fi.fh.get());
+        try {
+            return readHandle(fi.fh.get(), MemorySegment.ofAddress(buf.address()).reinterpret(size), offset, null);
+        } catch (RuntimeException e) {
+            return fail("read " + path, e);
+        }
+    }
+
+    /**
+     * Reads open file {@code fh} at {@code offset} into {@code dst} (its size is the request's): the read
+     * path of both jnr's callback and {@link FuseWorkers}' upcall.
+     *
+     * @param pathC the request's C path (only decoded to log a failure), or null
+     * @return bytes read, or a negated errno
+     */
+    int readHandle(long fh, MemorySegment dst, long offset, MemorySegment pathC) {
+        Handle h = open.get(fh);
         if (h == null) {
             return -ErrorCodes.EBADF();
         }
-        OpenedSource src = h.source();
         try {
-            MemorySegment dst = MemorySegment.ofAddress(buf.address()).reinterpret(size);
-            return (int) src.read(offset, dst, 0, size);
+            return (int) h.source().read(offset, dst, 0, dst.byteSize());
         } catch (IOException | RuntimeException e) {
-            return fail("read " + path, e);
+            return readFailed(pathC, e);
         }
+    }
+
+    /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
+    int readFailed(MemorySegment pathC, Throwable e) {
+        String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);
+        return fail("read " + path, e);
+    }
+
+    /**
+     * A native copy of jnr-fuse's {@code struct fuse_operations} (jnr keeps the table in heap memory and
+     * copies it per call; its closures stay alive as long as this object), for {@link FuseWorkers}.
+     */
+    MemorySegment copyOperations(java.lang.foreign.Arena arena) {
+        byte[] table = new byte[jnr.ffi.Struct.size(fuseOperations)];
+        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, table.length);
+        MemorySegment copy = arena.allocate(table.length, 8);
+        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, table.length);
+        return copy;
     }
 
     @Override

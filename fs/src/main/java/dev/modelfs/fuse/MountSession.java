@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,14 +31,17 @@ public final class MountSession implements AutoCloseable {
     private final BlobMappings mappings;
     private final ModelFs fs;
     private final ScheduledExecutorService refresher;
+    private final FuseWorkers workers;
     private boolean closed;
 
-    private MountSession(Path mountpoint, StoreTree tree, BlobMappings mappings, ModelFs fs, ScheduledExecutorService refresher) {
+    private MountSession(Path mountpoint, StoreTree tree, BlobMappings mappings, ModelFs fs, ScheduledExecutorService refresher,
+                         FuseWorkers workers) {
         this.mountpoint = mountpoint;
         this.tree = tree;
         this.mappings = mappings;
         this.fs = fs;
         this.refresher = refresher;
+        this.workers = workers;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -77,13 +81,20 @@ public final class MountSession implements AutoCloseable {
                 LOG.warning("refresh failed: " + e);
             }
         }, opts.refreshMillis(), opts.refreshMillis(), TimeUnit.MILLISECONDS);
+        FuseWorkers workers;
         try {
-            fs.mount(mp, false, opts.debug(), opts.fuseArgs());
-        } catch (RuntimeException e) {
+            List<String> args = new ArrayList<>();
+            if (opts.debug()) {
+                args.add("-d");
+            }
+            args.add(mp.toString());
+            args.addAll(List.of(opts.fuseArgs()));
+            workers = FuseWorkers.start(fs, args, opts.threads());
+        } catch (IOException | RuntimeException e) {
             refresher.shutdownNow();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, tree, mappings, fs, refresher);
+        return new MountSession(mp, tree, mappings, fs, refresher, workers);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -122,10 +133,9 @@ public final class MountSession implements AutoCloseable {
         if (!MountTable.unmount(mountpoint, 10_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }
-        try {
-            fs.umount();     // stops jnr-fuse's loop and marks it unmounted (a no-op unmount by now)
-        } catch (RuntimeException e) {
-            LOG.fine("jnr umount: " + e);
+        if (!workers.stop(5_000)) {   // they end once the kernel mount is gone
+            LOG.warning("FUSE workers still running after unmounting " + mountpoint);
+            return;                     // their mappings stay: a busy worker may still read them
         }
         mappings.close();
     }
