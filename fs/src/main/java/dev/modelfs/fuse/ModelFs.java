@@ -9,6 +9,7 @@ import dev.modelfs.view.Errno;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.Node;
 import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ReadFailure;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
@@ -46,6 +47,7 @@ public final class ModelFs extends FuseStubFS {
     private final StoreTree tree;
     private final BlobResolver resolver;
     private final ChunkCache chunks;
+    private final ReadAhead readAhead;
     private final long uid;
     private final long gid;
     private final HandleTable<Handle> open = new HandleTable<>();
@@ -56,9 +58,15 @@ public final class ModelFs extends FuseStubFS {
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
+        this(tree, resolver, chunks, ReadAhead.NONE, uid, gid);
+    }
+
+    /** As above, with sequential readers of converted files served by {@code readAhead}. */
+    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
         this.tree = tree;
         this.resolver = resolver;
         this.chunks = chunks;
+        this.readAhead = readAhead;
         this.uid = uid;
         this.gid = gid;
     }
@@ -167,7 +175,7 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
+            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {

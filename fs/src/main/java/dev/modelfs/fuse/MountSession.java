@@ -6,6 +6,7 @@ import dev.modelfs.store.OllamaStore;
 import dev.modelfs.view.BlobResolver;
 import dev.modelfs.view.ModelDirectory;
 import dev.modelfs.view.ModelView;
+import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -32,16 +33,20 @@ public final class MountSession implements AutoCloseable {
     private final ModelFs fs;
     private final ScheduledExecutorService refresher;
     private final FuseWorkers workers;
+    private final ReadAhead readAhead;
+    private final ChunkCache chunks;
     private boolean closed;
 
     private MountSession(Path mountpoint, StoreTree tree, BlobMappings mappings, ModelFs fs, ScheduledExecutorService refresher,
-                         FuseWorkers workers) {
+                         FuseWorkers workers, ReadAhead readAhead, ChunkCache chunks) {
         this.mountpoint = mountpoint;
         this.tree = tree;
         this.mappings = mappings;
         this.fs = fs;
         this.refresher = refresher;
         this.workers = workers;
+        this.readAhead = readAhead;
+        this.chunks = chunks;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -56,19 +61,13 @@ public final class MountSession implements AutoCloseable {
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        long cacheBytes = opts.cacheBytes();
-        long heapShare = Runtime.getRuntime().maxMemory() / 2;
-        if (cacheBytes > heapShare) {
-            LOG.warning("--cache-size " + (cacheBytes >> 20) + " MiB is more than half the heap; using " + (heapShare >> 20)
-                    + " MiB (raise -Xmx through MODELFS_JAVA_OPTS for more)");
-            cacheBytes = heapShare;
-        }
-        ChunkCache chunks = new ChunkCache(cacheBytes);
+        ChunkCache chunks = new ChunkCache(opts.cacheBytes());     // native memory, not the heap
+        ReadAhead readAhead = ReadAhead.forCores();
         BlobResolver resolver = ref -> {
             Path p = store.blobPath(ref.digest()).orElseThrow(() -> new NoSuchFileException(ref.digest().fileName(), null, "blob missing"));
             return mappings.acquire(ref.digest().hex(), p, ref.expectedSize());
         };
-        ModelFs fs = new ModelFs(tree, resolver, chunks, opts.uid(), opts.gid());
+        ModelFs fs = new ModelFs(tree, resolver, chunks, readAhead, opts.uid(), opts.gid());
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");
             t.setDaemon(true);
@@ -92,9 +91,11 @@ public final class MountSession implements AutoCloseable {
             workers = FuseWorkers.start(fs, args, opts.threads());
         } catch (IOException | RuntimeException e) {
             refresher.shutdownNow();
+            readAhead.close();
+            chunks.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, tree, mappings, fs, refresher, workers);
+        return new MountSession(mp, tree, mappings, fs, refresher, workers, readAhead, chunks);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -137,6 +138,8 @@ public final class MountSession implements AutoCloseable {
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
         }
+        readAhead.close();
         mappings.close();
+        chunks.close();
     }
 }
