@@ -4,18 +4,20 @@
 #   2. gguf-py's numpy dequantization of the same data sizes, for comparison;
 #   3. read throughput through a real mount next to bindfs (a C FUSE filesystem) in the same run:
 #      first reads, page-cache reads, 1 vs 2 cores, 4 parallel readers, fio random reads, peak RSS.
-# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only]
+# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--work DIR]
 #   N: size of each generated model for 3 (default 512); R: rounds, medians reported (default 3);
-#   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2.
+#   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
+#   DIR: keep the generated store there and reuse it on the next run (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=
+mib=512; rounds=3; stream_gb=20; mount_only=; keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --stream-gb) stream_gb="$2"; shift 2 ;;
     --mount-only) mount_only=1; shift ;;
+    --work) keep="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
@@ -25,8 +27,13 @@ command -v fio >/dev/null || need_root_or_say "fio" fio
 command -v taskset >/dev/null || need_root_or_say "taskset" util-linux
 cd "$MODELFS_TOP"
 mvn -q -B -Dstyle.color=never -DskipTests package
-work=$(mktemp -d)
-trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
+if [ -n "$keep" ]; then
+  work="$keep"; mkdir -p "$work"
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true' EXIT
+else
+  work=$(mktemp -d)
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
+fi
 if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
 cp="benchmarks/target/classes:$(cat benchmarks/target/bench.cp)"

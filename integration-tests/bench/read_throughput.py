@@ -179,26 +179,30 @@ def fio_iops(path, seconds=5):
 
 
 def rss_kib(pid):
+    """(VmRSS, RssAnon) in KiB: all resident pages, and those not backed by a file (mapped blobs are file pages)."""
+    v = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+            k = line.split(":")[0]
+            if k in ("VmRSS", "RssAnon"):
+                v[k] = int(line.split()[1])
+    return v.get("VmRSS", 0), v.get("RssAnon", 0)
 
 
 def stream_peak_rss(pid, paths, gb):
-    """Reads the converted files round-robin (pages dropped first) until gb GB went by; peak RSS in MiB."""
-    done, peak, i = 0, 0, 0
+    """Reads the converted files round-robin (pages dropped first) until gb GB went by; peak (RSS, anon RSS) in MiB."""
+    done, peak, anon, i = 0, 0, 0, 0
     while done < gb * 1e9:
         p = paths[i % len(paths)]
         drop(p)
         proc = subprocess.Popen(["cat", p], stdout=subprocess.DEVNULL)
         while proc.poll() is None:
-            peak = max(peak, rss_kib(pid))
+            rss, a = rss_kib(pid)
+            peak, anon = max(peak, rss), max(anon, a)
             time.sleep(0.05)
         done += os.path.getsize(p)
         i += 1
-    return peak / 1024, done / 1e9
+    return peak / 1024, anon / 1024, done / 1e9
 
 
 def median(xs):
@@ -281,8 +285,9 @@ def main():
         print()
         fm, fb = fio_iops(passthrough), fio_iops(gguf_blob)
         print(f"fio, 4 KiB random reads, 4 jobs, O_DIRECT, 5 s: modelfs `model.gguf` {fm / 1000:.0f}k IOPS, bindfs {fb / 1000:.0f}k IOPS ({fm / fb:.2f}).")
-        peak, gb = stream_peak_rss(proc.pid, four + list(conv.values()), a.stream_gb)
-        print(f"Peak RSS of the modelfs JVM while streaming {gb:.1f} GB of converted files (--cache-size {a.cache_size}): {peak:.0f} MiB.")
+        peak, anon, gb = stream_peak_rss(proc.pid, four + list(conv.values()), a.stream_gb)
+        print(f"Peak RSS of the modelfs JVM while streaming {gb:.1f} GB of converted files (--cache-size {a.cache_size}): "
+              f"{peak:.0f} MiB, of which anonymous (not the page cache of mapped blobs) {anon:.0f} MiB.")
     finally:
         subprocess.run(["fusermount", "-u", mnt])
         subprocess.run(["fusermount", "-u", bmnt])
