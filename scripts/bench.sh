@@ -2,15 +2,39 @@
 # Runs every benchmark and prints Markdown for BENCHMARKS.md:
 #   1. JMH kernels (GGML and MLX families -> f32/bf16), one core, GB/s of output;
 #   2. gguf-py's numpy dequantization of the same data sizes, for comparison;
-#   3. read throughput of modelfs files through a real mount vs `cat` of their blobs, same run.
-# Usage: scripts/bench.sh [--mib N]     (N: size of each generated model for 3, default 512)
+#   3. read throughput through a real mount next to bindfs (a C FUSE filesystem) in the same run:
+#      first reads, page-cache reads, 1 vs 2 cores, 4 parallel readers, fio random reads, peak RSS.
+# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--work DIR]
+#   N: size of each generated model for 3 (default 512); R: rounds, medians reported (default 3);
+#   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
+#   DIR: keep the generated store there and reuse it on the next run (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512
-[ "${1:-}" = "--mib" ] && mib="$2"
+mib=512; rounds=3; stream_gb=20; mount_only=; keep=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mib) mib="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --stream-gb) stream_gb="$2"; shift 2 ;;
+    --mount-only) mount_only=1; shift ;;
+    --work) keep="$2"; shift 2 ;;
+    *) die "unknown argument $1" ;;
+  esac
+done
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
+command -v bindfs >/dev/null || need_root_or_say "bindfs (the C FUSE peer)" bindfs
+command -v fio >/dev/null || need_root_or_say "fio" fio
+command -v taskset >/dev/null || need_root_or_say "taskset" util-linux
 cd "$MODELFS_TOP"
 mvn -q -B -Dstyle.color=never -DskipTests package
+if [ -n "$keep" ]; then
+  work="$keep"; mkdir -p "$work"
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true' EXIT
+else
+  work=$(mktemp -d)
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
+fi
+if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
 cp="benchmarks/target/classes:$(cat benchmarks/target/bench.cp)"
 echo "## JMH: GGML kernels"
@@ -19,7 +43,7 @@ echo "## JMH: MLX kernels"
 "$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.MlxDequantBench
 echo "## gguf-py (numpy)"
 "$MODELFS_PYTHON" integration-tests/python/bench_ggml_numpy.py
-echo "## Read throughput through a mount"
-work=$(mktemp -d)
-trap 'fusermount -u "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
-"$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" --mib "$mib" --java "$JAVA_HOME/bin/java"
+fi
+echo "## Read throughput through a mount, next to bindfs"
+MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" \
+  --mib "$mib" --rounds "$rounds" --stream-gb "$stream_gb" --java "$JAVA_HOME/bin/java"

@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Read throughput of modelfs files against a plain `cat` of their blobs, measured in the same run.
+"""Read throughput of modelfs files next to bindfs (a C FUSE filesystem on the same libfuse2), same run.
 
-Usage: read_throughput.py JAR WORKDIR [--mib 512]
+Usage: read_throughput.py JAR WORKDIR [--mib 512] [--rounds 3] [--stream-gb 20] [--java JAVA]
 
-Writes a store with one large GGUF (Q8_0 and Q4_K tensors) and one safetensors model (an int4
-tensor, a bf16 tensor), mounts it with the real CLI, and times `cat FILE > /dev/null`:
-  - the raw blobs (cold = first read after writing them is not possible to guarantee without
-    dropping caches, so every file is read twice and both runs are reported);
-  - the passthrough model.gguf (FUSE path, then page-cache path);
-  - converted variants (model.fp32.gguf, model.bf16.safetensors, <st>/model.fp32.safetensors).
-Prints a Markdown table with GB/s (of the file read) and the ratio to `cat` of the blob(s).
+Writes a store with one GGUF (Q8_0 and Q4_K tensors) and one safetensors model (an int4 g64 tensor
+and a bf16 tensor, two blobs), mounts it with the real CLI and mounts bindfs (`-r -o kernel_cache`)
+over its blobs/, then, in each of --rounds rounds (medians reported):
+  - (after one unmeasured warm-up read of each file, for the JIT)
+  - first reads: `cat FILE > /dev/null` after dropping just that file's pages
+    (posix_fadvise DONTNEED; the blobs themselves stay in the page cache, as in the issue);
+  - page-cache reads: the third read of the same file;
+  - converted first reads with the modelfs JVM pinned to 1 core and to 2 cores (`taskset -a -p`);
+  - 4 processes reading 4 different converted files at once against the same 4 read one by one;
+once: fio 4 KiB random reads (4 jobs, O_DIRECT so every read is a FUSE request) on the passthrough
+file and on bindfs, and the JVM's peak RSS while streaming --stream-gb GB of converted files.
+Prints Markdown tables: GB/s of the file read (of output, for converted files) and the ratios.
+JVM flags come from MODELFS_JVM_FLAGS (scripts/lib.sh passes the launcher's).
 """
 import argparse
 import hashlib
@@ -122,47 +128,169 @@ def cat_seconds(paths):
     return time.perf_counter() - t
 
 
+def drop(path):
+    """Drops one file's pages from the page cache (the next read goes to its filesystem)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def first_read_gbs(path):
+    drop(path)
+    return os.path.getsize(path) / cat_seconds([path]) / 1e9
+
+
+def cached_read_gbs(path):
+    cat_seconds([path])
+    cat_seconds([path])
+    return os.path.getsize(path) / cat_seconds([path]) / 1e9
+
+
+def parallel_gbs(paths):
+    """Aggregate GB/s of one `cat` per file, all at once (after dropping their pages)."""
+    for p in paths:
+        drop(p)
+    t = time.perf_counter()
+    procs = [subprocess.Popen(["cat", p], stdout=subprocess.DEVNULL) for p in paths]
+    for p in procs:
+        p.wait()
+    return sum(os.path.getsize(p) for p in paths) / (time.perf_counter() - t) / 1e9
+
+
+def serial_gbs(paths):
+    total = 0.0
+    for p in paths:
+        drop(p)
+        total += cat_seconds([p])
+    return sum(os.path.getsize(p) for p in paths) / total / 1e9
+
+
+def pin(pid, cpus):
+    subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], stdout=subprocess.DEVNULL, check=True)
+
+
+def fio_iops(path, seconds=5):
+    r = subprocess.run(["fio", "--name=rr", "--filename=" + path, "--readonly", "--rw=randread", "--bs=4k",
+                        "--numjobs=4", "--ioengine=psync", "--direct=1", "--time_based", "--runtime=" + str(seconds),
+                        "--group_reporting", "--output-format=json"], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)["jobs"][0]["read"]["iops"]
+
+
+def rss_kib(pid):
+    """(VmRSS, RssAnon) in KiB: all resident pages, and those not backed by a file (mapped blobs are file pages)."""
+    v = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k = line.split(":")[0]
+            if k in ("VmRSS", "RssAnon"):
+                v[k] = int(line.split()[1])
+    return v.get("VmRSS", 0), v.get("RssAnon", 0)
+
+
+def stream_peak_rss(pid, paths, gb):
+    """Reads the converted files round-robin (pages dropped first) until gb GB went by; peak (RSS, anon RSS) in MiB."""
+    done, peak, anon, i = 0, 0, 0, 0
+    while done < gb * 1e9:
+        p = paths[i % len(paths)]
+        drop(p)
+        proc = subprocess.Popen(["cat", p], stdout=subprocess.DEVNULL)
+        while proc.poll() is None:
+            rss, a = rss_kib(pid)
+            peak, anon = max(peak, rss), max(anon, a)
+            time.sleep(0.05)
+        done += os.path.getsize(p)
+        i += 1
+    return peak / 1024, anon / 1024, done / 1e9
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def fmt(xs):
+    return f"{median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("jar")
     ap.add_argument("work")
     ap.add_argument("--mib", type=int, default=512, help="approximate size of each model")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--stream-gb", type=float, default=20)
+    ap.add_argument("--cache-size", default="512M")
     ap.add_argument("--java", default=os.environ.get("JAVA", "java"))
     a = ap.parse_args()
-    store, mnt = os.path.join(a.work, "store"), os.path.join(a.work, "mnt")
+    store, mnt, bmnt = (os.path.join(a.work, d) for d in ("store", "mnt", "bindfs"))
     os.makedirs(mnt, exist_ok=True)
-    blobs = build_store(store, a.mib)
-    proc = subprocess.Popen([a.java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-                             "-jar", a.jar, "mount", "--store", store, "--cache-size", "256M", mnt],
+    os.makedirs(bmnt, exist_ok=True)
+    if os.path.isdir(os.path.join(store, "manifests")):
+        with open(os.path.join(a.work, "blobs.json")) as f:
+            blobs = json.load(f)
+    else:
+        blobs = build_store(store, a.mib)
+        with open(os.path.join(a.work, "blobs.json"), "w") as f:
+            json.dump(blobs, f)
+    flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow").split()
+    proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--cache-size", a.cache_size, mnt],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
+    subprocess.run(["bindfs", "-r", "-o", "kernel_cache", os.path.join(store, "blobs"), bmnt], check=True)
+    deadline = time.time() + 120
     while not os.path.isdir(os.path.join(mnt, "big-gguf")):
         if time.time() > deadline or proc.poll() is not None:
             sys.exit("mount failed: " + (proc.stdout.read().decode() if proc.poll() is not None else "timeout"))
         time.sleep(0.1)
     try:
-        b = lambda ds: [os.path.join(store, "blobs", "sha256-" + d) for d in ds]
-        cases = [
-            ("big-gguf/model.gguf (passthrough)", [os.path.join(mnt, "big-gguf/model.gguf")], b(blobs["gguf"])),
-            ("big-gguf/model.fp32.gguf (Q8_0+Q4_K -> F32)", [os.path.join(mnt, "big-gguf/model.fp32.gguf")], b(blobs["gguf"])),
-            ("big-gguf/model.bf16.safetensors (-> BF16)", [os.path.join(mnt, "big-gguf/model.bf16.safetensors")], b(blobs["gguf"])),
-            ("big-st/model.safetensors (reassembled, as stored)", [os.path.join(mnt, "big-st/model.safetensors")], b(blobs["st"])),
-            ("big-st/model.fp32.safetensors (int4+bf16 -> F32)", [os.path.join(mnt, "big-st/model.fp32.safetensors")], b(blobs["st"])),
-        ]
-        print("| file | size | cat of blob(s), warm | 1st read | GB/s | ratio | 2nd read | GB/s | ratio |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for name, files, raw in cases:
-            cat_seconds(raw)                       # warm the blob pages
-            raw_s = min(cat_seconds(raw) for _ in range(2))
-            raw_bytes = sum(os.path.getsize(p) for p in raw)
-            size = sum(os.path.getsize(p) for p in files)
-            first = cat_seconds(files)
-            second = cat_seconds(files)
-            raw_gbs = raw_bytes / raw_s / 1e9
-            g1, g2 = size / first / 1e9, size / second / 1e9
-            print(f"| {name} | {size / 2**20:.0f} MiB | {raw_gbs:.2f} GB/s | {first:.2f} s | {g1:.2f} | {g1 / raw_gbs:.2f} | {second:.2f} s | {g2:.2f} | {g2 / raw_gbs:.2f} |")
+        m = lambda p: os.path.join(mnt, p)
+        gguf_blob = os.path.join(bmnt, "sha256-" + blobs["gguf"][0])
+        for d in blobs["gguf"] + blobs["st"]:
+            cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])      # blobs in the page cache
+        passthrough = m("big-gguf/model.gguf")
+        reassembled = m("big-st/model.safetensors")
+        conv = {"int4+bf16 -> bf16 (big-st/model.bf16.safetensors)": m("big-st/model.bf16.safetensors"),
+                "Q8_0+Q4_K -> f32 (big-gguf/model.fp32.gguf)": m("big-gguf/model.fp32.gguf")}
+        four = [m("big-st/model.bf16.safetensors"), m("big-st/model.fp16.safetensors"),
+                m("big-gguf/model.bf16.safetensors"), m("big-gguf/model.fp16.safetensors")]
+        r = {k: [] for k in ["bindfs1", "pass1", "reas1", "bindfs3", "pass3", "par", "ser"]
+             + [c + "@1" for c in conv] + [c + "@2" for c in conv]}
+        for p in [passthrough, reassembled, *conv.values()]:
+            first_read_gbs(p)                                            # JIT warm-up, not measured
+        for _ in range(a.rounds):
+            r["bindfs1"].append(first_read_gbs(gguf_blob))
+            r["pass1"].append(first_read_gbs(passthrough))
+            r["reas1"].append(first_read_gbs(reassembled))
+            r["bindfs3"].append(cached_read_gbs(gguf_blob))
+            r["pass3"].append(cached_read_gbs(passthrough))
+            for cpus, tag in (("0", "@1"), ("0,1", "@2")):
+                pin(proc.pid, cpus)
+                for c, p in conv.items():
+                    r[c + tag].append(first_read_gbs(p))
+            r["ser"].append(serial_gbs(four))
+            r["par"].append(parallel_gbs(four))
+        b1 = median(r["bindfs1"])
+        print(f"Medians of {a.rounds} rounds (min–max in brackets), GB/s; GB = 10^9 bytes; converted files in GB/s of output.")
+        print()
+        print("| read | modelfs | peer / reference | ratio |")
+        print("|---|---|---|---|")
+        print(f"| `model.gguf` first read (passthrough) | {fmt(r['pass1'])} | bindfs, same blob: {fmt(r['bindfs1'])} | {median(r['pass1']) / b1:.2f} |")
+        for c in conv:
+            print(f"| {c}, first read, 2 cores | {fmt(r[c + '@2'])} | bindfs {b1:.2f} | {median(r[c + '@2']) / b1:.2f} |")
+            print(f"| {c}, first read, 1 core | {fmt(r[c + '@1'])} | same file, 2 cores | {median(r[c + '@2']) / median(r[c + '@1']):.2f}x from the 2nd core |")
+        print(f"| `model.safetensors` (as stored, reassembled from 2 blobs), first read | {fmt(r['reas1'])} | modelfs passthrough {median(r['pass1']):.2f} | {median(r['reas1']) / median(r['pass1']):.2f} |")
+        print(f"| `model.gguf` third read (page cache) | {fmt(r['pass3'])} | bindfs {fmt(r['bindfs3'])} | {median(r['pass3']) / median(r['bindfs3']):.2f} |")
+        print(f"| 4 converted files read at once, aggregate | {fmt(r['par'])} | the same 4 one after another {fmt(r['ser'])} | {median(r['par']) / median(r['ser']):.2f} |")
+        print()
+        fm, fb = fio_iops(passthrough), fio_iops(gguf_blob)
+        print(f"fio, 4 KiB random reads, 4 jobs, O_DIRECT, 5 s: modelfs `model.gguf` {fm / 1000:.0f}k IOPS, bindfs {fb / 1000:.0f}k IOPS ({fm / fb:.2f}).")
+        peak, anon, gb = stream_peak_rss(proc.pid, four + list(conv.values()), a.stream_gb)
+        print(f"Peak RSS of the modelfs JVM while streaming {gb:.1f} GB of converted files (--cache-size {a.cache_size}): "
+              f"{peak:.0f} MiB, of which anonymous (not the page cache of mapped blobs) {anon:.0f} MiB.")
     finally:
         subprocess.run(["fusermount", "-u", mnt])
+        subprocess.run(["fusermount", "-u", bmnt])
         proc.terminate()
         proc.wait(30)
 

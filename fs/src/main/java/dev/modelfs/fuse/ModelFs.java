@@ -9,6 +9,7 @@ import dev.modelfs.view.Errno;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.Node;
 import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ReadFailure;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
@@ -46,6 +47,7 @@ public final class ModelFs extends FuseStubFS {
     private final StoreTree tree;
     private final BlobResolver resolver;
     private final ChunkCache chunks;
+    private final ReadAhead readAhead;
     private final long uid;
     private final long gid;
     private final HandleTable<Handle> open = new HandleTable<>();
@@ -56,9 +58,15 @@ public final class ModelFs extends FuseStubFS {
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
+        this(tree, resolver, chunks, ReadAhead.NONE, uid, gid);
+    }
+
+    /** As above, with sequential readers of converted files served by {@code readAhead}. */
+    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
         this.tree = tree;
         this.resolver = resolver;
         this.chunks = chunks;
+        this.readAhead = readAhead;
         this.uid = uid;
         this.gid = gid;
     }
@@ -167,7 +175,7 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks);
+            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {
@@ -177,17 +185,48 @@ public final class ModelFs extends FuseStubFS {
 
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        Handle h = open.get(fi.fh.get());
+        try {
+            return readHandle(fi.fh.get(), MemorySegment.ofAddress(buf.address()).reinterpret(size), offset, null);
+        } catch (RuntimeException e) {
+            return fail("read " + path, e);
+        }
+    }
+
+    /**
+     * Reads open file {@code fh} at {@code offset} into {@code dst} (its size is the request's): the read
+     * path of both jnr's callback and {@link FuseWorkers}' upcall.
+     *
+     * @param pathC the request's C path (only decoded to log a failure), or null
+     * @return bytes read, or a negated errno
+     */
+    int readHandle(long fh, MemorySegment dst, long offset, MemorySegment pathC) {
+        Handle h = open.get(fh);
         if (h == null) {
             return -ErrorCodes.EBADF();
         }
-        OpenedSource src = h.source();
         try {
-            MemorySegment dst = MemorySegment.ofAddress(buf.address()).reinterpret(size);
-            return (int) src.read(offset, dst, 0, size);
+            return (int) h.source().read(offset, dst, 0, dst.byteSize());
         } catch (IOException | RuntimeException e) {
-            return fail("read " + path, e);
+            return readFailed(pathC, e);
         }
+    }
+
+    /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
+    int readFailed(MemorySegment pathC, Throwable e) {
+        String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);
+        return fail("read " + path, e);
+    }
+
+    /**
+     * A native copy of jnr-fuse's {@code struct fuse_operations} (jnr keeps the table in heap memory and
+     * copies it per call; its closures stay alive as long as this object), for {@link FuseWorkers}.
+     */
+    MemorySegment copyOperations(java.lang.foreign.Arena arena) {
+        byte[] table = new byte[jnr.ffi.Struct.size(fuseOperations)];
+        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, table.length);
+        MemorySegment copy = arena.allocate(table.length, 8);
+        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, table.length);
+        return copy;
     }
 
     @Override

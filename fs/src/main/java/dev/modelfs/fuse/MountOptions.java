@@ -20,20 +20,24 @@ import java.util.List;
  * @param extra       further raw {@code -o} options passed to libfuse
  * @param cacheBytes  converted-chunk cache size
  * @param refreshMillis how often the store's manifests are rescanned
- * @param multithreaded libfuse2's multi-threaded loop instead of the default single-threaded one ({@code -s}):
- *                    with jnr-fuse every request on a fresh libfuse worker thread attaches a new Java
- *                    thread, and the loop keeps creating and retiring workers, so on these machines the
- *                    single-threaded loop reads faster (passthrough first read about 1.4 vs 0.8 GB/s,
- *                    BENCHMARKS.md); the multi-threaded loop only pays off for many concurrent readers of
- *                    converted files on many cores
+ * @param threads     FUSE worker threads ({@link FuseWorkers}: JVM-owned, persistent; each serves one request at
+ *                    a time, conversions included, so this is also how many chunks convert at once)
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
-                           long refreshMillis, boolean debug, boolean multithreaded) {
+                           long refreshMillis, boolean debug, int threads) {
     public MountOptions {
         extra = List.copyOf(extra);
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be at least 1, not " + threads);
+        }
     }
 
-    /** The {@code -o ...} arguments for libfuse. */
+    /** The default worker count: one per core, at least 4 (the kernel keeps several reads in flight). */
+    public static int defaultThreads() {
+        return Math.max(4, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** The {@code -o ...} arguments for libfuse (the mount point is added by {@link MountSession}). */
     public String[] fuseArgs() {
         List<String> o = new ArrayList<>(List.of("ro", "use_ino", "auto_cache", "attr_timeout=0.7", "entry_timeout=0.7",
                 "negative_timeout=0.7", "fsname=modelfs", "subtype=modelfs", "default_permissions"));
@@ -41,8 +45,6 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
             o.add("allow_other");
         }
         o.addAll(extra);
-        return multithreaded
-                ? new String[] {"-o", String.join(",", o)}
-                : new String[] {"-s", "-o", String.join(",", o)};
+        return new String[] {"-o", String.join(",", o)};
     }
 }

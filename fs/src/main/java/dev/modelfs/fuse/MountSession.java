@@ -2,12 +2,14 @@ package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.view.ModelView;
+import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ServedTree;
 import dev.modelfs.view.StoreTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.logging.Logger;
 
@@ -22,12 +24,16 @@ public final class MountSession implements AutoCloseable {
     private final Path mountpoint;
     private final ServedTree served;
     private final ModelFs fs;
+    private final FuseWorkers workers;
+    private final ReadAhead readAhead;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs) {
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead) {
         this.mountpoint = mountpoint;
         this.served = served;
         this.fs = fs;
+        this.workers = workers;
+        this.readAhead = readAhead;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -38,14 +44,23 @@ public final class MountSession implements AutoCloseable {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
-        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), opts.uid(), opts.gid());
+        ReadAhead readAhead = ReadAhead.forCores();
+        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
+        FuseWorkers workers;
         try {
-            fs.mount(mp, false, opts.debug(), opts.fuseArgs());
-        } catch (RuntimeException e) {
+            List<String> args = new ArrayList<>();
+            if (opts.debug()) {
+                args.add("-d");
+            }
+            args.add(mp.toString());
+            args.addAll(List.of(opts.fuseArgs()));
+            workers = FuseWorkers.start(fs, args, opts.threads());
+        } catch (IOException | RuntimeException e) {
+            readAhead.close();
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs);
+        return new MountSession(mp, served, fs, workers, readAhead);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -83,11 +98,11 @@ public final class MountSession implements AutoCloseable {
         if (!MountTable.unmount(mountpoint, 10_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }
-        try {
-            fs.umount();     // stops jnr-fuse's loop and marks it unmounted (a no-op unmount by now)
-        } catch (RuntimeException e) {
-            LOG.fine("jnr umount: " + e);
+        if (!workers.stop(5_000)) {   // they end once the kernel mount is gone
+            LOG.warning("FUSE workers still running after unmounting " + mountpoint);
+            return;                     // their mappings stay: a busy worker may still read them
         }
+        readAhead.close();
         served.close();
     }
 }

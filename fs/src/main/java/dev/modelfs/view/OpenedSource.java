@@ -7,6 +7,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An open file: a {@link ByteSource} plus leases on every blob it reads, so reads never map,
@@ -15,29 +17,42 @@ import java.util.List;
  * <p>Invariants: while open, every blob of the source is mapped and its size matched the manifest
  * at open time; {@link #read} is thread-safe; after {@link #close()} reads throw
  * {@link IllegalStateException}. A blob truncated after mapping surfaces as {@link IOException}.
+ * The leases are released when the file is closed and no {@link ReadAhead} task still converts from it
+ * (tasks {@link #pin()} the file). A sequential reader of converted bytes gets the chunks ahead of it
+ * converted on the {@link ReadAhead} pool.
  */
 public final class OpenedSource implements AutoCloseable {
     private static final MemorySegment ZEROS = Arena.global().allocate(64 * 1024);
 
     private final ByteSource source;
     private final ChunkCache chunks;
+    private final ReadAhead readAhead;
     private final BlobLease[] leases;
     private final List<BlobRef> refs;
     private volatile boolean closed;
-    /** The chunk this file read last: sequential 128 KiB reads stay in one 1 MiB chunk 8 times in a row. */
-    private volatile LastChunk last;
+    /** 1 for the open file itself, plus one per running read-ahead task; 0 = leases released. */
+    private final AtomicInteger pins = new AtomicInteger(1);
+    /** The chunk this file read last, held: sequential 128 KiB reads stay in one 1 MiB chunk 8 times in a row. */
+    private final AtomicReference<ChunkCache.Chunk> last = new AtomicReference<>();
+    /** End offset of the previous read (sequential-reader detection for read-ahead). */
+    private volatile long lastEnd;
 
-    private record LastChunk(long dataId, long chunk, MemorySegment bytes) {}
-
-    private OpenedSource(ByteSource source, ChunkCache chunks, BlobLease[] leases) {
+    private OpenedSource(ByteSource source, ChunkCache chunks, ReadAhead readAhead, BlobLease[] leases) {
         this.source = source;
         this.chunks = chunks;
+        this.readAhead = readAhead;
         this.leases = leases;
         this.refs = source.blobs();
     }
 
-    /** Opens {@code source}: resolves and maps every blob it reads (fails fast, releasing what it took). */
+    /** Opens {@code source} without read-ahead. */
     public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks) throws IOException {
+        return open(source, resolver, chunks, ReadAhead.NONE);
+    }
+
+    /** Opens {@code source}: resolves and maps every blob it reads (fails fast, releasing what it took). */
+    public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead)
+            throws IOException {
         List<BlobRef> refs = source.blobs();
         BlobLease[] leases = new BlobLease[refs.size()];
         try {
@@ -52,7 +67,7 @@ public final class OpenedSource implements AutoCloseable {
             }
             throw e;
         }
-        return new OpenedSource(source, chunks, leases);
+        return new OpenedSource(source, chunks, readAhead, leases);
     }
 
     public long size() {
@@ -80,6 +95,9 @@ public final class OpenedSource implements AutoCloseable {
             return 0;
         }
         long end = Math.min(size, offset + length);
+        long previousEnd = lastEnd;
+        lastEnd = end;
+        boolean sequential = offset == 0 || (offset >= previousEnd - READ_AHEAD_SLACK && offset <= previousEnd + READ_AHEAD_SLACK);
         long pos = offset;
         int i = source.segmentAt(offset);
         try {
@@ -93,7 +111,7 @@ public final class OpenedSource implements AutoCloseable {
                     case Segment.Literal l -> MemorySegment.copy(MemorySegment.ofArray(l.bytes()), within, dst, at, n);
                     case Segment.Zeros z -> zero(dst, at, n);
                     case Segment.BlobSlice b -> copyBlob(b, leases[source.blobIndex(i)], within, dst, at, n);
-                    case Segment.Converted c -> copyConverted(c.data(), within, dst, at, n);
+                    case Segment.Converted c -> copyConverted(c.data(), within, dst, at, n, sequential ? pos : -1);
                 }
                 pos += n;
                 i++;
@@ -133,38 +151,77 @@ public final class OpenedSource implements AutoCloseable {
         }
     }
 
-    private void copyConverted(ConvertedData data, long within, MemorySegment dst, long at, long n) throws IOException {
+    /** How far a read may start from the previous read's end and still count as sequential (kernel read-ahead reorders). */
+    private static final long READ_AHEAD_SLACK = 2L << 20;
+
+    /**
+     * Copies converted bytes; {@code filePos >= 0} (a sequential reader at that file offset) asks for the
+     * chunks ahead when the read enters a new chunk.
+     */
+    private void copyConverted(ConvertedData data, long within, MemorySegment dst, long at, long n, long filePos)
+            throws IOException {
         long chunkBytes = data.chunkBytes();
         while (n > 0) {
             long chunk = within / chunkBytes;
             long inChunk = within - chunk * chunkBytes;
-            MemorySegment bytes;
-            LastChunk l = last;
-            if (l != null && l.dataId() == data.id() && l.chunk() == chunk) {
-                bytes = l.bytes();
-            } else {
+            ChunkCache.Chunk c = last.get();
+            if (c == null || !c.is(data.id(), chunk) || !c.tryAcquire()) {
+                if (filePos >= 0) {
+                    requestAhead(filePos);
+                }
                 try {
-                    bytes = chunks.get(new ChunkCache.Key(data.id(), chunk), k -> compute(data, k.chunk()));
+                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
-                last = new LastChunk(data.id(), chunk, bytes);
+                if (c.tryAcquire()) {                   // one more hold for `last`
+                    ChunkCache.Chunk old = last.getAndSet(c);
+                    if (old != null) {
+                        old.release();
+                    }
+                }
             }
-            long k = Math.min(n, bytes.byteSize() - inChunk);
-            MemorySegment.copy(bytes, inChunk, dst, at, k);
-            within += k;
-            at += k;
-            n -= k;
+            try {
+                long k = Math.min(n, c.bytes().byteSize() - inChunk);
+                MemorySegment.copy(c.bytes(), inChunk, dst, at, k);
+                within += k;
+                at += k;
+                n -= k;
+            } finally {
+                c.release();
+            }
         }
     }
 
-    private MemorySegment compute(ConvertedData data, long chunk) {
+    /** Asks the read-ahead pool for every converted chunk in the window after file offset {@code pos}. */
+    private void requestAhead(long pos) {
+        long until = Math.min(source.size(), pos + readAhead.windowBytes());
+        if (until <= pos) {
+            return;
+        }
+        for (int i = source.segmentAt(pos); i < source.segmentCount() && source.start(i) < until; i++) {
+            if (source.segment(i) instanceof Segment.Converted conv) {
+                ConvertedData d = conv.data();
+                long from = Math.max(pos, source.start(i)) - source.start(i);
+                long to = Math.min(until - source.start(i), d.length());
+                for (long ch = from / d.chunkBytes(); ch * d.chunkBytes() < to; ch++) {
+                    readAhead.request(this, d, ch, chunks);
+                }
+            }
+        }
+    }
+
+    /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
+    void convertAhead(ConvertedData data, long chunk) {
+        chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out)).release();
+    }
+
+    private void compute(ConvertedData data, long chunk, MemorySegment out) {
         List<BlobRef> needed = data.blobs();
         List<MemorySegment> segs = new ArrayList<>(needed.size());
         for (BlobRef r : needed) {
             segs.add(blob(r));
         }
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(data.chunkLength(chunk))]);
         try {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
@@ -176,7 +233,29 @@ public final class OpenedSource implements AutoCloseable {
                 throw new UncheckedIOException(new IOException("blob " + r.digest().shortId() + " became shorter while converting"));
             }
         }
-        return out;
+    }
+
+    /** Takes a hold on the file's leases unless it is closed (read-ahead tasks). */
+    boolean pin() {
+        for (int p = pins.get(); p > 0 && !closed; p = pins.get()) {
+            if (pins.compareAndSet(p, p + 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Lets go of a hold; the last one releases the leases and the last chunk. */
+    void unpin() {
+        if (pins.decrementAndGet() == 0) {
+            ChunkCache.Chunk c = last.getAndSet(null);
+            if (c != null) {
+                c.release();
+            }
+            for (BlobLease l : leases) {
+                l.close();
+            }
+        }
     }
 
     /** Carries an IOException through the cache's compute function. */
@@ -195,9 +274,7 @@ public final class OpenedSource implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            for (BlobLease l : leases) {
-                l.close();
-            }
+            unpin();
         }
     }
 }

@@ -17,8 +17,8 @@ import java.util.logging.Logger;
  * bytes and the same errors.
  *
  * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
- * the chunk cache never exceeds half the heap; {@link #close()} is idempotent and releases the
- * mappings (call it only once no reader uses them any more).
+ * the chunk cache holds at most {@code cacheBytes} of native memory; {@link #close()} is idempotent and
+ * releases the mappings and the cache (call it only once no reader uses them any more).
  */
 public final class ServedTree implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ServedTree.class.getName());
@@ -46,13 +46,7 @@ public final class ServedTree implements AutoCloseable {
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        long heapShare = Runtime.getRuntime().maxMemory() / 2;
-        if (cacheBytes > heapShare) {
-            LOG.warning("--cache-size " + (cacheBytes >> 20) + " MiB is more than half the heap; using " + (heapShare >> 20)
-                    + " MiB (raise -Xmx through MODELFS_JAVA_OPTS for more)");
-            cacheBytes = heapShare;
-        }
-        ChunkCache chunks = new ChunkCache(cacheBytes);
+        ChunkCache chunks = new ChunkCache(cacheBytes);     // native memory, not the heap
         BlobResolver resolver = BlobResolver.forStore(store, mappings);
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");
@@ -89,5 +83,6 @@ public final class ServedTree implements AutoCloseable {
         closed = true;
         refresher.shutdownNow();
         mappings.close();
+        chunks.close();
     }
 }

@@ -128,6 +128,41 @@ class OpenedSourceTest {
     }
 
     @Test
+    void readAheadConvertsTheChunksAfterASequentialReaderAndReadsStayExact() throws Exception {
+        byte[] b = new byte[64 * 1000];
+        new Random(3).nextBytes(b);
+        XorConverted x = new XorConverted(blob(b), 1000);
+        XorConverted y = new XorConverted(blob(b), 700);
+        ByteSource src = ByteSource.of(new Segment.Converted(x), new Segment.Literal(new byte[] {1, 2, 3}), new Segment.Converted(y));
+        try (ReadAhead ahead = new ReadAhead(2, 20_000); ChunkCache cache = new ChunkCache(1 << 20)) {
+            OpenedSource o = OpenedSource.open(src, resolver, cache, ahead);
+            MemorySegment dst = MemorySegment.ofArray(new byte[500]);
+            o.read(0, dst, 0, 500);                                   // sequential from 0: asks for the window
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (x.computes.get() < 20 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(20, x.computes.get(), "chunks 0..19 (20,000 bytes of window) converted ahead, each once");
+            long pos = 500;
+            byte[] all = new byte[(int) src.size()];
+            MemorySegment.copy(dst, ValueLayout.JAVA_BYTE, 0, all, 0, 500);
+            while (pos < src.size()) {                                // the rest, sequentially, across tensors
+                MemorySegment d = java.lang.foreign.Arena.ofAuto().allocate(4096);
+                long n = o.read(pos, d, 0, 4096);
+                MemorySegment.copy(d, ValueLayout.JAVA_BYTE, 0, all, (int) pos, (int) n);
+                pos += n;
+            }
+            for (int i = 0; i < b.length; i++) {
+                assertEquals((byte) (b[i] ^ 0x5a), all[i]);
+                assertEquals((byte) (b[i] ^ 0x5a), all[b.length + 3 + i]);
+            }
+            assertEquals(64, x.computes.get(), "no chunk converted twice while cached");
+            o.close();
+            assertThrows(IllegalStateException.class, () -> o.read(0, dst, 0, 1));
+        }
+    }
+
+    @Test
     void convertedChunksAreComputedOnceThenCached() throws IOException {
         byte[] b = new byte[1000];
         new Random(1).nextBytes(b);

@@ -34,7 +34,7 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(mp);
         new DemoStore(store).write();
         System.out.println("sample store: " + store);
-        MountOptions opts = new MountOptions(false, UnixIds.uid(), UnixIds.gid(), List.of(), 64L << 20, 250, false, false);
+        MountOptions opts = new MountOptions(false, UnixIds.uid(), UnixIds.gid(), List.of(), 64L << 20, 250, false, MountOptions.defaultThreads());
         MountSession session = MountSession.mount(new OllamaStore(store), mp, opts, StandardViews.all());
         try {
             System.out.println("mounted at:   " + mp);

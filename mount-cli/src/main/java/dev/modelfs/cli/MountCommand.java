@@ -45,8 +45,8 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--debug", description = "libfuse debug output")
     boolean debug;
 
-    @Option(names = "--multithreaded", description = "libfuse's multi-threaded loop (default: single-threaded, faster here; see BENCHMARKS.md)")
-    boolean multithreaded;
+    @Option(names = "--threads", paramLabel = "N", description = "FUSE worker threads (default: max(4, cores))")
+    int threads = MountOptions.defaultThreads();
 
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
@@ -106,7 +106,7 @@ final class MountCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
             }
         }
-        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, multithreaded);
+        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -114,9 +114,8 @@ final class MountCommand implements Callable<Integer> {
         Path log = logFile != null ? logFile : Background.defaultLog("mount-" + mp.getFileName());
         List<String> cmd = new ArrayList<>(List.of("mount", "--store", st.root().toString(),
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
-        if (multithreaded) {
-            cmd.add("--multithreaded");
-        }
+        cmd.add("--threads");
+        cmd.add(Integer.toString(threads));
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));

@@ -1,0 +1,81 @@
+package dev.modelfs.cache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class ChunkCacheTest {
+    private static void fillWith(MemorySegment s, byte b) {
+        s.fill(b);
+    }
+
+    @Test
+    void computesOncePerKeyAndServesTheBytes() {
+        try (ChunkCache c = new ChunkCache(8 << 20)) {
+            AtomicInteger computed = new AtomicInteger();
+            for (int i = 0; i < 3; i++) {
+                ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(1, 2), 1000, s -> { computed.incrementAndGet(); fillWith(s, (byte) 7); });
+                assertEquals(1000, ch.bytes().byteSize());
+                assertEquals(7, ch.bytes().get(ValueLayout.JAVA_BYTE, 999));
+                assertTrue(ch.bytes().isNative(), "chunks live off the heap");
+                assertTrue(ch.is(1, 2));
+                assertFalse(ch.is(1, 3));
+                ch.release();
+            }
+            assertEquals(1, computed.get());
+            assertTrue(c.contains(new ChunkCache.Key(1, 2)));
+        }
+    }
+
+    @Test
+    void aHeldChunkKeepsItsBytesAfterEvictionAndItsBufferIsRecycledOnlyAfterRelease() {
+        try (ChunkCache c = new ChunkCache(ChunkCache.BUFFER_BYTES)) {          // room for one chunk
+            ChunkCache.Chunk a = c.acquire(new ChunkCache.Key(1, 0), ChunkCache.BUFFER_BYTES, s -> fillWith(s, (byte) 1));
+            for (int k = 1; k < 20; k++) {                                      // evicts chunk 0 (held)
+                byte v = (byte) (k + 1);
+                c.acquire(new ChunkCache.Key(1, k), ChunkCache.BUFFER_BYTES, s -> fillWith(s, v)).release();
+            }
+            assertFalse(c.contains(new ChunkCache.Key(1, 0)), "evicted");
+            assertEquals(1, a.bytes().get(ValueLayout.JAVA_BYTE, 0), "a held chunk's buffer is not reused");
+            assertEquals(1, a.bytes().get(ValueLayout.JAVA_BYTE, ChunkCache.BUFFER_BYTES - 1));
+            long addr = a.bytes().address();
+            a.release();
+            assertFalse(a.tryAcquire(), "recycled chunks cannot be held again");
+            ChunkCache.Chunk b = c.acquire(new ChunkCache.Key(2, 0), ChunkCache.BUFFER_BYTES, s -> fillWith(s, (byte) 9));
+            assertEquals(9, b.bytes().get(ValueLayout.JAVA_BYTE, 0));
+            assertNotEquals(0, addr);
+            b.release();
+        }
+    }
+
+    @Test
+    void aFailedFillCachesNothing() {
+        try (ChunkCache c = new ChunkCache(8 << 20)) {
+            ChunkCache.Key k = new ChunkCache.Key(3, 0);
+            assertThrows(IllegalStateException.class, () -> c.acquire(k, 10, s -> { throw new IllegalStateException("boom"); }));
+            assertFalse(c.contains(k));
+            ChunkCache.Chunk ok = c.acquire(k, 10, s -> fillWith(s, (byte) 4));
+            assertEquals(4, ok.bytes().get(ValueLayout.JAVA_BYTE, 9));
+            ok.release();
+        }
+    }
+
+    @Test
+    void aZeroSizedCacheStillServesHeldChunks() {
+        try (ChunkCache c = new ChunkCache(0)) {
+            ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(1, 0), 64, s -> fillWith(s, (byte) 5));
+            assertEquals(5, ch.bytes().get(ValueLayout.JAVA_BYTE, 63));
+            ch.release();
+            ChunkCache.Chunk again = c.acquire(new ChunkCache.Key(1, 0), 64, s -> fillWith(s, (byte) 6));
+            assertEquals(6, again.bytes().get(ValueLayout.JAVA_BYTE, 0), "recomputed: a zero-sized cache keeps nothing");
+            again.release();
+        }
+    }
+}

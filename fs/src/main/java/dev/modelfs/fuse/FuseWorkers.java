@@ -1,0 +1,217 @@
+package dev.modelfs.fuse;
+
+import java.io.IOException;
+import java.lang.foreign.AddressLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * Persistent, JVM-owned FUSE worker threads driving libfuse2's session through FFM downcalls
+ * ({@code fuse_setup}, then per worker {@code fuse_chan_recv} / {@code fuse_session_process} in a loop,
+ * as libfuse's own multi-threaded loop does with its threads). jnr-fuse's operation table is kept, so
+ * every callback still lands in {@link ModelFs}; since each callback runs on a thread that is already a
+ * Java thread, none has to attach one (libfuse2's own multi-threaded loop creates and retires native
+ * workers, and jffi attached a new Java thread for each: docs/DESIGN.md §3.1). The {@code read}
+ * operation is replaced by an FFM upcall into {@link ModelFs#readHandle}, which skips jnr's per-call
+ * wrappers (a path string, a pointer and a file-info struct object per request).
+ *
+ * <p>Invariants: {@link #start} returns once the kernel mount exists; the workers run until the
+ * mount goes away (unmount or {@code fusermount -u}); {@link #stop} waits for them and then releases
+ * libfuse's session ({@code fuse_teardown}) exactly once. Only Linux x86-64 / aarch64 (LP64) layouts.
+ */
+final class FuseWorkers {
+    private static final Logger LOG = Logger.getLogger(FuseWorkers.class.getName());
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final AddressLayout ADDR = ValueLayout.ADDRESS;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    /** {@code struct fuse_operations.read}: the 16th pointer of libfuse2's table. */
+    private static final long READ_SLOT = 15 * ADDR.byteSize();
+    /** {@code struct fuse_file_info.fh} (libfuse2, LP64): after flags, fh_old, writepage and the bit fields. */
+    private static final long FI_FH = 24;
+    private static final int EINTR = 4;
+    private static final int EAGAIN = 11;
+    private static final int ENOENT = 2;
+
+    private static final MethodHandle SETUP;
+    private static final MethodHandle GET_SESSION;
+    private static final MethodHandle NEXT_CHAN;
+    private static final MethodHandle CHAN_BUFSIZE;
+    private static final MethodHandle CHAN_RECV;
+    private static final MethodHandle PROCESS;
+    private static final MethodHandle EXITED;
+    private static final MethodHandle SESSION_EXIT;
+    private static final MethodHandle TEARDOWN;
+
+    static {
+        SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
+        SETUP = handle(fuse, "fuse_setup", FunctionDescriptor.of(ADDR, INT, ADDR, ADDR, LONG, ADDR, ADDR, ADDR));
+        GET_SESSION = handle(fuse, "fuse_get_session", FunctionDescriptor.of(ADDR, ADDR));
+        NEXT_CHAN = handle(fuse, "fuse_session_next_chan", FunctionDescriptor.of(ADDR, ADDR, ADDR));
+        CHAN_BUFSIZE = handle(fuse, "fuse_chan_bufsize", FunctionDescriptor.of(LONG, ADDR));
+        CHAN_RECV = handle(fuse, "fuse_chan_recv", FunctionDescriptor.of(INT, ADDR, ADDR, LONG));
+        PROCESS = handle(fuse, "fuse_session_process", FunctionDescriptor.ofVoid(ADDR, ADDR, LONG, ADDR));
+        EXITED = handle(fuse, "fuse_session_exited", FunctionDescriptor.of(INT, ADDR));
+        SESSION_EXIT = handle(fuse, "fuse_session_exit", FunctionDescriptor.ofVoid(ADDR));
+        TEARDOWN = handle(fuse, "fuse_teardown", FunctionDescriptor.ofVoid(ADDR, ADDR));
+    }
+
+    private static MethodHandle handle(SymbolLookup lib, String name, FunctionDescriptor fd) {
+        return LINKER.downcallHandle(lib.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libfuse.so.2: no " + name)), fd);
+    }
+
+    private final ModelFs fs;
+    private final MemorySegment fuse;
+    private final MemorySegment session;
+    private final MemorySegment mountpointC;
+    private final List<Thread> threads = new ArrayList<>();
+    private final Arena arena;
+    private boolean stopped;
+
+    private FuseWorkers(ModelFs fs, MemorySegment fuse, MemorySegment mountpointC, Arena arena) throws Throwable {
+        this.fs = fs;
+        this.fuse = fuse;
+        this.mountpointC = mountpointC;
+        this.arena = arena;
+        this.session = (MemorySegment) GET_SESSION.invokeExact(fuse);
+    }
+
+    /**
+     * Mounts {@code fs} with libfuse arguments {@code args} (mount point and options, as for
+     * {@code fuse_main}) and starts {@code count} workers.
+     *
+     * @throws IOException when libfuse cannot mount (its reason is on stderr)
+     */
+    static FuseWorkers start(ModelFs fs, List<String> args, int count) throws IOException {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment ops = fs.copyOperations(arena);
+            installReadUpcall(fs, ops, arena);
+            List<String> argv = new ArrayList<>();
+            argv.add("modelfs");
+            argv.add("-f");                                     // never daemonize: this JVM is the server
+            argv.addAll(args);
+            MemorySegment cargv = arena.allocate(ADDR, argv.size() + 1);
+            for (int i = 0; i < argv.size(); i++) {
+                cargv.setAtIndex(ADDR, i, arena.allocateFrom(argv.get(i)));
+            }
+            MemorySegment mountpoint = arena.allocate(ADDR);
+            MemorySegment multithreaded = arena.allocate(INT);
+            MemorySegment f = (MemorySegment) SETUP.invokeExact(argv.size(), cargv, ops,
+                    ops.byteSize(), mountpoint, multithreaded, MemorySegment.NULL);
+            if (f.equals(MemorySegment.NULL)) {
+                throw new IOException("libfuse could not mount (fuse_setup failed; see its message above)");
+            }
+            FuseWorkers w = new FuseWorkers(fs, f, mountpoint.get(ADDR, 0), arena);
+            w.startThreads(Math.max(1, count));
+            return w;
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        } catch (Throwable t) {
+            arena.close();
+            throw new IOException("libfuse: " + t, t);
+        }
+    }
+
+    private void startThreads(int count) throws Throwable {
+        MemorySegment ch = (MemorySegment) NEXT_CHAN.invokeExact(session, MemorySegment.NULL);
+        long bufsize = (long) CHAN_BUFSIZE.invokeExact(ch);
+        for (int i = 0; i < count; i++) {
+            MemorySegment buf = arena.allocate(bufsize, 4096);
+            MemorySegment chp = arena.allocate(ADDR);
+            Thread t = new Thread(() -> loop(ch, chp, buf), "modelfs-fuse-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+    }
+
+    /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
+    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf) {
+        try {
+            while ((int) EXITED.invokeExact(session) == 0) {
+                chp.set(ADDR, 0, ch);
+                int res = (int) CHAN_RECV.invokeExact(chp, buf, buf.byteSize());
+                if (res == -EINTR || res == -EAGAIN || res == -ENOENT) {
+                    continue;
+                }
+                if (res <= 0) {
+                    break;                                      // 0: unmounted; < 0: the channel failed
+                }
+                PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
+            }
+            SESSION_EXIT.invokeExact(session);                  // wakes no one, but marks the session done
+        } catch (Throwable t) {
+            LOG.severe("FUSE worker " + Thread.currentThread().getName() + " stopped: " + t);
+        }
+    }
+
+    /**
+     * Waits up to {@code millis} for the workers (they end once the kernel mount is gone), then frees
+     * libfuse's session. When a worker is still running the session is left alone (the process is
+     * about to end anyway) and false is returned.
+     */
+    synchronized boolean stop(long millis) {
+        if (stopped) {
+            return true;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (Thread t : threads) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            try {
+                t.join(Math.max(1, left));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            if (t.isAlive()) {
+                return false;
+            }
+        }
+        stopped = true;
+        try {
+            TEARDOWN.invokeExact(fuse, mountpointC);
+        } catch (Throwable t) {
+            LOG.fine("fuse_teardown: " + t);
+        }
+        arena.close();
+        return true;
+    }
+
+    /** Number of worker threads. */
+    int size() {
+        return threads.size();
+    }
+
+    // ---- the read operation as an FFM upcall ----
+
+    private static void installReadUpcall(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
+        MethodHandle target = MethodHandles.lookup().findStatic(FuseWorkers.class, "read",
+                MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
+                        long.class, MemorySegment.class)).bindTo(fs);
+        MemorySegment stub = LINKER.upcallStub(target, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena);
+        ops.set(ADDR, READ_SLOT, stub);
+    }
+
+    /** {@code int read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)}; never throws. */
+    private static int read(ModelFs fs, MemorySegment path, MemorySegment buf, long size, long offset, MemorySegment fi) {
+        try {
+            long fh = fi.reinterpret(FI_FH + 8).get(LONG, FI_FH);
+            return fs.readHandle(fh, buf.reinterpret(size), offset, path);
+        } catch (Throwable t) {
+            return fs.readFailed(path, t);
+        }
+    }
+}
