@@ -145,7 +145,7 @@ final class Nfs3Program implements RpcDispatchable {
         }
         return new Failure(switch (f.errno()) {
             case ENOENT -> Nfs3.ERR_NOENT;
-            case EIO -> Nfs3.ERR_IO;
+            default -> Nfs3.ERR_IO;     // EIO, and any errno added later until it gets its own status
         });
     }
 
