@@ -174,6 +174,19 @@ class NfsServerTest {
     }
 
     @Test
+    void brokenModelsFailAloneWithNoentOrIo() throws Exception {
+        try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+            byte[] root = c.mount("/").fh();
+            assertEquals(2, c.read(c.walk(root, "missing-blob/model.gguf"), 0, 4096).status(), "missing blob: NFS3ERR_NOENT");
+            assertEquals(2, c.read(c.walk(root, "st-missing/tensors/b.weight.safetensors"), 0, 4096).status(),
+                    "missing tensor blob: NFS3ERR_NOENT");
+            assertEquals(5, c.read(c.walk(root, "truncated/model.gguf"), 0, 4096).status(), "blob of the wrong size: NFS3ERR_IO");
+            assertEquals(0, c.read(c.walk(root, WHOLE_BLOB), 0, 4096).status(), "other models still read");
+            assertEquals(2, c.lookup(root, "no-such-model").status(), "NFS3ERR_NOENT for a name that does not exist");
+        }
+    }
+
+    @Test
     void writesCreatesRemovesAndRenamesAreRefusedReadOnly(@TempDir Path tmp) throws Exception {
         try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
             byte[] root = c.mount("/").fh();

@@ -1,6 +1,5 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.DirNode;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.Node;
 import java.io.IOException;
@@ -106,9 +105,5 @@ final class Wire {
         if (n != null) {
             fattr3(out, n, owner);
         }
-    }
-
-    static boolean isDir(Node n) {
-        return n instanceof DirNode;
     }
 }
