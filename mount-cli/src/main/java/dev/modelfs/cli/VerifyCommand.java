@@ -171,8 +171,10 @@ final class VerifyCommand implements Callable<Integer> {
             }
             bad += status.equals("intact") ? 0 : 1;
         }
-        System.out.printf("%d models, %d of them with problems; %d blobs, %s hashed%n", report.get("models").size(), bad,
-                report.get("blobsChecked").asInt(), SizeConverter.human(report.get("bytesChecked").asLong()));
+        int n = report.get("models").size();
+        int blobs = report.get("blobsChecked").asInt();
+        System.out.printf("%d model%s, %d of them with problems; %d blob%s, %s hashed%n", n, n == 1 ? "" : "s", bad,
+                blobs, blobs == 1 ? "" : "s", SizeConverter.human(report.get("bytesChecked").asLong()));
     }
 
     /** A progress bar on stderr, drawn only when the console is a terminal; closing it erases it. */
