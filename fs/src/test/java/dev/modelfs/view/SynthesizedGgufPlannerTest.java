@@ -172,7 +172,7 @@ class SynthesizedGgufPlannerTest {
             MlxParts parts = new MlxParts(t);
             RowSource.Repack src = new RowSource.Repack(parts, rowElems, kind);
             MemorySegment out = Arena.ofAuto().allocate(rows * src.outRowBytes());
-            src.write(List.of(blob), 0, rows, out, 0);
+            src.write(List.of(blob), 0, rows, null, out);
             GgmlType type = GgmlType.valueOf(kind.name());
             MemorySegment got = Arena.ofAuto().allocate(4L * rows * rowElems);
             GgmlDequantizers.forType(type).dequantize(out, 0, got, 0, (long) rows * rowElems / type.blockElements());
