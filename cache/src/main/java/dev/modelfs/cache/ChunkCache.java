@@ -14,8 +14,8 @@ import java.util.function.Consumer;
  * total bytes, with reference counts so a chunk evicted while a reader copies from it is recycled only
  * after that reader lets go.
  *
- * <p>Invariants: a chunk's bytes are immutable once published; the sum of cached chunk sizes stays
- * within {@code maxBytes} (Caffeine's weighted eviction, amortized); a chunk is computed at most once
+ * <p>Invariants: a chunk's bytes are immutable once published; the sum of the buffers of cached chunks
+ * (a small chunk still holds a whole pooled buffer) stays within {@code maxBytes} (Caffeine's weighted eviction, amortized); a chunk is computed at most once
  * at a time per key (concurrent readers of the same chunk wait for one computation); buffers of at
  * most {@link #BUFFER_BYTES} come from a pool and go back to it when the cache and every reader have
  * released them, so native memory stays near {@code maxBytes} plus the chunks readers hold, and is
@@ -85,7 +85,7 @@ public final class ChunkCache implements AutoCloseable {
     public ChunkCache(long maxBytes) {
         this.cache = Caffeine.newBuilder()
                 .maximumWeight(Math.max(0, maxBytes))
-                .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes.byteSize()))
+                .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.buffer.byteSize()))   // memory held, not chunk length
                 .executor(Runnable::run)
                 .removalListener((Key k, Chunk v, RemovalCause cause) -> {
                     if (v != null) {

@@ -35,6 +35,22 @@ class ChunkCacheTest {
     }
 
     @Test
+    void tinyChunksAreWeighedByTheBufferTheyHoldSoTheBoundIsNativeMemory() {
+        // 20,000 tensors of a few bytes each once held 20 GiB of 1 MiB buffers under a 512 MiB bound.
+        try (ChunkCache c = new ChunkCache(4 * ChunkCache.BUFFER_BYTES)) {
+            int n = 64;
+            for (int i = 0; i < n; i++) {
+                c.acquire(new ChunkCache.Key(9, i), 8, s -> fillWith(s, (byte) 1)).release();
+            }
+            int cached = 0;
+            for (int i = 0; i < n; i++) {
+                cached += c.contains(new ChunkCache.Key(9, i)) ? 1 : 0;
+            }
+            assertTrue(cached >= 1 && cached <= 4, cached + " tiny chunks cached; 4 buffers fit the bound");
+        }
+    }
+
+    @Test
     void aHeldChunkKeepsItsBytesAfterEvictionAndItsBufferIsRecycledOnlyAfterRelease() {
         try (ChunkCache c = new ChunkCache(ChunkCache.BUFFER_BYTES)) {          // room for one chunk
             ChunkCache.Chunk a = c.acquire(new ChunkCache.Key(1, 0), ChunkCache.BUFFER_BYTES, s -> fillWith(s, (byte) 1));
