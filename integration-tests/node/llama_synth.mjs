@@ -1,10 +1,10 @@
 // llama.cpp (node-llama-cpp, CPU build) as the client of synthesized GGUF files: for each job of the
-// JSON file given as argv[2] ([{file, texts, prompt, n, nVocab}]) loads the file, tokenizes every text (no
-// special tokens, no BOS), reads the chat template and continues the prompt greedily for n tokens
-// (end-of-generation tokens forbidden).
+// JSON file given as argv[2] ([{file, texts, prompt, n}]) loads the file, tokenizes every text (no
+// special tokens, no BOS), reads the chat template and continues the prompt greedily for at most n tokens
+// (node-llama-cpp stops early at an end-of-generation token).
 // Prints one JSON line per job: {file, tokenized, chatTemplate, tokens} or {file, error}.
 import {readFileSync} from "node:fs";
-import {getLlama, LlamaLogLevel, TokenBias} from "node-llama-cpp";
+import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 const jobs = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
 for (const job of jobs) {
@@ -15,12 +15,7 @@ for (const job of jobs) {
     const ctx = await model.createContext({contextSize: 64, batchSize: 64, threads: 1});
     const seq = ctx.getSequence();
     const tokens = [];
-    // random tiny models often pick an end-of-generation token first: forbid those (same for every file)
-    const bias = new TokenBias(model.tokenizer);
-    for (let id = 0; id < job.nVocab; id++) {
-      if (model.isEogToken(id)) bias.set(id, "never");
-    }
-    for await (const t of seq.evaluate(job.prompt, {temperature: 0, tokenBias: bias})) {
+    for await (const t of seq.evaluate(job.prompt, {temperature: 0})) {
       tokens.push(t);
       if (tokens.length === job.n) break;
     }

@@ -11,7 +11,7 @@ import java.util.List;
  *
  * <p>Invariants: output length {@code rows * source.outRowBytes()}; chunks hold whole rows
  * ({@code rowsPerChunk}, at least one), so a chunk reads only the source rows under it; without a
- * permutation consecutive rows are converted in one call.
+ * permutation consecutive rows are converted as one run.
  */
 final class RowConverted extends ConvertedData {
     private final RowSource source;
@@ -49,15 +49,7 @@ final class RowConverted extends ConvertedData {
     @Override
     public void compute(long chunk, List<MemorySegment> blobs, MemorySegment dst) {
         long first = chunk * rowsPerChunk;
-        long n = Math.min(rowsPerChunk, rows - first);
-        if (permutation == null) {
-            source.write(blobs, first, n, dst, 0);
-            return;
-        }
-        long rb = source.outRowBytes();
-        for (long i = 0; i < n; i++) {
-            source.write(blobs, permutation.hfRowOf((int) (first + i)), 1, dst, i * rb);
-        }
+        source.write(blobs, first, Math.min(rowsPerChunk, rows - first), permutation, dst);
     }
 
     @Override

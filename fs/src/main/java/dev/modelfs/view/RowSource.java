@@ -1,5 +1,6 @@
 package dev.modelfs.view;
 
+import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.StoredTensor;
@@ -8,6 +9,7 @@ import dev.modelfs.quant.FloatCasts;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxMode;
+import dev.modelfs.quant.mlx.MlxTensorData;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -19,7 +21,8 @@ import java.util.List;
  * quantized row is whole groups and every output row whole GGUF blocks.
  *
  * <p>Invariants: {@link #write} writes exactly {@code count * outRowBytes()} bytes and reads only
- * the source rows {@code [srcRow, srcRow + count)}; it allocates nothing (scratch is per thread).
+ * the source rows of the output rows it writes; per call it allocates at most the small view of the
+ * tensor's mapped pieces (scratch is per thread), whatever the permutation.
  * Re-packing sources (MXFP4, NVFP4, Q4_1) copy codes and scales bit for bit (docs/FORMATS.md §7.5).
  */
 sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource.Repack {
@@ -32,8 +35,16 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
     /** The blobs read, in the order {@link #write} receives them mapped. */
     List<BlobRef> blobs();
 
-    /** Writes source rows {@code [srcRow, srcRow+count)} to {@code dst@dstOff}. */
-    void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff);
+    /**
+     * Writes output rows {@code [first, first+count)} to the start of {@code dst}; output row {@code r}
+     * is source row {@code r}, or {@code permutation.hfRowOf(r)} when a permutation is given.
+     */
+    void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst);
+
+    /** The source row of output row {@code r}. */
+    static long sourceRow(QkPermutation permutation, long r) {
+        return permutation == null ? r : permutation.hfRowOf((int) r);
+    }
 
     /** An unquantized float tensor: copied when {@code out} is its own type, else cast (one rounding). */
     record Plain(StoredTensor s, long rowElems, OutputType out, BlockDequantizer deq, int inBytes) implements RowSource {
@@ -54,16 +65,22 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
         }
 
         @Override
-        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
-            long from = s.bytes().offset() + srcRow * rowElems * inBytes;
-            long elems = count * rowElems;
+        public void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst) {
+            MemorySegment src = blobs.getFirst();
+            long rowIn = rowElems * inBytes;
+            long runs = permutation == null ? 1 : count;          // without a permutation: one run of count rows
+            long rowsPerRun = permutation == null ? count : 1;
             if (s.dtype() == out.dtype) {
-                MemorySegment.copy(blobs.getFirst(), from, dst, dstOff, elems * inBytes);
+                for (long i = 0; i < runs; i++) {
+                    MemorySegment.copy(src, s.bytes().offset() + sourceRow(permutation, first + i) * rowIn, dst, i * rowIn, rowsPerRun * rowIn);
+                }
                 return;
             }
-            MemorySegment f32 = Scratch.f32(elems * 4);
-            deq.dequantize(blobs.getFirst(), from, f32, 0, elems);
-            out.narrowInto(f32, elems, dst.asSlice(dstOff));
+            MemorySegment f32 = Scratch.f32(count * rowElems * 4);
+            for (long i = 0; i < runs; i++) {
+                deq.dequantize(src, s.bytes().offset() + sourceRow(permutation, first + i) * rowIn, f32, i * rowElems * 4, rowsPerRun * rowElems);
+            }
+            out.narrowInto(f32, count * rowElems, dst);
         }
     }
 
@@ -84,11 +101,16 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
         }
 
         @Override
-        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
-            long elems = count * groupsPerRow * parts.t.quant().groupSize();
-            MemorySegment f32 = Scratch.f32(elems * 4);
-            deq.dequantize(parts.data(blobs), srcRow * groupsPerRow, count * groupsPerRow, f32, 0);
-            out.narrowInto(f32, elems, dst.asSlice(dstOff));
+        public void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst) {
+            long rowElems = groupsPerRow * parts.t.quant().groupSize();
+            MemorySegment f32 = Scratch.f32(count * rowElems * 4);
+            MlxTensorData data = parts.data(blobs);
+            long runs = permutation == null ? 1 : count;
+            long rowsPerRun = permutation == null ? count : 1;
+            for (long i = 0; i < runs; i++) {
+                deq.dequantize(data, sourceRow(permutation, first + i) * groupsPerRow, rowsPerRun * groupsPerRow, f32, i * rowElems * 4);
+            }
+            out.narrowInto(f32, count * rowElems, dst);
         }
     }
 
@@ -135,18 +157,26 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
         }
 
         @Override
-        public void write(List<MemorySegment> blobs, long srcRow, long count, MemorySegment dst, long dstOff) {
+        public void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst) {
+            MemorySegment out = Scratch.narrow(count * outRowBytes());
+            for (long i = 0; i < count; i++) {
+                row(blobs, sourceRow(permutation, first + i), out, i * outRowBytes());
+            }
+            MemorySegment.copy(out, 0, dst, 0, count * outRowBytes());
+        }
+
+        /** Re-packs source row {@code srcRow} into {@code out@at}. */
+        private void row(List<MemorySegment> blobs, long srcRow, MemorySegment out, long at) {
             MemorySegment codes = blobs.get(parts.codesIdx);
             MemorySegment scales = blobs.get(parts.scalesIdx);
             int g = parts.t.quant().groupSize();
-            long blocks = count * (rowElems / kind.blockElems);
+            long blocks = rowElems / kind.blockElems;
             long firstElem = srcRow * rowElems;
             long codeBase = parts.t.main().bytes().offset() + firstElem / 2;
             long firstGroup = firstElem / g;
             long scaleBase = parts.t.scale().bytes().offset();
-            MemorySegment out = Scratch.narrow(blocks * kind.blockBytes);
             for (long b = 0; b < blocks; b++) {
-                long o = b * kind.blockBytes;
+                long o = at + b * kind.blockBytes;
                 long c = codeBase + b * kind.blockElems / 2;
                 switch (kind) {
                     case MXFP4 -> {
@@ -167,7 +197,6 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
                     }
                 }
             }
-            MemorySegment.copy(out, 0, dst, dstOff, blocks * kind.blockBytes);
         }
 
         private short f16(MemorySegment seg, long base, long index) {

@@ -216,4 +216,34 @@ class ArchMappingTest {
         JsonNode bl = JSON.readTree("{\"model\":{\"type\":\"BPE\"},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}");
         assertEquals(Optional.of(TokenizerTables.TokenizerModel.GPT2), TokenizerTables.TokenizerModel.fromHf(bl));
     }
+
+    @Test
+    void tokenizerKvsOfAByteFallbackBpe() throws Exception {
+        JsonNode tok = JSON.readTree("""
+                {"model":{"type":"BPE","byte_fallback":true,"vocab":{"<unk>":0,"<s>":1,"</s>":2,"<0x0A>":3,"a":4,"b":5,"ab":6,"abb":7},
+                 "merges":["a b","ab b"]},
+                 "added_tokens":[{"id":0,"content":"<unk>","special":true},{"id":1,"content":"<s>","special":true},
+                                 {"id":2,"content":"</s>","special":true}]}""");
+        JsonNode tc = JSON.readTree("{\"bos_token\":\"<s>\",\"eos_token\":{\"content\":\"</s>\"},\"add_bos_token\":true,\"chat_template\":\"{{x}}\"}");
+        Map<String, GgufKv> kv = TokenizerKvs.of(tok, tc, null, 9).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals("llama", kv.get("tokenizer.ggml.model").value());
+        assertFalse(kv.containsKey("tokenizer.ggml.pre"));
+        assertEquals(List.of("<unk>", "<s>", "</s>", "<0x0A>", "a", "b", "ab", "abb", "[PAD8]"),
+                ((dev.modelfs.format.gguf.GgufArray) kv.get("tokenizer.ggml.tokens").value()).values());
+        assertEquals(List.of(0f, 0f, 0f, 0f, 0f, 0f, -1f, -2f, 0f),
+                ((dev.modelfs.format.gguf.GgufArray) kv.get("tokenizer.ggml.scores").value()).values());
+        assertEquals(List.of(3, 3, 3, 6, 1, 1, 1, 1, 5),
+                ((dev.modelfs.format.gguf.GgufArray) kv.get("tokenizer.ggml.token_type").value()).values());
+        assertEquals(1, kv.get("tokenizer.ggml.bos_token_id").value());
+        assertEquals(2, kv.get("tokenizer.ggml.eos_token_id").value());
+        assertEquals(true, kv.get(TokenizerTables.ADD_BOS).value());
+        assertEquals("{{x}}", kv.get(TokenizerTables.CHAT_TEMPLATE).value());
+        JsonNode dup = JSON.readTree("""
+                {"model":{"type":"BPE","byte_fallback":true,"vocab":{"a":0,"b":1},"merges":[]},
+                 "added_tokens":[{"id":2,"content":"a","special":false}]}""");
+        assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(dup, null, null, 3));
+        assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(tok, null, null, 7), "id 7 beyond vocab 7");
+        JsonNode wordLevel = JSON.readTree("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{}}}");
+        assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(wordLevel, null, null, 3));
+    }
 }
