@@ -12,7 +12,6 @@ import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.model.LogicalTensor;
-import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.mlx.MlxMode;
 import dev.modelfs.quant.mlx.MlxQuant;
 import java.util.ArrayList;
@@ -128,8 +127,10 @@ public final class SynthesizedGgufPlanner {
 
     /** The outcome for one component. */
     public sealed interface Result {
+        /** The component ({@code ""} for the model directory itself). */
         String component();
 
+        /** The file can be synthesized as {@code plan} says. */
         record Planned(Plan plan) implements Result {
             @Override
             public String component() {
@@ -137,6 +138,7 @@ public final class SynthesizedGgufPlanner {
             }
         }
 
+        /** No GGUF for {@code component}; {@code reason} is one line for the log and {@code modelfs show}. */
         record Refused(String component, String reason) implements Result {}
     }
 
@@ -157,18 +159,6 @@ public final class SynthesizedGgufPlanner {
         } catch (IllegalArgumentException | ArithmeticException e) {
             return new Result.Refused(component, e.getMessage());
         }
-    }
-
-    /** Convenience: the plans of every component of a safetensors table that has a config.json. */
-    public static List<Result> planAll(ModelTable.Safetensors model, java.util.function.Function<String, Inputs> inputs,
-                                       Predicate<LogicalTensor> f16Exact) {
-        List<Result> out = new ArrayList<>();
-        model.table().byComponent().forEach((component, tensors) -> {
-            if (model.configs().get(component) != null) {
-                out.add(plan(component, tensors, inputs.apply(component), f16Exact));
-            }
-        });
-        return out;
     }
 
     private static Plan planOrThrow(String component, List<LogicalTensor> tensors, Inputs in, Predicate<LogicalTensor> f16Exact) {
