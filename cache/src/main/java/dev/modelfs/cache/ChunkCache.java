@@ -15,9 +15,10 @@ import java.util.function.Consumer;
  * after that reader lets go.
  *
  * <p>Invariants: a chunk's bytes are immutable once published; the sum of the buffers of cached chunks
- * (a small chunk still holds a whole pooled buffer) stays within {@code maxBytes} (Caffeine's weighted eviction, amortized); a chunk is computed at most once
+ * (a chunk holds a pooled buffer of the smallest of three size classes, 4 KiB, 64 KiB and 1 MiB,
+ * that fits it) stays within {@code maxBytes} (Caffeine's weighted eviction, amortized); a chunk is computed at most once
  * at a time per key (concurrent readers of the same chunk wait for one computation); buffers of at
- * most {@link #BUFFER_BYTES} come from a pool and go back to it when the cache and every reader have
+ * most {@link #BUFFER_BYTES} come from per-class pools and go back to it when the cache and every reader have
  * released them, so native memory stays near {@code maxBytes} plus the chunks readers hold, and is
  * not on the Java heap (no garbage, no heap growth while streaming); {@link #close()} frees it all.
  */
@@ -77,12 +78,19 @@ public final class ChunkCache implements AutoCloseable {
         }
     }
 
+    /** Buffer size classes, smallest first: a chunk gets the smallest class that holds it. */
+    private static final long[] CLASS_BYTES = {4 << 10, 64 << 10, BUFFER_BYTES};
+
     private final Cache<Key, Chunk> cache;
     private final Arena arena = Arena.ofShared();
-    private final ConcurrentLinkedQueue<MemorySegment> pool = new ConcurrentLinkedQueue<>();
+    @SuppressWarnings("unchecked")
+    private final ConcurrentLinkedQueue<MemorySegment>[] pools = new ConcurrentLinkedQueue[CLASS_BYTES.length];
     private volatile boolean closed;
 
     public ChunkCache(long maxBytes) {
+        for (int i = 0; i < pools.length; i++) {
+            pools[i] = new ConcurrentLinkedQueue<>();
+        }
         this.cache = Caffeine.newBuilder()
                 .maximumWeight(Math.max(0, maxBytes))
                 .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.buffer.byteSize()))   // memory held, not chunk length
@@ -137,13 +145,27 @@ public final class ChunkCache implements AutoCloseable {
         if (length > BUFFER_BYTES) {
             return Arena.ofAuto().allocate(length, 64);     // never happens for 1 MiB chunks; freed by the GC
         }
-        MemorySegment b = pool.poll();
-        return b != null ? b : arena.allocate(BUFFER_BYTES, 4096);
+        int c = sizeClass(length);
+        MemorySegment b = pools[c].poll();
+        return b != null ? b : arena.allocate(CLASS_BYTES[c], Math.min(4096, CLASS_BYTES[c]));
+    }
+
+    private static int sizeClass(long length) {
+        int c = 0;
+        while (CLASS_BYTES[c] < length) {
+            c++;
+        }
+        return c;
     }
 
     private void recycle(MemorySegment buf) {
-        if (buf.byteSize() == BUFFER_BYTES && !closed) {
-            pool.offer(buf);
+        if (!closed) {
+            for (int c = 0; c < CLASS_BYTES.length; c++) {
+                if (buf.byteSize() == CLASS_BYTES[c]) {
+                    pools[c].offer(buf);
+                    return;
+                }
+            }
         }
     }
 
@@ -153,7 +175,9 @@ public final class ChunkCache implements AutoCloseable {
         if (!closed) {
             cache.invalidateAll();
             closed = true;
-            pool.clear();
+            for (ConcurrentLinkedQueue<MemorySegment> p : pools) {
+                p.clear();
+            }
             arena.close();
         }
     }

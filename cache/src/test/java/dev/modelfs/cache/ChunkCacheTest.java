@@ -36,8 +36,9 @@ class ChunkCacheTest {
 
     @Test
     void tinyChunksAreWeighedByTheBufferTheyHoldSoTheBoundIsNativeMemory() {
-        // 20,000 tensors of a few bytes each once held 20 GiB of 1 MiB buffers under a 512 MiB bound.
-        try (ChunkCache c = new ChunkCache(4 * ChunkCache.BUFFER_BYTES)) {
+        // 20,000 tensors of a few bytes each once held 20 GiB of 1 MiB buffers under a 512 MiB bound;
+        // a chunk of 8 bytes now holds a 4 KiB buffer, and is weighed as such.
+        try (ChunkCache c = new ChunkCache(4 * 4096)) {
             int n = 64;
             for (int i = 0; i < n; i++) {
                 c.acquire(new ChunkCache.Key(9, i), 8, s -> fillWith(s, (byte) 1)).release();
