@@ -3,7 +3,7 @@
 
 MODELFS_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODELFS_JAR="$MODELFS_TOP/mount-cli/target/modelfs.jar"
-MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow)
+MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m)
 
 say() { printf 'modelfs: %s\n' "$*" >&2; }
 die() { say "$*"; exit 2; }

@@ -234,7 +234,7 @@ def main():
         blobs = build_store(store, a.mib)
         with open(os.path.join(a.work, "blobs.json"), "w") as f:
             json.dump(blobs, f)
-    flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow").split()
+    flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m").split()
     proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--cache-size", a.cache_size, mnt],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     subprocess.run(["bindfs", "-r", "-o", "kernel_cache", os.path.join(store, "blobs"), bmnt], check=True)

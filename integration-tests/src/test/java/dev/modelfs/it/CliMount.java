@@ -31,7 +31,7 @@ final class CliMount implements AutoCloseable {
 
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-jar", Env.cliJar().toString()));
+                "--sun-misc-unsafe-memory-access=allow", "-Xms32m", "-jar", Env.cliJar().toString()));
         cmd.addAll(List.of(args));
         return cmd;
     }
