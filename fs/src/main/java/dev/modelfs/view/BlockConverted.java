@@ -24,9 +24,7 @@ public final class BlockConverted extends UnitConverted {
         this.srcOffset = srcOffset;
         this.deq = deq;
         this.what = what;
-        if (srcOffset < 0 || Math.addExact(srcOffset, Math.multiplyExact(blocks, (long) deq.blockBytes())) > blob.expectedSize()) {
-            throw new IllegalArgumentException(what + ": tensor data outside its blob");
-        }
+        requireInBlob(blob, srcOffset, Math.multiplyExact(blocks, (long) deq.blockBytes()), what);
     }
 
     @Override

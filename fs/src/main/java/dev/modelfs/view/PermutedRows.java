@@ -33,10 +33,7 @@ public final class PermutedRows extends UnitConverted {
         this.deq = deq;
         this.sourceRow = sourceRow;
         this.what = what;
-        if (srcOffset < 0 || Math.addExact(srcOffset, Math.multiplyExact(Math.multiplyExact(rows, rowBlocks), (long) deq.blockBytes()))
-                > blob.expectedSize()) {
-            throw new IllegalArgumentException(what + ": tensor data outside its blob");
-        }
+        requireInBlob(blob, srcOffset, Math.multiplyExact(Math.multiplyExact(rows, rowBlocks), (long) deq.blockBytes()), what);
     }
 
     @Override

@@ -28,6 +28,13 @@ public abstract sealed class UnitConverted extends ConvertedData permits BlockCo
         this.unitsPerChunk = Math.max(1, CHUNK_TARGET / ((long) unitElements * out.bytes));
     }
 
+    /** Requires {@code bytes} source bytes at {@code offset} to lie inside {@code blob}. */
+    static void requireInBlob(BlobRef blob, long offset, long bytes, String what) {
+        if (offset < 0 || Math.addExact(offset, bytes) > blob.expectedSize()) {
+            throw new IllegalArgumentException(what + ": tensor data outside its blob");
+        }
+    }
+
     /** The output type. */
     public final OutputType out() {
         return out;

@@ -80,6 +80,21 @@ final class CliMount implements AutoCloseable {
         return Files.readString(log);
     }
 
+    /**
+     * Runs a Python checker from integration-tests/python on this mount ({@code script mountpoint args...})
+     * and requires exit 0 and its summary line {@code N passed, 0 failed}; failures show the checker's
+     * output and the mount's log.
+     */
+    Env.Run requireChecker(long timeoutSeconds, String script, String... args) throws IOException, InterruptedException {
+        List<String> all = new ArrayList<>(List.of(mountpoint.toString()));
+        all.addAll(List.of(args));
+        Env.Run r = Env.python(timeoutSeconds, script, all.toArray(String[]::new));
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), script + " failed:\n" + r.output() + "\nmount log:\n" + log());
+        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        return r;
+    }
+
     /** SIGTERM, then require exit 0 and an unmounted mount point. */
     @Override
     public void close() throws IOException, InterruptedException {

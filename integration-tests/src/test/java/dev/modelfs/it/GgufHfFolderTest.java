@@ -33,10 +33,7 @@ class GgufHfFolderTest {
 
     @Test
     void transformersLoadsGgufModelFoldersLikeTheirHuggingFaceSources() throws Exception {
-        Env.Run r = Env.python(900, "check_hf_gguf.py", mount.mountpoint.toString(), Fixture.dir().toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "check_hf_gguf.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(900, "check_hf_gguf.py", Fixture.dir().toString());
     }
 
     @Test

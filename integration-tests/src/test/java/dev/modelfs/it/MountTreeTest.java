@@ -49,26 +49,17 @@ class MountTreeTest {
 
     @Test
     void pythonTreeCheckerPasses() throws Exception {
-        Env.Run r = Env.python(600, "check_tree.py", mount.mountpoint.toString(), Fixture.dir().toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "check_tree.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(600, "check_tree.py", Fixture.dir().toString());
     }
 
     @Test
     void pythonViewsCheckerPassesWithSafetensorsAndGgufPy() throws Exception {
-        Env.Run r = Env.python(900, "check_views.py", mount.mountpoint.toString(), Fixture.dir().toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "check_views.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(900, "check_views.py", Fixture.dir().toString());
     }
 
     @Test
     void transformersLoadsTheFp32VariantWithTheOriginalLogits() throws Exception {
-        Env.Run r = Env.python(900, "check_llama_e2e.py", mount.mountpoint.toString(), Fixture.dir().toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "check_llama_e2e.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(900, "check_llama_e2e.py", Fixture.dir().toString());
     }
 
     /**

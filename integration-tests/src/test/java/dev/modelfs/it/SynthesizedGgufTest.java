@@ -49,20 +49,14 @@ class SynthesizedGgufTest {
 
     @Test
     void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
-        Env.Run r = Env.python(900, "check_synth_gguf.py", mount.mountpoint.toString(), out.toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "check_synth_gguf.py failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(900, "check_synth_gguf.py", out.toString());
     }
 
     @Test
     void llamaCppLoadsTokenizesAndGeneratesLikeTheReference() throws Exception {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
-        Env.Run r = Env.python(1200, "check_synth_gguf.py", mount.mountpoint.toString(), out.toString(), "--llama", node.toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "llama.cpp checks failed:\n" + r.output() + "\nmount log:\n" + mount.log());
-        assertTrue(r.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), r.output());
+        mount.requireChecker(1200, "check_synth_gguf.py", out.toString(), "--llama", node.toString());
     }
 
     @Test
