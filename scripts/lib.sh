@@ -91,8 +91,13 @@ ensure_node_client() {
   local want; want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "installing the llama.cpp test client (npm install in integration-tests/node)…"
-    (cd "$dir" && NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install --omit=optional --no-save --no-audit --no-fund) >&2 \
-      || die "npm install failed in $dir (llama.cpp client for the tests)"
+    local try
+    for try in 1 2 3; do      # the registry sometimes drops a connection (EIDLETIMEOUT): try again
+      (cd "$dir" && NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install --omit=optional --no-save --no-audit --no-fund \
+          --prefer-offline --fetch-retries=5 --fetch-retry-mintimeout=5000 --fetch-timeout=120000) >&2 && break
+      [ "$try" = 3 ] && die "npm install failed 3 times in $dir (llama.cpp client for the tests)"
+      say "npm install failed (try $try of 3); retrying in 10 s…"; sleep 10
+    done
     echo "$want" > "$stamp"
   fi
 }
