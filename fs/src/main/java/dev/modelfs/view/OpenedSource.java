@@ -194,17 +194,24 @@ public final class OpenedSource implements AutoCloseable {
     }
 
     /** Asks the read-ahead pool for every converted chunk in the window after file offset {@code pos}. */
+    /**
+     * Chunks a miss may ask the read-ahead pool for: the window's worth for 1 MiB chunks, and a bound on the
+     * work (and garbage) per miss when a file is thousands of tiny tensors of one chunk each.
+     */
+    private static final int AHEAD_CHUNKS_PER_MISS = 32;
+
     private void requestAhead(long pos) {
         long until = Math.min(source.size(), pos + readAhead.windowBytes());
         if (until <= pos) {
             return;
         }
-        for (int i = source.segmentAt(pos); i < source.segmentCount() && source.start(i) < until; i++) {
+        int budget = AHEAD_CHUNKS_PER_MISS;      // files of many tiny tensors: O(1) work per miss, not O(window)
+        for (int i = source.segmentAt(pos); i < source.segmentCount() && source.start(i) < until && budget > 0; i++) {
             if (source.segment(i) instanceof Segment.Converted conv) {
                 ConvertedData d = conv.data();
                 long from = Math.max(pos, source.start(i)) - source.start(i);
                 long to = Math.min(until - source.start(i), d.length());
-                for (long ch = from / d.chunkBytes(); ch * d.chunkBytes() < to; ch++) {
+                for (long ch = from / d.chunkBytes(); ch * d.chunkBytes() < to && budget > 0; ch++, budget--) {
                     readAhead.request(this, d, ch, chunks);
                 }
             }
