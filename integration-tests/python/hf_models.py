@@ -3,7 +3,7 @@
     import hf_models as H
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
-    H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe")
+    H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3")
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -12,7 +12,7 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- qwen2/qwen3/qwen3moe/phi3: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos.
@@ -31,7 +31,7 @@ import json
 import os
 import sys
 
-KINDS = ("llama", "qwen2", "qwen3", "qwen3moe")
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -144,13 +144,15 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return T.Qwen3MoeConfig(**common, head_dim=32, num_experts=4, num_experts_per_tok=2,
                                 moe_intermediate_size=64, decoder_sparse_step=1, norm_topk_prob=True,
                                 rope_theta=1000000.0)
+    if kind == "phi3":   # fused qkv_proj / gate_up_proj; original_max_position_embeddings = the context
+        return T.Phi3Config(**common, rope_theta=10000.0, original_max_position_embeddings=512)
     raise ValueError(kind)
 
 
 def model_class(kind: str):
     import transformers as T
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
-            "qwen3moe": T.Qwen3MoeForCausalLM}[kind]
+            "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):

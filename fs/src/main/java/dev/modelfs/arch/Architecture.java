@@ -23,7 +23,13 @@ public enum Architecture {
     /** Qwen3 dense (q_norm/k_norm, no biases, NeoX RoPE). */
     QWEN3("qwen3", List.of("Qwen3ForCausalLM"), List.of("qwen3"), false, true, false),
     /** Qwen3 MoE (stacked experts, router {@code ffn_gate_inp}). */
-    QWEN3MOE("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), false, true, true);
+    QWEN3MOE("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), false, true, true),
+    /**
+     * Phi-3 / Phi-4 mini: fused {@code qkv_proj} ({@code attn_qkv}) and {@code gate_up_proj} ({@code ffn_up},
+     * gate rows first) kept fused on both sides, NeoX RoPE. GGUF → HF only (the synthesized GGUF view of
+     * safetensors models refuses it, {@link #servesSynthesizedGguf}).
+     */
+    PHI3("phi3", List.of("Phi3ForCausalLM"), List.of("phi3"), false, false, false);
 
     private final String ggufName;
     private final List<String> hfArchitectures;
@@ -80,6 +86,17 @@ public enum Architecture {
     /** Whether the feed-forward is a mixture of experts (stacked {@code ffn_*_exps}). */
     public boolean isMoe() {
         return moe;
+    }
+
+    /**
+     * Why the synthesized GGUF view of a safetensors model of this architecture is refused, or empty when
+     * it is served (docs/SEMANTICS.md: only the architectures tested end to end in that direction).
+     */
+    public Optional<String> synthesizedGgufRefusal() {
+        return this == PHI3
+                ? Optional.of(hfArchitecture() + ": the GGUF view of phi3 safetensors models is not tested end to end, "
+                        + "so modelfs does not serve it (the Hugging Face folder of phi3 GGUF models is)")
+                : Optional.empty();
     }
 
     /** The architecture with this {@code general.architecture}, if supported. */

@@ -61,7 +61,13 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int heads = positive(m, p + "attention.head_count");
         int headsKv = (int) (long) m.integer(p + "attention.head_count_kv", (long) heads);
         int hidden = positive(m, p + "embedding_length");
-        int headDim = (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+        int headDim = arch == Architecture.PHI3
+                ? (int) (long) m.integer(p + "attention.key_length", (long) hidden / heads)
+                : (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+        if (arch == Architecture.PHI3 && (g.tensor("rope_factors_long.weight") != null || g.tensor("rope_factors_short.weight") != null)) {
+            throw new HfUnsupported("phi3 with longrope scaling (rope_factors_long/short, the 128k variants) is not supported: "
+                    + "modelfs does not rebuild rope_scaling long_factor/short_factor");
+        }
         List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
         ObjectNode llama3 = g.tensor(ROPE_FREQS) == null ? null : Llama3Rope.scaling(m, arch, ropeFreqs, headDim);
 
@@ -98,6 +104,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         }
         if (arch == Architecture.LLAMA) {
             c.put("mlp_bias", false);
+        }
+        if (arch == Architecture.PHI3) {
+            phi3(c, m, p, hidden, heads, headDim);
         }
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
@@ -161,6 +170,28 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null));
         }
         return out;
+    }
+
+    /**
+     * Phi-3's fields besides the plain ones: {@code original_max_position_embeddings}
+     * ({@code rope.scaling.original_context_length}), {@code partial_rotary_factor} (rope dimensions over
+     * head dimension), {@code sliding_window} (llama.cpp writes 0 for none).
+     */
+    private static void phi3(ObjectNode c, GgufMeta m, String p, int hidden, int heads, int headDim) {
+        c.remove("rope_scaling");
+        c.remove("attention_bias");
+        Long orig = m.integer(p + "rope.scaling.original_context_length", null);
+        if (orig != null) {
+            c.put("original_max_position_embeddings", orig);
+        }
+        long ropeDims = m.integer(p + "rope.dimension_count", (long) headDim);
+        c.put("partial_rotary_factor", ropeDims == headDim ? 1.0 : (double) (ropeDims * heads) / hidden);
+        long window = m.integer(p + "attention.sliding_window", 0L);
+        if (window > 0) {
+            c.put("sliding_window", window);
+        } else {
+            c.putNull("sliding_window");
+        }
     }
 
     private static int positive(GgufMeta m, String key) {

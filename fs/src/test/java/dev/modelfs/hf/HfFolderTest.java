@@ -51,9 +51,11 @@ class HfFolderTest {
                 strings("tokenizer.ggml.merges", List.of("a b")),
                 kv("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 3)));
         kvs.addAll(extraKvs);
-        List<String> names = new ArrayList<>(List.of("token_embd.weight:64,4", "output_norm.weight:64",
-                "blk.0.attn_norm.weight:64", "blk.0.attn_q.weight:64,64", "blk.0.attn_k.weight:64,32",
-                "blk.0.attn_v.weight:64,32", "blk.0.attn_output.weight:64,64", "blk.0.ffn_norm.weight:64"));
+        List<String> attn = arch.equals("phi3") ? List.of("blk.0.attn_qkv.weight:64,128")
+                : List.of("blk.0.attn_q.weight:64,64", "blk.0.attn_k.weight:64,32", "blk.0.attn_v.weight:64,32");
+        List<String> names = new ArrayList<>(List.of("token_embd.weight:64,4", "output_norm.weight:64", "blk.0.attn_norm.weight:64"));
+        names.addAll(attn);
+        names.addAll(List.of("blk.0.attn_output.weight:64,64", "blk.0.ffn_norm.weight:64"));
         if (!tied) {
             names.add("output.weight:64,4");
         }
@@ -123,6 +125,31 @@ class HfFolderTest {
         assertEquals(per, e2.byteLength());
         assertArrayEquals(new long[] {64, 32}, t.get("model.layers.0.mlp.experts.3.down_proj.weight").shape());
         assertTrue(t.containsKey("model.layers.0.mlp.gate.weight"));
+    }
+
+    @Test
+    void phi3KeepsFusedProjectionsUnpermuted() throws Exception {
+        HfFolder f = HfFolder.of(model("phi3", false, List.of("blk.0.ffn_up.weight:64,256:Q8_0", "blk.0.ffn_down.weight:128,64"),
+                List.of(kv("phi3.rope.dimension_count", GgufValueType.UINT32, 8),
+                        kv("phi3.rope.scaling.original_context_length", GgufValueType.UINT32, 4096),
+                        kv("phi3.attention.sliding_window", GgufValueType.UINT32, 0))));
+        Map<String, HfTensor> t = byName(f);
+        assertEquals(9, t.size());
+        HfTensor qkv = t.get("model.layers.0.self_attn.qkv_proj.weight");
+        assertArrayEquals(new long[] {128, 64}, qkv.shape());
+        assertNull(qkv.sourceRow(), "phi3 rows are not permuted");
+        assertArrayEquals(new long[] {256, 64}, t.get("model.layers.0.mlp.gate_up_proj.weight").shape());
+        assertTrue(t.containsKey("model.layers.0.mlp.down_proj.weight"));
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("Phi3ForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals("phi3", c.get("model_type").asText());
+        assertEquals(16, c.get("head_dim").asInt(), "head_dim is hidden / heads, not the rope dimensions");
+        assertEquals(0.5, c.get("partial_rotary_factor").asDouble());
+        assertEquals(4096, c.get("original_max_position_embeddings").asInt());
+        assertTrue(c.get("sliding_window").isNull(), "llama.cpp's 0 is no sliding window");
+        HfUnsupported longrope = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
+                List.of("rope_factors_long.weight:8", "rope_factors_short.weight:8"), List.of())));
+        assertTrue(longrope.getMessage().contains("longrope"), longrope.getMessage());
     }
 
     @Test
