@@ -27,6 +27,8 @@ import tempfile
 import numpy as np
 
 BIG = dict(hidden_size=256, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=64)
+# Gemma 3: query_pre_attn_scalar = head_dim, the scale llama.cpp uses (a GGUF does not store it)
+GEMMA = dict(BIG, query_pre_attn_scalar=64)
 
 # (ollama model name, tag, hf_models kind, GGUF tensor type, config overrides)
 CASES = [
@@ -42,14 +44,20 @@ CASES = [
     ("hf-qwen3moe", "q8_0", "qwen3moe", "Q8_0", {}),
     ("hf-phi3", "f32", "phi3", "F32", BIG),
     ("hf-phi3", "q8_0", "phi3", "Q8_0", BIG),
+    ("hf-gemma3", "f32", "gemma3", "F32", GEMMA),
+    ("hf-gemma3", "q8_0", "gemma3", "Q8_0", GEMMA),
     ("hf-llama", "spm-scores", "llama", "F16", BIG),
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
 ]
 
-# transformers' own GGUF loader ignores rope_freqs.weight (Llama 3.x rope scaling): no comparison with it
-NO_GGUF_LOADER = {("hf-llama", "rope-llama3")}
+# models not compared with transformers' own GGUF loader, and why
+NO_GGUF_LOADER = {
+    ("hf-llama", "rope-llama3"): "it ignores rope_freqs.weight (Llama 3.x rope scaling)",
+    ("hf-gemma3", "f32"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+    ("hf-gemma3", "q8_0"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+}
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
 # a normal piece's score is minus its id (BPE pieces in merge order), every other token scores 0

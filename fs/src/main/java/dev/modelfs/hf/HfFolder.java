@@ -94,7 +94,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             c.put("num_key_value_heads", headsKv);
         }
         c.put("vocab_size", embd.shape()[0]);
-        c.put("hidden_act", "silu");
+        if (arch != Architecture.GEMMA3) {
+            c.put("hidden_act", "silu");
+        }
         c.put("tie_word_embeddings", g.tensor("output.weight") == null);
         c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
         if (arch == Architecture.QWEN3MOE) {
@@ -108,6 +110,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         if (arch == Architecture.PHI3) {
             phi3(c, m, p, hidden, heads, headDim);
         }
+        if (arch == Architecture.GEMMA3) {
+            Gemma3Config.complete(c, m, p, hidden, heads, headDim);
+        }
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
             for (String[] f : new String[][] {{"bos_token_id", "b"}, {"eos_token_id", "e"}, {"pad_token_id", "p"}}) {
@@ -119,6 +124,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 if (id != null) {
                     c.put(f[0], id);
                     gen.put(f[0], id);
+                } else {
+                    c.putNull(f[0]);   // not the config class's default (Phi3Config's bos is 1)
                 }
             }
         }
@@ -167,7 +174,12 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 }
                 continue;
             }
-            out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null));
+            float shift = TensorNames.storedShift(arch, t.name());
+            if (shift != 0 && (t.type() != dev.modelfs.format.gguf.GgmlType.F32 || t.rank() != 1)) {
+                throw new HfUnsupported("GGUF tensor " + t.name() + " is " + t.type() + " of " + t.rank()
+                        + " dimensions: only a 1-D F32 " + arch.ggufName() + " norm weight can be shifted back by " + shift);
+            }
+            out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
         return out;
     }
@@ -204,8 +216,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     static String unsupported(String arch) {
         if (arch.startsWith("gemma")) {
-            return "general.architecture " + arch + " is not supported: llama.cpp's converter changes gemma values "
-                    + "(norm weights stored as 1 + w), which modelfs does not undo";
+            return "general.architecture " + arch + " is not supported: of llama.cpp's gemma architectures only gemma3 "
+                    + "(text) is mapped; the others change values in their own ways, which modelfs does not undo";
         }
         return "general.architecture " + arch + " is not supported (supported: "
                 + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).toList()) + ")";

@@ -35,6 +35,10 @@ class ArchMappingTest {
             out.add("model.layers.7." + p + ".weight");
         }
         out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        if (a == Architecture.GEMMA3) {
+            out.add("model.layers.7.pre_feedforward_layernorm.weight");
+            out.add("model.layers.7.post_feedforward_layernorm.weight");
+        }
         if (a.hasQkNorm()) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
@@ -86,6 +90,17 @@ class ArchMappingTest {
         assertFalse(TensorNames.toHf(phi3, "blk.1.attn_q.weight").isPresent());
         assertFalse(TensorNames.toGguf(Architecture.QWEN3, "model.layers.1.self_attn.qkv_proj.weight").isPresent());
         assertFalse(TensorNames.permutation(phi3, "blk.1.attn_qkv.weight").isPresent());
+        // gemma3: four norms a layer, post_attention_layernorm is not the ffn norm; norms stored as 1 + w
+        Architecture g = Architecture.GEMMA3;
+        assertEquals("blk.2.post_attention_norm.weight", TensorNames.toGguf(g, "model.layers.2.post_attention_layernorm.weight").orElseThrow());
+        assertEquals("model.layers.2.pre_feedforward_layernorm.weight", TensorNames.toHf(g, "blk.2.ffn_norm.weight").orElseThrow());
+        assertEquals("model.layers.2.post_feedforward_layernorm.weight", TensorNames.toHf(g, "blk.2.post_ffw_norm.weight").orElseThrow());
+        assertEquals("model.layers.2.post_attention_layernorm.weight", TensorNames.toHf(Architecture.QWEN3, "blk.2.ffn_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(Architecture.QWEN3, "blk.2.post_ffw_norm.weight").isPresent());
+        assertEquals(1f, TensorNames.storedShift(g, "blk.2.attn_k_norm.weight"));
+        assertEquals(1f, TensorNames.storedShift(g, "output_norm.weight"));
+        assertEquals(0f, TensorNames.storedShift(g, "blk.2.attn_k.weight"));
+        assertEquals(0f, TensorNames.storedShift(Architecture.QWEN3, "blk.2.attn_k_norm.weight"));
     }
 
     @Test
@@ -138,8 +153,11 @@ class ArchMappingTest {
         assertEquals(new Architecture.Resolution.Supported(Architecture.PHI3), Architecture.fromHf("Phi3ForCausalLM", "phi3"));
         assertTrue(Architecture.PHI3.synthesizedGgufRefusal().orElseThrow().contains("not tested"));
         assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
-        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForCausalLM", "gemma3_text"));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
+        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
         assertTrue(gemma.reason().contains("+1"), gemma.reason());
+        assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
+        assertTrue(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
     }
 

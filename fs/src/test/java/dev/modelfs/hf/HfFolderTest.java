@@ -153,9 +153,44 @@ class HfFolderTest {
     }
 
     @Test
+    void gemma3NormsAreShiftedBackAndConfigIsGemmas() throws Exception {
+        List<String> gemma = List.of("blk.0.post_attention_norm.weight:64", "blk.0.post_ffw_norm.weight:64",
+                "blk.0.attn_q_norm.weight:16", "blk.0.attn_k_norm.weight:16", "blk.0.ffn_gate.weight:64,128",
+                "blk.0.ffn_up.weight:64,128", "blk.0.ffn_down.weight:128,64:Q8_0");
+        List<GgufKv> kvs = new ArrayList<>(List.of(kv("gemma3.attention.key_length", GgufValueType.UINT32, 16),
+                kv("gemma3.attention.sliding_window", GgufValueType.UINT32, 512),
+                kv("gemma3.rope.freq_base", GgufValueType.FLOAT32, 1e6f),
+                kv("gemma3.rope.freq_base_swa", GgufValueType.FLOAT32, 1e4f)));
+        HfFolder f = HfFolder.of(model("gemma3", true, gemma, kvs));
+        Map<String, HfTensor> t = byName(f);
+        for (String norm : List.of("model.norm.weight", "model.layers.0.input_layernorm.weight",
+                "model.layers.0.post_attention_layernorm.weight", "model.layers.0.pre_feedforward_layernorm.weight",
+                "model.layers.0.post_feedforward_layernorm.weight", "model.layers.0.self_attn.q_norm.weight")) {
+            assertEquals(-1f, t.get(norm).add(), norm);
+        }
+        assertEquals(0f, t.get("model.layers.0.mlp.down_proj.weight").add());
+        assertEquals(0f, t.get("model.embed_tokens.weight").add(), "embeddings are not pre-scaled in the file");
+        assertFalse(t.containsKey("lm_head.weight"));
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("Gemma3ForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals("gemma3_text", c.get("model_type").asText());
+        assertEquals(16, c.get("query_pre_attn_scalar").asInt(), "llama.cpp scales queries by 1/sqrt(head_dim)");
+        assertEquals(512, c.get("sliding_window").asInt());
+        assertEquals(10000.0, c.get("rope_local_base_freq").asDouble());
+        assertEquals(1e6, c.get("rope_theta").asDouble());
+        assertEquals("gelu_pytorch_tanh", c.get("hidden_activation").asText());
+        assertFalse(c.has("hidden_act"));
+        assertEquals("sliding_attention", c.get("layer_types").get(0).asText());
+        // a norm that is not F32 cannot be shifted back here
+        HfUnsupported q = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", true,
+                List.of("blk.0.post_attention_norm.weight:64:F16"), kvs)));
+        assertTrue(q.getMessage().contains("post_attention_norm"), q.getMessage());
+    }
+
+    @Test
     void unsupportedModelsSayWhy() {
-        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", false, List.of(), List.of())));
-        assertTrue(gemma.getMessage().contains("gemma3 is not supported"), gemma.getMessage());
+        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma2", false, List.of(), List.of())));
+        assertTrue(gemma.getMessage().contains("gemma2 is not supported"), gemma.getMessage());
         HfUnsupported extra = assertThrows(HfUnsupported.class,
                 () -> HfFolder.of(model("llama", false, List.of("blk.0.weird.weight:64"), List.of())));
         assertTrue(extra.getMessage().contains("blk.0.weird.weight"), extra.getMessage());
