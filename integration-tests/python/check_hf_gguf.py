@@ -149,6 +149,9 @@ def check_config(r, d, mdir, src):
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
               "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob"]
+    if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
+        fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
+                   "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     for f in fields:
         if hasattr(b, f):
             va, vb = getattr(a, f, None), getattr(b, f)

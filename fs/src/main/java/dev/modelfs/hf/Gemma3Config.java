@@ -7,8 +7,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * The Gemma 3 text fields of a rebuilt {@code config.json} that are not plain key copies
  * (docs/FORMATS.md §7.4), as llama.cpp's loader reads a {@code gemma3} GGUF: sliding-window layers
  * every layer but each {@code sliding_window_pattern}-th (default 6) when
- * {@code attention.sliding_window > 0}, else none; local RoPE base {@code rope.freq_base_swa}
- * (default 10000); the query scale llama.cpp uses ({@code 1/sqrt(head_dim)}, {@code 1/sqrt(hidden/heads)}
+ * {@code attention.sliding_window > 0}, else none; local RoPE base {@code rope.freq_base_swa}, else
+ * {@code rope.local.freq_base} (Ollama's key), else 10000; global base {@code rope.freq_base}, else
+ * {@code rope.global.freq_base}, else 1e6; the query scale llama.cpp uses ({@code 1/sqrt(head_dim)}, {@code 1/sqrt(hidden/heads)}
  * for the 62-layer 27B), which a GGUF does not store, as {@code query_pre_attn_scalar}.
  *
  * <p>Invariant: only adds or replaces Gemma 3 fields; throws {@link HfUnsupported} for a layer pattern
@@ -35,9 +36,10 @@ final class Gemma3Config {
         } else {
             c.putNull("sliding_window");
         }
-        c.put("rope_local_base_freq", shortest(m.real(p + "rope.freq_base_swa", 10000.0)));
+        // llama.cpp's converter: rope.freq_base / rope.freq_base_swa; Ollama's: rope.global / rope.local.freq_base
+        c.put("rope_local_base_freq", shortest(m.real(p + "rope.freq_base_swa", m.real(p + "rope.local.freq_base", 10000.0))));
         if (!c.has("rope_theta")) {
-            c.put("rope_theta", 1000000.0);
+            c.put("rope_theta", shortest(m.real(p + "rope.global.freq_base", 1000000.0)));
         }
         c.put("query_pre_attn_scalar", layers == 62 ? hidden / heads : headDim);
         double cap = m.real(p + "final_logit_softcapping", 0.0);

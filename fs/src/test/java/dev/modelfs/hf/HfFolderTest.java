@@ -181,6 +181,13 @@ class HfFolderTest {
         assertEquals("gelu_pytorch_tanh", c.get("hidden_activation").asText());
         assertFalse(c.has("hidden_act"));
         assertEquals("sliding_attention", c.get("layer_types").get(0).asText());
+        JsonNode ollama = JSON.readTree(HfFolder.of(model("gemma3", true, gemma, List.of(
+                kv("gemma3.rope.global.freq_base", GgufValueType.FLOAT32, 5e5f),
+                kv("gemma3.rope.local.freq_base", GgufValueType.FLOAT32, 2e4f)))).config());
+        assertEquals(5e5, ollama.get("rope_theta").asDouble(), "Ollama's key names");
+        assertEquals(2e4, ollama.get("rope_local_base_freq").asDouble());
+        assertTrue(ollama.get("sliding_window").isNull());
+        assertEquals("full_attention", ollama.get("layer_types").get(0).asText());
         // a norm that is not F32 cannot be shifted back here
         HfUnsupported q = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", true,
                 List.of("blk.0.post_attention_norm.weight:64:F16"), kvs)));
