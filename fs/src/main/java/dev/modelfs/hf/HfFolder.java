@@ -187,10 +187,13 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
     /**
      * Phi-3's fields besides the plain ones: {@code original_max_position_embeddings}
      * ({@code rope.scaling.original_context_length}), {@code partial_rotary_factor} (rope dimensions over
-     * head dimension), {@code sliding_window} (llama.cpp writes 0 for none).
+     * head dimension), {@code sliding_window} (llama.cpp writes 0 for none). Rope scaling KVs are refused.
      */
     private static void phi3(ObjectNode c, GgufMeta m, String p, int hidden, int heads, int headDim) {
-        c.remove("rope_scaling");
+        if (c.has("rope_scaling")) {
+            throw new HfUnsupported("phi3 with rope scaling (" + p + "rope.scaling.type) is not supported: Phi-3's "
+                    + "rope_scaling is longrope/su with per-dimension factors, which modelfs does not rebuild");
+        }
         c.remove("attention_bias");
         Long orig = m.integer(p + "rope.scaling.original_context_length", null);
         if (orig != null) {

@@ -150,6 +150,9 @@ class HfFolderTest {
         HfUnsupported longrope = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
                 List.of("rope_factors_long.weight:8", "rope_factors_short.weight:8"), List.of())));
         assertTrue(longrope.getMessage().contains("longrope"), longrope.getMessage());
+        HfUnsupported scaled = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, List.of(), List.of(
+                kv("phi3.rope.scaling.type", GgufValueType.STRING, "yarn"), kv("phi3.rope.scaling.factor", GgufValueType.FLOAT32, 4f)))));
+        assertTrue(scaled.getMessage().contains("rope scaling"), scaled.getMessage());
     }
 
     @Test
