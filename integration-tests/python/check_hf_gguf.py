@@ -10,7 +10,7 @@ hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
   files under gguf/;
 * tensor oracle: every GGUF tensor of MOUNT/<dir>/model.gguf dequantized by gguf-py, renamed to the HF
   source's names with gguf-py's own tensor name map, llama q/k rows un-permuted here with numpy, stacked
-  experts sliced per expert. For F32 GGUFs the oracle must equal the HF source weights exactly;
+  experts sliced per expert, gemma3 norm weights minus 1 (numpy f32). For F32 GGUFs the oracle must equal the HF source weights exactly;
 * every tensor of model.safetensors and model.{fp32,fp16,bf16}.safetensors has the source's name set
   (no lm_head.weight when the source ties embeddings) and equals the oracle bit for bit (floats as
   stored: F32/F16 GGUF tensors keep their dtype, quantized ones are F32; variants = one
@@ -45,7 +45,10 @@ import hf_models as H  # noqa: E402
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
             "special_tokens_map.json"]
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
-GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe"}
+GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
+             "gemma3": "gemma3"}
+# llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
+NORM_SHIFT = {"gemma3": 1.0}
 EXPERT = re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight")
 CHAT = {"llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
         "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n",
@@ -93,6 +96,8 @@ def oracle(gguf_path, src_names, kind, cfg):
         a = deq[g]
         if kind == "llama" and (".attn_q." in g or ".attn_k." in g):
             a = unpermute(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
+        if kind in NORM_SHIFT and g.endswith("norm.weight"):
+            a = a - np.float32(NORM_SHIFT[kind])
         out[name], stored[name] = a, types[g]
     return out, stored
 
@@ -144,6 +149,9 @@ def check_config(r, d, mdir, src):
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
               "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob"]
+    if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
+        fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
+                   "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     for f in fields:
         if hasattr(b, f):
             va, vb = getattr(a, f, None), getattr(b, f)
@@ -226,11 +234,12 @@ def check_model(r, d, mdir, src, e, out_dir):
     r.ok(got.shape == want.shape and diff <= 1e-5, f"{d}: max |logits - oracle model logits| = {diff:.3g} > 1e-5")
     print(f"{d}: max |logits - source/oracle model| = {diff:.3g}")
     if not e.get("gguf_loader", True):
-        print(f"{d}: not compared with transformers' GGUF loader (it ignores rope_freqs.weight)")
+        import hf_gguf_fixtures as HG
+        print(f"{d}: not compared with transformers' GGUF loader: {HG.NO_GGUF_LOADER.get(tuple(d.split(':', 1)))}")
         return
     try:
         # transformers' GGUF loader does not read head_dim for qwen3 (it keeps Qwen3Config's 128): pass the source's
-        extra = {"head_dim": cfg.head_dim} if getattr(cfg, "head_dim", None) else {}
+        extra = {"head_dim": cfg.head_dim} if kind.startswith("qwen3") and getattr(cfg, "head_dim", None) else {}
         tg = load(mdir, gguf_file="model.gguf", **extra)
         gl = logits_of(tg, ids)
         gd = float(np.abs(got - gl).max())

@@ -10,7 +10,8 @@ MODELFS_LLAMA_CPP_SRC) at F32, then re-encoded with gguf-py: F16 (numpy), Q8_0 (
 or Q4_K (the small numpy quantizer below: gguf-py 0.19 can only dequantize Q4_K); 1-D tensors stay
 F32 as llama.cpp keeps them. Two things the converter cannot know about these home-made tokenizers
 are supplied: the byte-level pre-tokenizer name (the tokenizer hash is not in its list; the regex is
-Qwen2's, so "qwen2"), and the llama tokenizer's merges (its `LlamaHfVocab` writes scores of -1000 and
+Qwen2's, so "qwen2"; Phi-3's vocabulary is read as byte-level BPE the way the converter reads Phi-4's,
+since these models have no tokenizer.model), and the llama tokenizer's merges (its `LlamaHfVocab` writes scores of -1000 and
 no merges, so the merges list is added as gguf-py's `SpecialVocab(load_merges=True)` reads it).
 Nothing here uses modelfs code.
 """
@@ -26,6 +27,8 @@ import tempfile
 import numpy as np
 
 BIG = dict(hidden_size=256, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=64)
+# Gemma 3: query_pre_attn_scalar = head_dim, the scale llama.cpp uses (a GGUF does not store it)
+GEMMA = dict(BIG, query_pre_attn_scalar=64)
 
 # (ollama model name, tag, hf_models kind, GGUF tensor type, config overrides)
 CASES = [
@@ -39,14 +42,22 @@ CASES = [
     ("hf-qwen3", "q4_k", "qwen3", "Q4_K", BIG),
     ("hf-qwen2", "tied", "qwen2", "F16", dict(tie_word_embeddings=True)),
     ("hf-qwen3moe", "q8_0", "qwen3moe", "Q8_0", {}),
+    ("hf-phi3", "f32", "phi3", "F32", BIG),
+    ("hf-phi3", "q8_0", "phi3", "Q8_0", BIG),
+    ("hf-gemma3", "f32", "gemma3", "F32", GEMMA),
+    ("hf-gemma3", "q8_0", "gemma3", "Q8_0", GEMMA),
     ("hf-llama", "spm-scores", "llama", "F16", BIG),
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
 ]
 
-# transformers' own GGUF loader ignores rope_freqs.weight (Llama 3.x rope scaling): no comparison with it
-NO_GGUF_LOADER = {("hf-llama", "rope-llama3")}
+# models not compared with transformers' own GGUF loader, and why
+NO_GGUF_LOADER = {
+    ("hf-llama", "rope-llama3"): "it ignores rope_freqs.weight (Llama 3.x rope scaling)",
+    ("hf-gemma3", "f32"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+    ("hf-gemma3", "q8_0"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+}
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
 # a normal piece's score is minus its id (BPE pieces in merge order), every other token scores 0
@@ -97,6 +108,8 @@ def _convert_main(args):
     import conversion.base as B   # llama.cpp's converter package
     import gguf as G              # llama.cpp's gguf-py
     B.TextModel.get_vocab_base_pre = lambda self, tokenizer: "qwen2"
+    import conversion.phi as P
+    P.Phi3MiniModel.set_vocab = lambda self: self._set_vocab_gpt2()
     plain_init = G.SpecialVocab.__init__
 
     def init(self, path, load_merges=False, *a, **kw):

@@ -23,7 +23,18 @@ public enum Architecture {
     /** Qwen3 dense (q_norm/k_norm, no biases, NeoX RoPE). */
     QWEN3("qwen3", List.of("Qwen3ForCausalLM"), List.of("qwen3"), false, true, false),
     /** Qwen3 MoE (stacked experts, router {@code ffn_gate_inp}). */
-    QWEN3MOE("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), false, true, true);
+    QWEN3MOE("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), false, true, true),
+    /**
+     * Phi-3 / Phi-4 mini: fused {@code qkv_proj} ({@code attn_qkv}) and {@code gate_up_proj} ({@code ffn_up},
+     * gate rows first) kept fused on both sides, NeoX RoPE. GGUF → HF only (the synthesized GGUF view of
+     * safetensors models refuses it, {@link #servesSynthesizedGguf}).
+     */
+    PHI3("phi3", List.of("Phi3ForCausalLM"), List.of("phi3"), false, false, false),
+    /**
+     * Gemma 3 text ({@code Gemma3ForCausalLM}): q/k norms, four norms a layer, NeoX RoPE; llama.cpp stores
+     * every norm weight as {@code 1 + w} ({@link #normShift}). GGUF → HF only, like {@link #PHI3}.
+     */
+    GEMMA3("gemma3", List.of("Gemma3ForCausalLM"), List.of("gemma3_text"), false, true, false);
 
     private final String ggufName;
     private final List<String> hfArchitectures;
@@ -82,6 +93,27 @@ public enum Architecture {
         return moe;
     }
 
+    /**
+     * What llama.cpp's converter adds to every norm weight ({@code *norm.weight}) of this architecture:
+     * 1 for Gemma 3 (its RMS norm multiplies by {@code 1 + w}; llama.cpp's by the stored value), else 0.
+     * The HF value is {@code stored - normShift()}, computed in f32.
+     */
+    public float normShift() {
+        return this == GEMMA3 ? 1f : 0f;
+    }
+
+    /**
+     * Why the synthesized GGUF view of a safetensors model of this architecture is refused, or empty when
+     * it is served (docs/SEMANTICS.md: only the architectures tested end to end in that direction).
+     */
+    public Optional<String> synthesizedGgufRefusal() {
+        return this == PHI3 || this == GEMMA3
+                ? Optional.of(hfArchitecture() + ": the GGUF view of " + ggufName() + " safetensors models is not "
+                        + "tested end to end, so modelfs does not serve it (the Hugging Face folder of " + ggufName()
+                        + " GGUF models is)")
+                : Optional.empty();
+    }
+
     /** The architecture with this {@code general.architecture}, if supported. */
     public static Optional<Architecture> fromGguf(String generalArchitecture) {
         for (Architecture a : values()) {
@@ -120,8 +152,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": llama.cpp's gemma architectures need values changed, not just re-labelled "
-                    + "(norm weights shifted by +1, embeddings scaled), which modelfs does not do";
+            return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others need "
+                    + "their own value changes (norm weights shifted by +1, other tensors), which modelfs does not do";
         }
         if (lower.startsWith("mixtral") || lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";

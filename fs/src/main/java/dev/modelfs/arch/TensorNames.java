@@ -35,20 +35,29 @@ public final class TensorNames {
     }
 
     private static final Set<Architecture> ALL = Set.of();
-    private static final Set<Architecture> QK_NORM = Set.of(Architecture.QWEN3, Architecture.QWEN3MOE);
+    private static final Set<Architecture> QK_NORM = Set.of(Architecture.QWEN3, Architecture.QWEN3MOE, Architecture.GEMMA3);
+    private static final Set<Architecture> GEMMA = Set.of(Architecture.GEMMA3);
+    private static final Set<Architecture> NOT_GEMMA = java.util.EnumSet.complementOf(java.util.EnumSet.of(Architecture.GEMMA3));
     private static final Set<Architecture> MOE = Set.of(Architecture.QWEN3MOE);
+    private static final Set<Architecture> FUSED = Set.of(Architecture.PHI3);
+    private static final Set<Architecture> UNFUSED = java.util.EnumSet.complementOf(java.util.EnumSet.of(Architecture.PHI3));
 
     private static final List<LayerRule> LAYER = List.of(
             new LayerRule("input_layernorm", "attn_norm", ALL),
-            new LayerRule("self_attn.q_proj", "attn_q", ALL),
-            new LayerRule("self_attn.k_proj", "attn_k", ALL),
-            new LayerRule("self_attn.v_proj", "attn_v", ALL),
+            new LayerRule("self_attn.q_proj", "attn_q", UNFUSED),
+            new LayerRule("self_attn.k_proj", "attn_k", UNFUSED),
+            new LayerRule("self_attn.v_proj", "attn_v", UNFUSED),
+            new LayerRule("self_attn.qkv_proj", "attn_qkv", FUSED),
             new LayerRule("self_attn.o_proj", "attn_output", ALL),
             new LayerRule("self_attn.q_norm", "attn_q_norm", QK_NORM),
             new LayerRule("self_attn.k_norm", "attn_k_norm", QK_NORM),
-            new LayerRule("post_attention_layernorm", "ffn_norm", ALL),
-            new LayerRule("mlp.gate_proj", "ffn_gate", ALL),
-            new LayerRule("mlp.up_proj", "ffn_up", ALL),
+            new LayerRule("post_attention_layernorm", "ffn_norm", NOT_GEMMA),
+            new LayerRule("post_attention_layernorm", "post_attention_norm", GEMMA),
+            new LayerRule("pre_feedforward_layernorm", "ffn_norm", GEMMA),
+            new LayerRule("post_feedforward_layernorm", "post_ffw_norm", GEMMA),
+            new LayerRule("mlp.gate_proj", "ffn_gate", UNFUSED),
+            new LayerRule("mlp.up_proj", "ffn_up", UNFUSED),
+            new LayerRule("mlp.gate_up_proj", "ffn_up", FUSED),
             new LayerRule("mlp.down_proj", "ffn_down", ALL),
             new LayerRule("mlp.gate", "ffn_gate_inp", MOE),
             new LayerRule("mlp.experts.gate_proj", "ffn_gate_exps", MOE),
@@ -158,6 +167,14 @@ public final class TensorNames {
     public static boolean staysF32(String ggufName) {
         return ggufName.endsWith("_norm.weight") || ggufName.equals("rope_freqs.weight")
                 || ggufName.endsWith(".ffn_gate_inp.weight") || ggufName.endsWith(".ffn_gate_inp_shexp.weight");
+    }
+
+    /**
+     * What llama.cpp's converter added to every value of GGUF tensor {@code ggufName} of {@code a}
+     * ({@link Architecture#normShift} for norm weights, else 0): the HF value is {@code stored - shift}.
+     */
+    public static float storedShift(Architecture a, String ggufName) {
+        return ggufName.endsWith("norm.weight") ? a.normShift() : 0f;
     }
 
     /** Whether GGUF tensor {@code ggufName} has its rows permuted for {@code a} (§7.2), and with which heads. */

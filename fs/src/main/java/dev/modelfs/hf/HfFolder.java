@@ -61,7 +61,13 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int heads = positive(m, p + "attention.head_count");
         int headsKv = (int) (long) m.integer(p + "attention.head_count_kv", (long) heads);
         int hidden = positive(m, p + "embedding_length");
-        int headDim = (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+        int headDim = arch == Architecture.PHI3
+                ? (int) (long) m.integer(p + "attention.key_length", (long) hidden / heads)
+                : (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+        if (arch == Architecture.PHI3 && (g.tensor("rope_factors_long.weight") != null || g.tensor("rope_factors_short.weight") != null)) {
+            throw new HfUnsupported("phi3 with longrope scaling (rope_factors_long/short, the 128k variants) is not supported: "
+                    + "modelfs does not rebuild rope_scaling long_factor/short_factor");
+        }
         List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
         ObjectNode llama3 = g.tensor(ROPE_FREQS) == null ? null : Llama3Rope.scaling(m, arch, ropeFreqs, headDim);
 
@@ -88,7 +94,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             c.put("num_key_value_heads", headsKv);
         }
         c.put("vocab_size", embd.shape()[0]);
-        c.put("hidden_act", "silu");
+        if (arch != Architecture.GEMMA3) {
+            c.put("hidden_act", "silu");
+        }
         c.put("tie_word_embeddings", g.tensor("output.weight") == null);
         c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
         if (arch == Architecture.QWEN3MOE) {
@@ -98,6 +106,12 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         }
         if (arch == Architecture.LLAMA) {
             c.put("mlp_bias", false);
+        }
+        if (arch == Architecture.PHI3) {
+            phi3(c, m, p, hidden, heads, headDim);
+        }
+        if (arch == Architecture.GEMMA3) {
+            Gemma3Config.complete(c, m, p, hidden, heads, headDim);
         }
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
@@ -110,6 +124,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 if (id != null) {
                     c.put(f[0], id);
                     gen.put(f[0], id);
+                } else {
+                    c.putNull(f[0]);   // not the config class's default (Phi3Config's bos is 1)
                 }
             }
         }
@@ -158,9 +174,39 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 }
                 continue;
             }
-            out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null));
+            float shift = TensorNames.storedShift(arch, t.name());
+            if (shift != 0 && (t.type() != dev.modelfs.format.gguf.GgmlType.F32 || t.rank() != 1)) {
+                throw new HfUnsupported("GGUF tensor " + t.name() + " is " + t.type() + " of " + t.rank()
+                        + " dimensions: only a 1-D F32 " + arch.ggufName() + " norm weight can be shifted back by " + shift);
+            }
+            out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
         return out;
+    }
+
+    /**
+     * Phi-3's fields besides the plain ones: {@code original_max_position_embeddings}
+     * ({@code rope.scaling.original_context_length}), {@code partial_rotary_factor} (rope dimensions over
+     * head dimension), {@code sliding_window} (llama.cpp writes 0 for none). Rope scaling KVs are refused.
+     */
+    private static void phi3(ObjectNode c, GgufMeta m, String p, int hidden, int heads, int headDim) {
+        if (c.has("rope_scaling")) {
+            throw new HfUnsupported("phi3 with rope scaling (" + p + "rope.scaling.type) is not supported: Phi-3's "
+                    + "rope_scaling is longrope/su with per-dimension factors, which modelfs does not rebuild");
+        }
+        c.remove("attention_bias");
+        Long orig = m.integer(p + "rope.scaling.original_context_length", null);
+        if (orig != null) {
+            c.put("original_max_position_embeddings", orig);
+        }
+        long ropeDims = m.integer(p + "rope.dimension_count", (long) headDim);
+        c.put("partial_rotary_factor", ropeDims == headDim ? 1.0 : (double) (ropeDims * heads) / hidden);
+        long window = m.integer(p + "attention.sliding_window", 0L);
+        if (window > 0) {
+            c.put("sliding_window", window);
+        } else {
+            c.putNull("sliding_window");
+        }
     }
 
     private static int positive(GgufMeta m, String key) {
@@ -173,8 +219,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     static String unsupported(String arch) {
         if (arch.startsWith("gemma")) {
-            return "general.architecture " + arch + " is not supported: llama.cpp's converter changes gemma values "
-                    + "(norm weights stored as 1 + w), which modelfs does not undo";
+            return "general.architecture " + arch + " is not supported: of llama.cpp's gemma architectures only gemma3 "
+                    + "(text) is mapped; the others change values in their own ways, which modelfs does not undo";
         }
         return "general.architecture " + arch + " is not supported (supported: "
                 + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).toList()) + ")";

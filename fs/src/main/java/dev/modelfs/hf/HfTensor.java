@@ -10,10 +10,18 @@ import java.util.function.LongUnaryOperator;
  * <p>Invariants: {@code [byteOffset, byteOffset + byteLength)} lies inside {@code source}'s data (offsets
  * relative to the start of that tensor's data) and holds {@code rows} whole rows of {@code source.ne()[0]}
  * elements; {@code shape} is row-major with {@code shape[0] == rows} for 2-D tensors; {@code sourceRow},
- * when not null, maps an HF row to the GGUF row holding it and is a permutation of {@code [0, rows)}.
+ * when not null, maps an HF row to the GGUF row holding it and is a permutation of {@code [0, rows)};
+ * {@code add} is added (in f32) to every stored value to give the HF value, and is 0 unless the source
+ * is a 1-D F32 tensor with no row map (Gemma's norm weights stored as {@code 1 + w}: {@code add = -1}).
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                       LongUnaryOperator sourceRow) {
+                       LongUnaryOperator sourceRow, float add) {
+
+    /** A tensor whose HF values are the stored ones. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, 0f);
+    }
 
     /** Elements of this tensor. */
     public long elements() {

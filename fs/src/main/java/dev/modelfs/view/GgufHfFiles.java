@@ -30,7 +30,8 @@ import java.util.Map;
  * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
  * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
  * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
- * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs.
+ * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
+ * norm weights shifted back ({@link ShiftedVector}).
  */
 final class GgufHfFiles {
     private GgufHfFiles() {}
@@ -103,7 +104,11 @@ final class GgufHfFiles {
             long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
             Dtype dtype;
             Segment seg;
-            if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
+            if (t.add() != 0) {
+                OutputType o = out != null ? out : OutputType.F32;
+                dtype = o.dtype;
+                seg = new Segment.Converted(new ShiftedVector(blob, start, t.elements(), t.add(), o, t.name() + " " + src.type()));
+            } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
                 if (t.sourceRow() != null) {
                     throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
                 }

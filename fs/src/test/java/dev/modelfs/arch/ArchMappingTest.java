@@ -26,11 +26,19 @@ class ArchMappingTest {
 
     private static List<String> hfNames(Architecture a) {
         List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
-        for (String p : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")) {
+        List<String> layer = a == Architecture.PHI3
+                ? List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
+                        "mlp.gate_up_proj", "mlp.down_proj")
+                : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                        "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
+        for (String p : layer) {
             out.add("model.layers.7." + p + ".weight");
         }
-        out.add("model.layers.0.self_attn.q_proj.bias");
+        out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        if (a == Architecture.GEMMA3) {
+            out.add("model.layers.7.pre_feedforward_layernorm.weight");
+            out.add("model.layers.7.post_feedforward_layernorm.weight");
+        }
         if (a.hasQkNorm()) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
@@ -72,6 +80,27 @@ class ArchMappingTest {
         assertFalse(TensorNames.toGguf(Architecture.LLAMA, "model.layers.0.self_attn.rotary_emb.inv_freq").isPresent());
         assertFalse(TensorNames.toGguf(Architecture.LLAMA, "model.layers.01.mlp.up_proj.weight").isPresent());
         assertFalse(TensorNames.toHf(Architecture.LLAMA, "blk.0.attn_q_norm.weight").isPresent());
+        // phi3 keeps the fused projections on both sides; the unfused names are not phi3's
+        Architecture phi3 = Architecture.PHI3;
+        assertEquals("blk.1.attn_qkv.weight", TensorNames.toGguf(phi3, "model.layers.1.self_attn.qkv_proj.weight").orElseThrow());
+        assertEquals("model.layers.1.mlp.gate_up_proj.weight", TensorNames.toHf(phi3, "blk.1.ffn_up.weight").orElseThrow());
+        assertEquals("model.layers.1.mlp.up_proj.weight", TensorNames.toHf(Architecture.LLAMA, "blk.1.ffn_up.weight").orElseThrow());
+        assertFalse(TensorNames.toGguf(phi3, "model.layers.1.mlp.up_proj.weight").isPresent());
+        assertFalse(TensorNames.toGguf(phi3, "model.layers.1.self_attn.q_proj.weight").isPresent());
+        assertFalse(TensorNames.toHf(phi3, "blk.1.attn_q.weight").isPresent());
+        assertFalse(TensorNames.toGguf(Architecture.QWEN3, "model.layers.1.self_attn.qkv_proj.weight").isPresent());
+        assertFalse(TensorNames.permutation(phi3, "blk.1.attn_qkv.weight").isPresent());
+        // gemma3: four norms a layer, post_attention_layernorm is not the ffn norm; norms stored as 1 + w
+        Architecture g = Architecture.GEMMA3;
+        assertEquals("blk.2.post_attention_norm.weight", TensorNames.toGguf(g, "model.layers.2.post_attention_layernorm.weight").orElseThrow());
+        assertEquals("model.layers.2.pre_feedforward_layernorm.weight", TensorNames.toHf(g, "blk.2.ffn_norm.weight").orElseThrow());
+        assertEquals("model.layers.2.post_feedforward_layernorm.weight", TensorNames.toHf(g, "blk.2.post_ffw_norm.weight").orElseThrow());
+        assertEquals("model.layers.2.post_attention_layernorm.weight", TensorNames.toHf(Architecture.QWEN3, "blk.2.ffn_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(Architecture.QWEN3, "blk.2.post_ffw_norm.weight").isPresent());
+        assertEquals(1f, TensorNames.storedShift(g, "blk.2.attn_k_norm.weight"));
+        assertEquals(1f, TensorNames.storedShift(g, "output_norm.weight"));
+        assertEquals(0f, TensorNames.storedShift(g, "blk.2.attn_k.weight"));
+        assertEquals(0f, TensorNames.storedShift(Architecture.QWEN3, "blk.2.attn_k_norm.weight"));
     }
 
     @Test
@@ -121,8 +150,14 @@ class ArchMappingTest {
             assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(null, a.hfModelType()));
         }
         assertEquals(new Architecture.Resolution.Supported(Architecture.LLAMA), Architecture.fromHf("MistralForCausalLM", "mistral"));
-        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForCausalLM", "gemma3_text"));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.PHI3), Architecture.fromHf("Phi3ForCausalLM", "phi3"));
+        assertTrue(Architecture.PHI3.synthesizedGgufRefusal().orElseThrow().contains("not tested"));
+        assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
+        assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
+        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
         assertTrue(gemma.reason().contains("+1"), gemma.reason());
+        assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
+        assertTrue(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
     }
 

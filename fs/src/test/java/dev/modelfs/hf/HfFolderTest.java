@@ -51,9 +51,11 @@ class HfFolderTest {
                 strings("tokenizer.ggml.merges", List.of("a b")),
                 kv("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 3)));
         kvs.addAll(extraKvs);
-        List<String> names = new ArrayList<>(List.of("token_embd.weight:64,4", "output_norm.weight:64",
-                "blk.0.attn_norm.weight:64", "blk.0.attn_q.weight:64,64", "blk.0.attn_k.weight:64,32",
-                "blk.0.attn_v.weight:64,32", "blk.0.attn_output.weight:64,64", "blk.0.ffn_norm.weight:64"));
+        List<String> attn = arch.equals("phi3") ? List.of("blk.0.attn_qkv.weight:64,128")
+                : List.of("blk.0.attn_q.weight:64,64", "blk.0.attn_k.weight:64,32", "blk.0.attn_v.weight:64,32");
+        List<String> names = new ArrayList<>(List.of("token_embd.weight:64,4", "output_norm.weight:64", "blk.0.attn_norm.weight:64"));
+        names.addAll(attn);
+        names.addAll(List.of("blk.0.attn_output.weight:64,64", "blk.0.ffn_norm.weight:64"));
         if (!tied) {
             names.add("output.weight:64,4");
         }
@@ -126,9 +128,79 @@ class HfFolderTest {
     }
 
     @Test
+    void phi3KeepsFusedProjectionsUnpermuted() throws Exception {
+        HfFolder f = HfFolder.of(model("phi3", false, List.of("blk.0.ffn_up.weight:64,256:Q8_0", "blk.0.ffn_down.weight:128,64"),
+                List.of(kv("phi3.rope.dimension_count", GgufValueType.UINT32, 8),
+                        kv("phi3.rope.scaling.original_context_length", GgufValueType.UINT32, 4096),
+                        kv("phi3.attention.sliding_window", GgufValueType.UINT32, 0))));
+        Map<String, HfTensor> t = byName(f);
+        assertEquals(9, t.size());
+        HfTensor qkv = t.get("model.layers.0.self_attn.qkv_proj.weight");
+        assertArrayEquals(new long[] {128, 64}, qkv.shape());
+        assertNull(qkv.sourceRow(), "phi3 rows are not permuted");
+        assertArrayEquals(new long[] {256, 64}, t.get("model.layers.0.mlp.gate_up_proj.weight").shape());
+        assertTrue(t.containsKey("model.layers.0.mlp.down_proj.weight"));
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("Phi3ForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals("phi3", c.get("model_type").asText());
+        assertEquals(16, c.get("head_dim").asInt(), "head_dim is hidden / heads, not the rope dimensions");
+        assertEquals(0.5, c.get("partial_rotary_factor").asDouble());
+        assertEquals(4096, c.get("original_max_position_embeddings").asInt());
+        assertTrue(c.get("sliding_window").isNull(), "llama.cpp's 0 is no sliding window");
+        HfUnsupported longrope = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
+                List.of("rope_factors_long.weight:8", "rope_factors_short.weight:8"), List.of())));
+        assertTrue(longrope.getMessage().contains("longrope"), longrope.getMessage());
+        HfUnsupported scaled = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, List.of(), List.of(
+                kv("phi3.rope.scaling.type", GgufValueType.STRING, "yarn"), kv("phi3.rope.scaling.factor", GgufValueType.FLOAT32, 4f)))));
+        assertTrue(scaled.getMessage().contains("rope scaling"), scaled.getMessage());
+    }
+
+    @Test
+    void gemma3NormsAreShiftedBackAndConfigIsGemmas() throws Exception {
+        List<String> gemma = List.of("blk.0.post_attention_norm.weight:64", "blk.0.post_ffw_norm.weight:64",
+                "blk.0.attn_q_norm.weight:16", "blk.0.attn_k_norm.weight:16", "blk.0.ffn_gate.weight:64,128",
+                "blk.0.ffn_up.weight:64,128", "blk.0.ffn_down.weight:128,64:Q8_0");
+        List<GgufKv> kvs = new ArrayList<>(List.of(kv("gemma3.attention.key_length", GgufValueType.UINT32, 16),
+                kv("gemma3.attention.sliding_window", GgufValueType.UINT32, 512),
+                kv("gemma3.rope.freq_base", GgufValueType.FLOAT32, 1e6f),
+                kv("gemma3.rope.freq_base_swa", GgufValueType.FLOAT32, 1e4f)));
+        HfFolder f = HfFolder.of(model("gemma3", true, gemma, kvs));
+        Map<String, HfTensor> t = byName(f);
+        for (String norm : List.of("model.norm.weight", "model.layers.0.input_layernorm.weight",
+                "model.layers.0.post_attention_layernorm.weight", "model.layers.0.pre_feedforward_layernorm.weight",
+                "model.layers.0.post_feedforward_layernorm.weight", "model.layers.0.self_attn.q_norm.weight")) {
+            assertEquals(-1f, t.get(norm).add(), norm);
+        }
+        assertEquals(0f, t.get("model.layers.0.mlp.down_proj.weight").add());
+        assertEquals(0f, t.get("model.embed_tokens.weight").add(), "embeddings are not pre-scaled in the file");
+        assertFalse(t.containsKey("lm_head.weight"));
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("Gemma3ForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals("gemma3_text", c.get("model_type").asText());
+        assertEquals(16, c.get("query_pre_attn_scalar").asInt(), "llama.cpp scales queries by 1/sqrt(head_dim)");
+        assertEquals(512, c.get("sliding_window").asInt());
+        assertEquals(10000.0, c.get("rope_local_base_freq").asDouble());
+        assertEquals(1e6, c.get("rope_theta").asDouble());
+        assertEquals("gelu_pytorch_tanh", c.get("hidden_activation").asText());
+        assertFalse(c.has("hidden_act"));
+        assertEquals("sliding_attention", c.get("layer_types").get(0).asText());
+        JsonNode ollama = JSON.readTree(HfFolder.of(model("gemma3", true, gemma, List.of(
+                kv("gemma3.rope.global.freq_base", GgufValueType.FLOAT32, 5e5f),
+                kv("gemma3.rope.local.freq_base", GgufValueType.FLOAT32, 2e4f)))).config());
+        assertEquals(5e5, ollama.get("rope_theta").asDouble(), "Ollama's key names");
+        assertEquals(2e4, ollama.get("rope_local_base_freq").asDouble());
+        assertTrue(ollama.get("sliding_window").isNull());
+        assertEquals("full_attention", ollama.get("layer_types").get(0).asText());
+        // a norm that is not F32 cannot be shifted back here
+        HfUnsupported q = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", true,
+                List.of("blk.0.post_attention_norm.weight:64:F16"), kvs)));
+        assertTrue(q.getMessage().contains("post_attention_norm"), q.getMessage());
+    }
+
+    @Test
     void unsupportedModelsSayWhy() {
-        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3", false, List.of(), List.of())));
-        assertTrue(gemma.getMessage().contains("gemma3 is not supported"), gemma.getMessage());
+        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma2", false, List.of(), List.of())));
+        assertTrue(gemma.getMessage().contains("gemma2 is not supported"), gemma.getMessage());
         HfUnsupported extra = assertThrows(HfUnsupported.class,
                 () -> HfFolder.of(model("llama", false, List.of("blk.0.weird.weight:64"), List.of())));
         assertTrue(extra.getMessage().contains("blk.0.weird.weight"), extra.getMessage());

@@ -122,7 +122,9 @@ class SynthesizedGgufPlannerTest {
         extra.add(plain("model.layers.0.mystery.weight", Dtype.BF16, 64));
         assertTrue(reason(plan(extra, config("Qwen3ForCausalLM"))).contains("no GGUF name"));
         assertTrue(reason(plan(qwen3Tensors().subList(0, 10), config("Qwen3ForCausalLM"))).contains("missing"));
-        assertTrue(reason(plan(qwen3Tensors(), config("Gemma3ForCausalLM"))).contains("gemma"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Gemma3ForCausalLM"))).contains("gemma3 safetensors models is not tested"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Phi3ForCausalLM"))).contains("phi3 safetensors models is not tested"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Gemma2ForCausalLM"))).contains("only Gemma3ForCausalLM"));
         ObjectNode smallVocab = (ObjectNode) config("Qwen3ForCausalLM");
         smallVocab.put("vocab_size", 3);
         assertTrue(reason(plan(qwen3Tensors(), smallVocab)).contains("does not fit vocab_size 3"), "token 3 is beyond the vocabulary");
