@@ -38,9 +38,12 @@ IMPORTS = {
     "qwen2": ["bf16"],
     "qwen3": ["bf16", "int4", "int8", "nvfp4", "mxfp4", "mxfp8"],
     "qwen3moe": ["bf16", "mxfp4"],
+    "gemma3": ["bf16", "int4"],
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
-GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE"}
+GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3"}
+# llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
+NORM_SHIFT = {"gemma3": 1.0}
 
 
 def ollama_quant(name, shape, req):
@@ -119,10 +122,12 @@ def bf16_round(a):
     return np.asarray(a, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
 
 
-def expected_tensor(lt, gname, perm_heads, rounded=True):
+def expected_tensor(lt, gname, perm_heads, rounded=True, shift=0.0):
     """(type, exact, f32 values in GGUF row order) by FORMATS.md §7.5 (`rounded=False`: before any
-    BF16 rounding)."""
+    BF16 rounding); `shift` is added in f32 (gemma3 norms: 1 + w, as llama.cpp's converter writes them)."""
     vals = np.asarray(lt.oracle, dtype=np.float32).reshape(lt.logical_shape)
+    if shift:
+        vals = vals + np.float32(shift)
     if perm_heads:
         vals = permute(vals, perm_heads)
     norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight")
@@ -217,16 +222,17 @@ class Builder:
         for k, lt in lts.items():
             g = gguf_name(kind, k, n_layers)
             heads = next((h for p, h in perm.items() if f".self_attn.{p}." in k), None)
-            typ, exact, vals = expected_tensor(lt, g, heads)
+            shift = NORM_SHIFT.get(kind, 0.0) if k.endswith("norm.weight") else 0.0
+            typ, exact, vals = expected_tensor(lt, g, heads, shift=shift)
             expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
                            "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(m.dir, g, vals)}
             if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
-                _, _, full = expected_tensor(lt, g, heads, rounded=False)
+                _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift)
                 expected[g]["values"] = self.fx.oracle(m.dir, g + ".f32", full)
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
         self.exp["models"][m.dir] = {
-            "kind": kind, "quant": quant, "arch": cfg["model_type"].replace("_", ""),
+            "kind": kind, "quant": quant, "arch": GGUF_ARCH[kind].lower(),
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
@@ -286,8 +292,8 @@ def main(argv):
                   {"id": 400, "content": "<|extra|>", "single_word": False, "lstrip": False, "rstrip": False,
                    "normalized": False, "special": True})), "vocab_size")
     b.hostile("synth-dup-tokens", "two vocabulary entries with the same string", _dup_token, "tokenizer.json")
-    b.hostile("synth-gemma", "config.json names Gemma3ForCausalLM (llama.cpp's gemma3 needs changed values)",
-              _json_edit("config.json", lambda c: c.update(architectures=["Gemma3ForCausalLM"], model_type="gemma3_text")),
+    b.hostile("synth-gemma", "config.json names Gemma2ForCausalLM (not mapped: its own value changes)",
+              _json_edit("config.json", lambda c: c.update(architectures=["Gemma2ForCausalLM"], model_type="gemma2")),
               "gemma")
     b.finish()
     print(f"gguf fixture written to {b.out}: {len(b.exp['models'])} models, {len(b.exp['hostile'])} hostile")

@@ -32,7 +32,7 @@ public enum Architecture {
     PHI3("phi3", List.of("Phi3ForCausalLM"), List.of("phi3"), false, false, false),
     /**
      * Gemma 3 text ({@code Gemma3ForCausalLM}): q/k norms, four norms a layer, NeoX RoPE; llama.cpp stores
-     * every norm weight as {@code 1 + w} ({@link #normShift}). GGUF → HF only, like {@link #PHI3}.
+     * every norm weight as {@code 1 + w} ({@link #normShift}); both directions.
      */
     GEMMA3("gemma3", List.of("Gemma3ForCausalLM"), List.of("gemma3_text"), false, true, false);
 
@@ -107,7 +107,7 @@ public enum Architecture {
      * it is served (docs/SEMANTICS.md: only the architectures tested end to end in that direction).
      */
     public Optional<String> synthesizedGgufRefusal() {
-        return this == PHI3 || this == GEMMA3
+        return this == PHI3
                 ? Optional.of(hfArchitecture() + ": the GGUF view of " + ggufName() + " safetensors models is not "
                         + "tested end to end, so modelfs does not serve it (the Hugging Face folder of " + ggufName()
                         + " GGUF models is)")

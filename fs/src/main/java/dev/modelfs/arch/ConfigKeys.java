@@ -50,7 +50,7 @@ public final class ConfigKeys {
             new Entry("feed_forward_length", GgufValueType.UINT32, List.of("intermediate_size"), true, ALL),
             new Entry("attention.head_count", GgufValueType.UINT32, List.of("num_attention_heads"), true, ALL),
             new Entry("attention.head_count_kv", GgufValueType.UINT32, List.of("num_key_value_heads"), false, ALL),
-            new Entry("rope.freq_base", GgufValueType.FLOAT32, List.of("rope_theta", "rope_parameters.rope_theta"), false, ALL),
+            new Entry("rope.freq_base", GgufValueType.FLOAT32, List.of("rope_theta", "rope_parameters.rope_theta", "rope_parameters.full_attention.rope_theta"), false, ALL),
             new Entry("attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, List.of("rms_norm_eps"), true, ALL),
             new Entry("expert_count", GgufValueType.UINT32, List.of("num_experts", "num_local_experts"), true, MOE),
             new Entry("expert_used_count", GgufValueType.UINT32, List.of("num_experts_per_tok"), true, MOE),
@@ -91,6 +91,9 @@ public final class ConfigKeys {
         }
         if (a == Architecture.LLAMA) {
             out.add(kv(p + "rope.dimension_count", GgufValueType.UINT32, dims(a, config).headDim()));
+        }
+        if (a == Architecture.GEMMA3) {
+            out.addAll(Gemma3Keys.extra(config, p, out, dims(a, config)));
         }
         ropeScaling(config).ifPresent(r -> {
             switch (r.type()) {

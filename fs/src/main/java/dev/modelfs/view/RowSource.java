@@ -26,7 +26,7 @@ import java.util.List;
  * tensor's mapped pieces (scratch is per thread, in {@link NarrowingDequant}), whatever the permutation.
  * Re-packing sources (MXFP4, NVFP4, Q4_1) copy codes and scales bit for bit (docs/FORMATS.md §7.5).
  */
-sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource.Repack {
+sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource.Repack, RowSource.Shifted {
     ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -83,6 +83,31 @@ sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource
                     deq.dequantize(src, s.bytes().offset() + sourceRow(permutation, first + f + i) * rowIn, f32, off + i * rowElems * 4, rowBlocks);
                 }
             }, count, Math.toIntExact(rowElems), out.format, dst, 0);
+        }
+    }
+
+    /**
+     * An F32 source plus a constant, added in f32 (Gemma's norm weights, which llama.cpp stores as
+     * {@code 1 + w}, docs/FORMATS.md §7.3). {@code inner} writes F32.
+     */
+    record Shifted(RowSource inner, float shift) implements RowSource {
+        @Override
+        public long outRowBytes() {
+            return inner.outRowBytes();
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return inner.blobs();
+        }
+
+        @Override
+        public void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst) {
+            inner.write(blobs, first, count, permutation, dst);
+            long n = count * outRowBytes() / 4;
+            for (long i = 0; i < n; i++) {
+                dst.set(F32, i * 4, dst.get(F32, i * 4) + shift);
+            }
         }
     }
 

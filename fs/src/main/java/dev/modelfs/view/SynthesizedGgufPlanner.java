@@ -58,6 +58,8 @@ public final class SynthesizedGgufPlanner {
         DEQUANT_BF16("dequantized to BF16"),
         /** dequantized to F32 where llama.cpp expects F32 (no rounding beyond the f32 decode). */
         DEQUANT_F32("dequantized to F32"),
+        /** a norm weight plus the architecture's {@link Architecture#normShift} (Gemma's 1 + w), in F32. */
+        NORM_SHIFT_F32("1 + w in F32, as llama.cpp's converter writes gemma norms"),
         /** computed from config.json (llama3 rope factors). */
         COMPUTED("computed from config.json");
 
@@ -184,6 +186,14 @@ public final class SynthesizedGgufPlanner {
         if (in.tokenizer() == null) {
             throw new IllegalArgumentException("no tokenizer.json");
         }
+        if (arch == Architecture.GEMMA3) {
+            JsonNode tm = in.tokenizer() == null ? null : in.tokenizer().path("model").path("vocab");
+            int real = tm == null ? -1 : tm.size() + in.tokenizer().path("added_tokens").size();
+            if (in.tokenizer() != null && real != d.vocab()) {
+                throw new IllegalArgumentException("gemma3: tokenizer.json has " + real + " tokens, vocab_size is " + d.vocab()
+                        + " (llama.cpp's converter drops the extra embedding rows; modelfs does not)");
+            }
+        }
         List<GgufKv> tokKvs = TokenizerKvs.of(in.tokenizer(), in.tokenizerConfig(), cfg, d.vocab());
 
         List<TensorPlan> plans = new ArrayList<>();
@@ -217,7 +227,11 @@ public final class SynthesizedGgufPlanner {
             }
             QkPermutation perm = TensorNames.permutation(arch, g).map(w ->
                     QkPermutation.of(w, d.heads(), d.headsKv(), (int) shape[0])).orElse(null);
-            plans.add(choose(g, ne, t, perm, f16Exact));
+            TensorPlan tp = choose(g, ne, t, perm, f16Exact);
+            if (arch.normShift() != 0 && hf.endsWith("norm.weight")) {
+                tp = new TensorPlan(g, ne, GgmlType.F32, Choice.NORM_SHIFT_F32, t, null, null);
+            }
+            plans.add(tp);
         }
         checkComplete(arch, d, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
@@ -277,7 +291,7 @@ public final class SynthesizedGgufPlanner {
         }
         boolean bias = m.group(3).equals("bias");
         long[] w = switch (m.group(2)) {
-            case "attn_norm", "ffn_norm" -> new long[]{h};
+            case "attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm" -> new long[]{h};
             case "attn_q" -> new long[]{q, h};
             case "attn_k", "attn_v" -> new long[]{kv, h};
             case "attn_output" -> new long[]{h, q};
@@ -295,6 +309,9 @@ public final class SynthesizedGgufPlanner {
     private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
         List<String> perLayer = new ArrayList<>(List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm"));
+        if (a == Architecture.GEMMA3) {
+            perLayer.addAll(List.of("post_attention_norm", "post_ffw_norm"));
+        }
         if (a.hasQkNorm()) {
             perLayer.addAll(List.of("attn_q_norm", "attn_k_norm"));
         }

@@ -172,7 +172,7 @@ public final class SynthesizedGgufView implements ModelView {
         long pos = 0;
         for (int i = 0; i < plan.tensors().size(); i++) {
             segs.add(new Segment.Zeros(offsets[i] - pos));
-            Segment data = data(plan.tensors().get(i), types.get(i));
+            Segment data = data(plan.tensors().get(i), types.get(i), plan.architecture().normShift());
             if (data.length() != sizes.get(i)) {
                 throw new IllegalStateException(plan.tensors().get(i).ggufName() + ": " + data.length() + " bytes planned as " + sizes.get(i));
             }
@@ -184,7 +184,7 @@ public final class SynthesizedGgufView implements ModelView {
     }
 
     /** The bytes of tensor {@code t} in {@code type}. */
-    private static Segment data(TensorPlan t, GgmlType type) {
+    private static Segment data(TensorPlan t, GgmlType type, float normShift) {
         if (t.choice() == Choice.COMPUTED) {
             if (type != GgmlType.F32) {
                 throw new IllegalArgumentException(t.ggufName() + ": computed tensors are F32");
@@ -197,6 +197,14 @@ public final class SynthesizedGgufView implements ModelView {
         }
         LogicalTensor src = t.source();
         String what = t.ggufName() + " " + type + " <- " + src.name();
+        if (t.choice() == Choice.NORM_SHIFT_F32) {
+            if (type != GgmlType.F32) {
+                throw new IllegalArgumentException(t.ggufName() + ": shifted norms are F32");
+            }
+            RowSource inner = src.quantized() ? RowSource.MlxRows.of(src, t.rowLength(), OutputType.F32)
+                    : RowSource.Plain.of(src.main(), t.rowLength(), OutputType.F32);
+            return new Segment.Converted(new RowConverted(new RowSource.Shifted(inner, normShift), t.rows(), null, what + " + " + normShift));
+        }
         if (!src.quantized()) {
             OutputType out = RowSource.outputOf(type);
             if (t.permutation() == null && src.main().dtype() == out.dtype) {

@@ -157,7 +157,8 @@ class ArchMappingTest {
         var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
         assertTrue(gemma.reason().contains("+1"), gemma.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
-        assertTrue(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
+        assertFalse(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
+        assertTrue(Architecture.PHI3.synthesizedGgufRefusal().isPresent());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
     }
 

@@ -122,7 +122,6 @@ class SynthesizedGgufPlannerTest {
         extra.add(plain("model.layers.0.mystery.weight", Dtype.BF16, 64));
         assertTrue(reason(plan(extra, config("Qwen3ForCausalLM"))).contains("no GGUF name"));
         assertTrue(reason(plan(qwen3Tensors().subList(0, 10), config("Qwen3ForCausalLM"))).contains("missing"));
-        assertTrue(reason(plan(qwen3Tensors(), config("Gemma3ForCausalLM"))).contains("gemma3 safetensors models is not tested"));
         assertTrue(reason(plan(qwen3Tensors(), config("Phi3ForCausalLM"))).contains("phi3 safetensors models is not tested"));
         assertTrue(reason(plan(qwen3Tensors(), config("Gemma2ForCausalLM"))).contains("only Gemma3ForCausalLM"));
         ObjectNode smallVocab = (ObjectNode) config("Qwen3ForCausalLM");
@@ -131,6 +130,69 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(SynthesizedGgufPlanner.plan("", qwen3Tensors(),
                 new SynthesizedGgufPlanner.Inputs("m", config("Qwen3ForCausalLM"), null, null, "tokenizer.json unreadable: x"), t -> true))
                 .contains("unreadable"));
+    }
+
+    private static List<LogicalTensor> gemma3Tensors() {
+        List<LogicalTensor> out = new ArrayList<>(qwen3Tensors().stream().filter(t -> !t.name().equals("lm_head.weight")).toList());
+        out.add(plain("model.layers.0.pre_feedforward_layernorm.weight", Dtype.BF16, 64));
+        out.add(plain("model.layers.0.post_feedforward_layernorm.weight", Dtype.BF16, 64));
+        return out;
+    }
+
+    private static ObjectNode gemma3Config() throws Exception {
+        ObjectNode c = (ObjectNode) config("Gemma3ForCausalLM");
+        c.put("query_pre_attn_scalar", 16).put("sliding_window", 8).putNull("final_logit_softcapping");
+        c.remove("rope_theta");
+        ObjectNode rp = c.putObject("rope_parameters");
+        rp.putObject("full_attention").put("rope_theta", 1000000.0).put("rope_type", "default");
+        rp.putObject("sliding_attention").put("rope_theta", 10000.0).put("rope_type", "default");
+        c.putArray("layer_types").add("sliding_attention");
+        return c;
+    }
+
+    /** Gemma 3: every norm F32 as 1 + w, the post norms required, the KVs llama.cpp's gemma3 reads. */
+    @Test
+    void plansGemma3() throws Exception {
+        var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(gemma3Tensors(), gemma3Config())).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = p.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        for (String n : List.of("output_norm", "blk.0.attn_norm", "blk.0.post_attention_norm", "blk.0.ffn_norm",
+                "blk.0.post_ffw_norm", "blk.0.attn_q_norm", "blk.0.attn_k_norm")) {
+            assertEquals(SynthesizedGgufPlanner.Choice.NORM_SHIFT_F32, byName.get(n + ".weight").choice(), n);
+            assertEquals(GgmlType.F32, byName.get(n + ".weight").type(), n);
+        }
+        assertEquals(SynthesizedGgufPlanner.Choice.COPY, byName.get("blk.0.attn_q.weight").choice());
+        Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(1000000f, kv.get("gemma3.rope.freq_base").value());
+        assertEquals(10000f, kv.get("gemma3.rope.freq_base_swa").value());
+        assertEquals(8, kv.get("gemma3.attention.sliding_window").value());
+        assertEquals(16, kv.get("gemma3.attention.key_length").value());
+        assertTrue(reason(plan(gemma3Tensors().subList(0, gemma3Tensors().size() - 1), gemma3Config())).contains("post_ffw_norm"));
+        ObjectNode scale = gemma3Config().put("query_pre_attn_scalar", 256);
+        assertTrue(reason(plan(gemma3Tensors(), scale)).contains("query_pre_attn_scalar"));
+        ObjectNode layers = gemma3Config();
+        ((com.fasterxml.jackson.databind.node.ArrayNode) layers.get("layer_types")).set(0, "full_attention");
+        assertTrue(reason(plan(gemma3Tensors(), layers)).contains("every 6th layer"));
+        ObjectNode vocab = gemma3Config().put("vocab_size", 5);
+        assertTrue(reason(plan(gemma3Tensors(), vocab)).contains("extra embedding rows"));
+    }
+
+    /** A shifted source adds the constant in f32 to the widened values. */
+    @Test
+    void shiftedRowsAddInF32() {
+        int n = 6;
+        MemorySegment blob = Arena.ofAuto().allocate(2L * n);
+        for (int i = 0; i < n; i++) {
+            blob.set(U16, 2L * i, FloatCasts.f32ToBf16(i / 128f - 0.02f));
+        }
+        StoredTensor s = new StoredTensor("n", Dtype.BF16, new long[]{n}, new BlobRange(BLOB, blob.byteSize(), 0, blob.byteSize()));
+        RowConverted c = new RowConverted(new RowSource.Shifted(RowSource.Plain.of(s, n, OutputType.F32), 1f), 1, null, "n");
+        MemorySegment dst = Arena.ofAuto().allocate(c.length());
+        c.compute(0, List.of(blob), dst);
+        for (int i = 0; i < n; i++) {
+            float w = FloatCasts.bf16ToF32(blob.get(U16, 2L * i));
+            assertEquals(Float.floatToIntBits(w + 1f), Float.floatToIntBits(dst.get(F32, 4L * i)), "element " + i);
+        }
     }
 
     private static String reason(SynthesizedGgufPlanner.Result r) {
