@@ -57,11 +57,7 @@ public final class ModelFs extends FuseStubFS {
     /** Failure lines already logged, at most {@value #LOGGED_MAX} (size-bounded eviction, on the caller's thread). */
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
-    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, long uid, long gid) {
-        this(tree, resolver, chunks, ReadAhead.NONE, uid, gid);
-    }
-
-    /** As above, with sequential readers of converted files served by {@code readAhead}. */
+    /** A file system over {@code tree}; sequential readers of converted files are served by {@code readAhead}. */
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
         this.tree = tree;
         this.resolver = resolver;
