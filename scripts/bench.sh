@@ -38,12 +38,12 @@ if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
 cp="benchmarks/target/classes:$(cat benchmarks/target/bench.cp)"
 echo "## JMH: GGML kernels"
-"$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.GgmlDequantBench
+"$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.GgmlDequantBench
 echo "## JMH: MLX kernels"
-"$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.MlxDequantBench
+"$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}" -cp "$cp" dev.modelfs.bench.MlxDequantBench
 echo "## gguf-py (numpy)"
 "$MODELFS_PYTHON" integration-tests/python/bench_ggml_numpy.py
 fi
 echo "## Read throughput through a mount, next to bindfs"
-MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" \
+MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" \
   --mib "$mib" --rounds "$rounds" --stream-gb "$stream_gb" --java "$JAVA_HOME/bin/java"

@@ -29,9 +29,16 @@ final class CliMount implements AutoCloseable {
         this.log = log;
     }
 
+    /** The commands the launcher ({@code ./modelfs}) starts with the Vector API module. */
+    private static final java.util.Set<String> CONVERTING_COMMANDS = java.util.Set.of("mount", "demo", "nfs", "cat", "verify");
+
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-Xms32m", "-jar", Env.cliJar().toString()));
+                "--sun-misc-unsafe-memory-access=allow", "-Xms32m"));
+        if (args.length > 0 && CONVERTING_COMMANDS.contains(args[0])) {
+            cmd.addAll(List.of("--add-modules", "jdk.incubator.vector")); // as the launcher: the Vector API kernels
+        }
+        cmd.addAll(List.of("-jar", Env.cliJar().toString()));
         cmd.addAll(List.of(args));
         return cmd;
     }

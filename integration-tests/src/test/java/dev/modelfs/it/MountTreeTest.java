@@ -54,6 +54,8 @@ class MountTreeTest {
 
     @Test
     void pythonViewsCheckerPassesWithSafetensorsAndGgufPy() throws Exception {
+        // the converted files below must come from the kernels users get (the launcher's Vector API ones)
+        assertTrue(mount.log().contains("vector kernels ("), "mount runs scalar kernels:\n" + mount.log());
         mount.requireChecker(900, "check_views.py", Fixture.dir().toString());
     }
 

@@ -65,7 +65,8 @@ final class MountCommand implements Callable<Integer> {
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
         MountSession session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all());
-        System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop)");
+        System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop; "
+                + dev.modelfs.quant.Kernels.describe() + ")");
         System.out.flush();
         while (!stop.await(1, TimeUnit.SECONDS)) {
             if (!MountTable.isMounted(mp)) {
