@@ -123,21 +123,23 @@ public final class OpenedSource implements AutoCloseable {
         return end - offset;
     }
 
-    /** Below this, copy from the mapping; above, {@code pread} into the destination (no page faults on a fresh mapping). */
-    private static final long PREAD_MIN = 16 * 1024;
-
+    /**
+     * Blob bytes go into a native destination (FUSE and NFS buffers) with one {@code pread(2)}: exact (a short
+     * count is a truncated blob), no page faults on a fresh mapping, no allocation. A heap destination copies
+     * from the mapping, then checks the blob's size, because past a truncation the rest of the last page
+     * reads as zeros instead of faulting.
+     */
     private static void copyBlob(Segment.BlobSlice b, BlobLease lease, long within, MemorySegment dst, long at, long n)
             throws IOException {
         long pos = b.offset() + within;
-        if (n < PREAD_MIN || !dst.isNative()) {
+        boolean whole;
+        if (dst.isNative()) {
+            whole = lease.file().pread(dst, at, n, pos) == n;
+        } else {
             MemorySegment.copy(lease.segment(), pos, dst, at, n);
-            // past a truncation, the rest of the last page reads as zeros instead of faulting: check the size
-            if (lease.file().currentSize() < pos + n) {
-                throw new IOException("blob " + b.blob().digest().shortId() + " is shorter than its manifest says (truncated while open)");
-            }
-            return;
+            whole = lease.file().currentSize() >= pos + n;
         }
-        if (lease.file().pread(dst, at, n, pos) < n) {
+        if (!whole) {
             throw new IOException("blob " + b.blob().digest().shortId() + " is shorter than its manifest says (truncated while open)");
         }
     }

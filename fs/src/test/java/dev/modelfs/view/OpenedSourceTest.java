@@ -202,6 +202,13 @@ class OpenedSourceTest {
             assertEquals(4096, o.read(0, direct, 0, 4096));
             assertThrows(IOException.class, () -> o.read(512 * 1024, heap, 0, 65536));
             assertThrows(IOException.class, () -> o.read(512 * 1024, direct, 0, 65536));
+            // small reads straddling the new end, inside its last page (zeros there, not a fault, in the mapping)
+            try (RandomAccessFile raf = new RandomAccessFile(files.get(r.digest()).toFile(), "rw")) {
+                raf.setLength(4000);
+            }
+            assertThrows(IOException.class, () -> o.read(3990, heap, 0, 100));
+            assertThrows(IOException.class, () -> o.read(3990, direct, 0, 100));
+            assertEquals(10, o.read(3990, direct, 0, 10));
         }
     }
 
