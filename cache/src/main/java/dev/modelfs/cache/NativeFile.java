@@ -36,6 +36,7 @@ public final class NativeFile implements AutoCloseable {
     private static final int AT_SYMLINK_NOFOLLOW = 0x100;
     private static final int AT_EMPTY_PATH = 0x1000;
     private static final int STATX_BASIC_STATS = 0x7ff;
+    private static final int STATX_SIZE_MASK = 0x200;
     private static final int S_IFMT = 0xf000;
     private static final int S_IFREG = 0x8000;
     private static final int S_IFLNK = 0xa000;
@@ -47,6 +48,12 @@ public final class NativeFile implements AutoCloseable {
     private static final MethodHandle PREAD;
     private static final MethodHandle CLOSE;
     private static final MethodHandle STATX;
+    /** {@code statx} without errno capture, for {@link #currentSize()} (per read: no allocation). */
+    private static final MethodHandle STATX_PLAIN;
+    private static final MemorySegment EMPTY_PATH = Arena.global().allocateFrom("");
+    /** Per-thread {@code struct statx} for {@link #currentSize()}. */
+    private static final ThreadLocal<MemorySegment> STATX_BUF =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(STATX_SIZE, 8));
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
@@ -64,6 +71,9 @@ public final class NativeFile implements AutoCloseable {
         STATX = linker.downcallHandle(libc.find("statx").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
                         ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS), errno);
+        STATX_PLAIN = linker.downcallHandle(libc.find("statx").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                        ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
     }
 
     private final Path path;
@@ -177,13 +187,30 @@ public final class NativeFile implements AutoCloseable {
         }
     }
 
-    /** The file's current size (fstat), or -1 if it cannot be determined. */
+    /**
+     * The file's current size ({@code fstat} of the descriptor), or -1 if it cannot be determined. Allocates
+     * nothing after a thread's first call: the read path asks it per request.
+     */
     public long currentSize() {
-        try {
-            return stat().size();
-        } catch (IOException e) {
+        int f = fd;
+        if (f < 0) {
             return -1;
         }
+        MemorySegment buf = STATX_BUF.get();
+        try {
+            int r = (int) STATX_PLAIN.invokeExact(f, EMPTY_PATH, AT_EMPTY_PATH, STATX_SIZE_MASK, buf);
+            return r == 0 ? buf.get(ValueLayout.JAVA_LONG, 40) : -1;
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /**
+     * The open descriptor, for handing a range to the kernel ({@code splice}); valid until {@link #close()},
+     * -1 after it. Callers must not close it.
+     */
+    public int descriptor() {
+        return fd;
     }
 
     /** The path this file was opened by (for messages). */

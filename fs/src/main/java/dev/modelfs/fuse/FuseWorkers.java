@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
+import dev.modelfs.view.OpenedSource;
+
 /**
  * Persistent, JVM-owned FUSE worker threads driving libfuse2's session through FFM downcalls
  * ({@code fuse_setup}, then per worker {@code fuse_chan_recv} / {@code fuse_session_process} in a loop,
@@ -24,7 +26,10 @@ import java.util.logging.Logger;
  * Java thread, none has to attach one (libfuse2's own multi-threaded loop creates and retires native
  * workers, and jffi attached a new Java thread for each: docs/DESIGN.md §3.1). The {@code read}
  * operation is replaced by an FFM upcall into {@link ModelFs#readHandle}, which skips jnr's per-call
- * wrappers (a path string, a pointer and a file-info struct object per request).
+ * wrappers (a path string, a pointer and a file-info struct object per request). So is {@code read_buf}
+ * (libfuse then calls it instead of {@code read}): a range that lies in one blob is answered with the
+ * blob's descriptor and position, which libfuse moves to the kernel with {@code splice(2)} when the mount
+ * has {@code splice_write} (no copy through this process); anything else is read into a buffer as before.
  *
  * <p>Invariants: {@link #start} returns once the kernel mount exists; the workers run until the
  * mount goes away (unmount or {@code fusermount -u}); {@link #stop} waits for them and then releases
@@ -38,6 +43,21 @@ final class FuseWorkers {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     /** {@code struct fuse_operations.read}: the 16th pointer of libfuse2's table. */
     private static final long READ_SLOT = 15 * ADDR.byteSize();
+    /**
+     * {@code struct fuse_operations.read_buf}: after the 38 pointers up to {@code bmap}, the flag bit fields (one
+     * pointer-sized word), {@code ioctl}, {@code poll} and {@code write_buf}.
+     */
+    private static final long READ_BUF_SLOT = 42 * ADDR.byteSize();
+    /** {@code struct fuse_bufvec} with one {@code struct fuse_buf} (libfuse2, LP64): count, idx, off, then the buf. */
+    private static final long BUFVEC_BYTES = 24 + 40;
+    private static final long BV_COUNT = 0, BV_BUF_SIZE = 24, BV_BUF_FLAGS = 32, BV_BUF_MEM = 40, BV_BUF_FD = 48,
+            BV_BUF_POS = 56;
+    /** {@code FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK}: read {@code size} bytes of {@code fd} at {@code pos}. */
+    private static final int BUF_FD_AT_POS = (1 << 1) | (1 << 2);
+    /** libfuse copies fd data under two pages instead of splicing it; such reads are read here directly. */
+    private static final long SPLICE_MIN = 8192;
+    private static final int ENOMEM = 12;
+    private static final int EBADF = 9;
     /** {@code struct fuse_file_info.fh} (libfuse2, LP64): after flags, fh_old, writepage and the bit fields. */
     private static final long FI_FH = 24;
     private static final int EINTR = 4;
@@ -53,6 +73,8 @@ final class FuseWorkers {
     private static final MethodHandle EXITED;
     private static final MethodHandle SESSION_EXIT;
     private static final MethodHandle TEARDOWN;
+    private static final MethodHandle MALLOC;
+    private static final MethodHandle FREE;
 
     static {
         SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
@@ -65,6 +87,9 @@ final class FuseWorkers {
         EXITED = handle(fuse, "fuse_session_exited", FunctionDescriptor.of(INT, ADDR));
         SESSION_EXIT = handle(fuse, "fuse_session_exit", FunctionDescriptor.ofVoid(ADDR));
         TEARDOWN = handle(fuse, "fuse_teardown", FunctionDescriptor.ofVoid(ADDR, ADDR));
+        SymbolLookup libc = LINKER.defaultLookup();
+        MALLOC = handle(libc, "malloc", FunctionDescriptor.of(ADDR, LONG));
+        FREE = handle(libc, "free", FunctionDescriptor.ofVoid(ADDR));
     }
 
     private static MethodHandle handle(SymbolLookup lib, String name, FunctionDescriptor fd) {
@@ -97,7 +122,7 @@ final class FuseWorkers {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment ops = fs.copyOperations(arena);
-            installReadUpcall(fs, ops, arena);
+            installReadUpcalls(fs, ops, arena);
             List<String> argv = new ArrayList<>();
             argv.add("modelfs");
             argv.add("-f");                                     // never daemonize: this JVM is the server
@@ -197,12 +222,72 @@ final class FuseWorkers {
 
     // ---- the read operation as an FFM upcall ----
 
-    private static void installReadUpcall(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
-        MethodHandle target = MethodHandles.lookup().findStatic(FuseWorkers.class, "read",
+    private static void installReadUpcalls(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
+        MethodHandle read = MethodHandles.lookup().findStatic(FuseWorkers.class, "read",
                 MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
                         long.class, MemorySegment.class)).bindTo(fs);
-        MemorySegment stub = LINKER.upcallStub(target, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena);
-        ops.set(ADDR, READ_SLOT, stub);
+        ops.set(ADDR, READ_SLOT, LINKER.upcallStub(read, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
+        if (ops.byteSize() >= READ_BUF_SLOT + ADDR.byteSize()) {
+            MethodHandle readBuf = MethodHandles.lookup().findStatic(FuseWorkers.class, "readBuf",
+                    MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
+                            long.class, MemorySegment.class)).bindTo(fs);
+            ops.set(ADDR, READ_BUF_SLOT,
+                    LINKER.upcallStub(readBuf, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
+        }
+    }
+
+    /**
+     * {@code int read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off, struct fuse_file_info *fi)}:
+     * a malloc'ed one-buffer vector (libfuse frees it and its {@code mem} with {@code free}) that names the blob's
+     * descriptor and position, or holds the bytes {@link ModelFs#readHandle} read; never throws.
+     */
+    private static int readBuf(ModelFs fs, MemorySegment path, MemorySegment bufp, long size, long offset, MemorySegment fi) {
+        MemorySegment bv = MemorySegment.NULL;
+        MemorySegment mem = MemorySegment.NULL;
+        try {
+            long fh = fi.reinterpret(FI_FH + 8).get(LONG, FI_FH);
+            OpenedSource src = fs.openSource(fh);
+            if (src == null) {
+                return -EBADF;
+            }
+            bv = ((MemorySegment) MALLOC.invokeExact(BUFVEC_BYTES)).reinterpret(BUFVEC_BYTES);
+            if (bv.equals(MemorySegment.NULL)) {
+                return -ENOMEM;
+            }
+            bv.fill((byte) 0);
+            bv.set(LONG, BV_COUNT, 1);
+            long pos = size >= SPLICE_MIN ? src.blobPosition(offset, size) : -1;
+            if (pos >= 0) {
+                bv.set(LONG, BV_BUF_SIZE, Math.min(size, src.size() - offset));
+                bv.set(INT, BV_BUF_FLAGS, BUF_FD_AT_POS);
+                bv.set(INT, BV_BUF_FD, src.blobDescriptor(offset));
+                bv.set(LONG, BV_BUF_POS, pos);
+            } else if (size > 0) {
+                mem = ((MemorySegment) MALLOC.invokeExact(size)).reinterpret(size);
+                if (mem.equals(MemorySegment.NULL)) {
+                    FREE.invokeExact(bv);
+                    return -ENOMEM;
+                }
+                int n = fs.readHandle(fh, mem, offset, path);
+                if (n < 0) {
+                    FREE.invokeExact(mem);
+                    FREE.invokeExact(bv);
+                    return n;
+                }
+                bv.set(LONG, BV_BUF_SIZE, n);
+                bv.set(ADDR, BV_BUF_MEM, mem);
+            }
+            bufp.reinterpret(ADDR.byteSize()).set(ADDR, 0, bv);
+            return 0;
+        } catch (Throwable t) {
+            try {
+                if (!mem.equals(MemorySegment.NULL)) FREE.invokeExact(mem);
+                if (!bv.equals(MemorySegment.NULL)) FREE.invokeExact(bv);
+            } catch (Throwable ignored) {
+                // nothing more to do: the request fails with the original error
+            }
+            return fs.readFailed(path, t);
+        }
     }
 
     /** {@code int read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)}; never throws. */

@@ -207,6 +207,12 @@ public final class ModelFs extends FuseStubFS {
         }
     }
 
+    /** The open file behind handle {@code fh}, or null (for {@link FuseWorkers}' {@code read_buf}). */
+    OpenedSource openSource(long fh) {
+        Handle h = open.get(fh);
+        return h == null ? null : h.source();
+    }
+
     /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
     int readFailed(MemorySegment pathC, Throwable e) {
         String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);

@@ -12,7 +12,9 @@ import java.util.List;
  * manifest mtime, is never served stale pages as {@code kernel_cache} would), and 0.7-second
  * attribute, entry and negative timeouts: with the 250 ms manifest rescan, the longest that still lets
  * a pull, removal or re-pull show within a second, since libfuse2's high-level API cannot invalidate
- * kernel entries on demand.
+ * kernel entries on demand. {@code splice_write}: blob ranges go from the page cache to the FUSE device
+ * with {@code splice(2)}, not copied through this process ({@link FuseWorkers}' {@code read_buf});
+ * {@code -o no_splice_write} turns it off.
  *
  * @param allowOther  let other users (and an NFS server) read the mount
  * @param uid         owner shown for every file
@@ -40,7 +42,7 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
     /** The {@code -o ...} arguments for libfuse (the mount point is added by {@link MountSession}). */
     public String[] fuseArgs() {
         List<String> o = new ArrayList<>(List.of("ro", "use_ino", "auto_cache", "attr_timeout=0.7", "entry_timeout=0.7",
-                "negative_timeout=0.7", "fsname=modelfs", "subtype=modelfs", "default_permissions"));
+                "negative_timeout=0.7", "fsname=modelfs", "subtype=modelfs", "default_permissions", "splice_write"));
         if (allowOther) {
             o.add("allow_other");
         }

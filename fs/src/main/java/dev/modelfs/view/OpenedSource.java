@@ -124,6 +124,37 @@ public final class OpenedSource implements AutoCloseable {
     }
 
     /**
+     * Where {@code [offset, offset + length)}, clipped to the end of the file, lies in a blob, when it lies
+     * within one blob slice and that blob is still long enough ({@code fstat} now): the read can then hand the
+     * kernel the blob's descriptor and this position ({@code splice}) instead of copying. Returns -1 otherwise
+     * (other kinds of segment, a range across segments, at or past the end, a truncated blob: {@link #read}
+     * serves or fails those). The descriptor is {@link #blobDescriptor(long)}'s, valid until {@link #close()}.
+     */
+    public long blobPosition(long offset, long length) {
+        long size = source.size();
+        if (closed || offset < 0 || length <= 0 || offset >= size) {
+            return -1;
+        }
+        long end = Math.min(size, offset + length);
+        int i = source.segmentAt(offset);
+        long within = offset - source.start(i);
+        if (!(source.segment(i) instanceof Segment.BlobSlice b) || end - offset > b.length() - within) {
+            return -1;
+        }
+        long pos = b.offset() + within;
+        if (leases[source.blobIndex(i)].file().currentSize() < pos + (end - offset)) {
+            return -1;                                          // truncated: read() reports it
+        }
+        lastEnd = end;
+        return pos;
+    }
+
+    /** The descriptor of the blob under file offset {@code offset}, which {@link #blobPosition} found in a blob. */
+    public int blobDescriptor(long offset) {
+        return leases[source.blobIndex(source.segmentAt(offset))].file().descriptor();
+    }
+
+    /**
      * Blob bytes go into a native destination (FUSE and NFS buffers) with one {@code pread(2)}: exact (a short
      * count is a truncated blob), no page faults on a fresh mapping, no allocation. A heap destination copies
      * from the mapping, then checks the blob's size, because past a truncation the rest of the last page
