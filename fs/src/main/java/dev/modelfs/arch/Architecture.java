@@ -152,8 +152,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others need "
-                    + "their own value changes (norm weights shifted by +1, other tensors), which modelfs does not do";
+            return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others (Gemma, "
+                    + "Gemma 2, Gemma 3 with vision, Gemma 3n) have tensors and hyperparameters modelfs does not map";
         }
         if (lower.startsWith("mixtral") || lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";
