@@ -150,6 +150,26 @@ class NfsServerTest {
     }
 
     @Test
+    void dotDotLooksUpTheParentAtEveryLevel() throws Exception {
+        try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+            byte[] root = c.mount("/").fh();
+            assertArrayEquals(root, c.lookup(root, "..").fh(), "the root is its own parent");
+            String model = "hf.co/bartowski/Tiny-GGUF:Q4_K_M";
+            // namespace dirs, a model dir, a dir inside a model: each one's .. is the handle LOOKUP gave its parent
+            List<String> chain = List.of("hf.co", "hf.co/bartowski", model, model + "/ollama");
+            byte[] parent = root;
+            for (String dir : chain) {
+                byte[] fh = c.walk(root, dir);
+                NfsRpcClient.Fh up = c.lookup(fh, "..");
+                assertEquals(0, up.status(), dir + "/..");
+                assertArrayEquals(parent, up.fh(), dir + "/.. is " + (parent == root ? "the root" : "its parent"));
+                parent = fh;
+            }
+            assertEquals(20, c.lookup(c.walk(root, WHOLE_BLOB), "..").status(), "NFS3ERR_NOTDIR: a file has no ..");
+        }
+    }
+
+    @Test
     void aRemovedModelsHandlesAreStaleAndForeignHandlesBad(@TempDir Path tmp) throws Exception {
         Path store = Fixture.copyStore(tmp.resolve("store"));
         int port = CliNfs.freePort();

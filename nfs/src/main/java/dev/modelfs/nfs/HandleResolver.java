@@ -25,11 +25,17 @@ final class HandleResolver {
     private final StoreTree tree;
     private volatile Index index;
     /** Per model directory: its nodes by inode (weak keys: a replaced model's index goes with it). */
-    private final Cache<DirNode, Map<Long, Node>> modelIndexes = Caffeine.newBuilder().weakKeys().maximumSize(1024)
+    private final Cache<DirNode, ModelIndex> modelIndexes = Caffeine.newBuilder().weakKeys().maximumSize(1024)
             .executor(Runnable::run).build();
 
-    /** The directories above the models and the model directories of one snapshot, by inode. */
-    private record Index(DirNode root, Map<Long, Node> top, Map<Long, DirNode> models) {}
+    /**
+     * The directories above the models and the model directories of one snapshot, by inode, and the parent
+     * inode of each directory among them (the root is its own parent).
+     */
+    private record Index(DirNode root, Map<Long, Node> top, Map<Long, DirNode> models, Map<Long, Long> parents) {}
+
+    /** The nodes under one model directory by inode, and the parent inode of each directory under it. */
+    private record ModelIndex(Map<Long, Node> nodes, Map<Long, Long> parents) {}
 
     HandleResolver(StoreTree tree) {
         this.tree = tree;
@@ -48,7 +54,26 @@ final class HandleResolver {
         if (h.path() == h.model()) {
             return model;
         }
-        return modelIndexes.get(model, HandleResolver::indexModel).get(h.path());
+        return modelIndexes.get(model, HandleResolver::indexModel).nodes().get(h.path());
+    }
+
+    /**
+     * The handle of the directory that holds directory {@code dir} ({@code ..}); the root's is the root's. Null
+     * when {@code dir} is gone.
+     */
+    FileHandle parent(FileHandle dir) {
+        Index ix = index();
+        if (dir.model() == 0) {
+            Long p = ix.parents().get(dir.path());
+            return p == null ? null : new FileHandle(0, p);
+        }
+        if (dir.path() == dir.model()) {
+            Long p = ix.parents().get(dir.model());
+            return p == null ? null : new FileHandle(0, p);
+        }
+        DirNode model = ix.models().get(dir.model());
+        Long p = model == null ? null : modelIndexes.get(model, HandleResolver::indexModel).parents().get(dir.path());
+        return p == null ? null : new FileHandle(dir.model(), p);
     }
 
     /** The handle of {@code child}, found in the directory {@code parent} names. */
@@ -80,38 +105,46 @@ final class HandleResolver {
         }
         Map<Long, Node> top = new HashMap<>();
         Map<Long, DirNode> models = new HashMap<>();
+        Map<Long, Long> parents = new HashMap<>();
         top.put(root.inode(), root);
-        walkTop(root, modelDirs, top, models);
-        ix = new Index(root, Map.copyOf(top), Map.copyOf(models));
+        parents.put(root.inode(), root.inode());
+        walkTop(root, modelDirs, top, models, parents);
+        ix = new Index(root, Map.copyOf(top), Map.copyOf(models), Map.copyOf(parents));
         index = ix;
         return ix;
     }
 
-    private static void walkTop(DirNode dir, Set<DirNode> modelDirs, Map<Long, Node> top, Map<Long, DirNode> models) {
+    private static void walkTop(DirNode dir, Set<DirNode> modelDirs, Map<Long, Node> top, Map<Long, DirNode> models,
+                                Map<Long, Long> parents) {
         for (Node n : dir.children().values()) {
+            if (n instanceof DirNode d) {
+                parents.put(d.inode(), dir.inode());
+            }
             if (n instanceof DirNode d && modelDirs.contains(d)) {
                 models.put(d.inode(), d);
             } else {
                 top.put(n.inode(), n);
                 if (n instanceof DirNode d) {
-                    walkTop(d, modelDirs, top, models);
+                    walkTop(d, modelDirs, top, models, parents);
                 }
             }
         }
     }
 
     /** Every node under a model directory by inode (lists the directory, which may fail for a broken model). */
-    private static Map<Long, Node> indexModel(DirNode model) {
-        Map<Long, Node> out = new HashMap<>();
-        indexInto(model, out);
-        return out;
+    private static ModelIndex indexModel(DirNode model) {
+        Map<Long, Node> nodes = new HashMap<>();
+        Map<Long, Long> parents = new HashMap<>();
+        indexInto(model, nodes, parents);
+        return new ModelIndex(nodes, parents);
     }
 
-    private static void indexInto(DirNode dir, Map<Long, Node> out) {
+    private static void indexInto(DirNode dir, Map<Long, Node> nodes, Map<Long, Long> parents) {
         for (Node n : dir.children().values()) {
-            out.putIfAbsent(n.inode(), n);
+            nodes.putIfAbsent(n.inode(), n);
             if (n instanceof DirNode d) {
-                indexInto(d, out);
+                parents.putIfAbsent(d.inode(), dir.inode());
+                indexInto(d, nodes, parents);
             }
         }
     }

@@ -166,7 +166,8 @@ final class Nfs3Program implements RpcDispatchable {
         if (a.name().getBytes(StandardCharsets.UTF_8).length > 255) {
             throw new Failure(Nfs3.ERR_NAMETOOLONG);
         }
-        Node child = a.name().equals(".") ? d : children(d).get(a.name());
+        FileHandle up = a.name().equals("..") ? handles.parent(a.dir()) : null;
+        Node child = a.name().equals(".") ? d : up != null ? handles.resolve(up) : children(d).get(a.name());
         if (child == null) {
             Wire.reply(call, out -> {
                 out.xdrEncodeInt(Nfs3.ERR_NOENT);
@@ -174,7 +175,7 @@ final class Nfs3Program implements RpcDispatchable {
             });
             return;
         }
-        FileHandle ch = child == d ? a.dir() : handles.child(a.dir(), child);
+        FileHandle ch = up != null ? up : child == d ? a.dir() : handles.child(a.dir(), child);
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.handle(out, ch);
