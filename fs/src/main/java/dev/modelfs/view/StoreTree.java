@@ -7,8 +7,10 @@ import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.OllamaStore;
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.logging.Logger;
@@ -19,7 +21,8 @@ import java.util.logging.Logger;
  * <p>Invariants: {@link #root()} always returns a complete, consistent snapshot; {@link #refresh()}
  * replaces it atomically and only when the set of manifest files (path, mtime, size, file key)
  * changed; model directories of unchanged manifests are reused (keeping what they already parsed);
- * a manifest that cannot be read or parsed is left out with one log line per change.
+ * a manifest that cannot be read or parsed is left out with one log line per change of that manifest
+ * file (it is not parsed again while it stays the same, whatever else changes).
  */
 public final class StoreTree {
     private static final Logger LOG = Logger.getLogger(StoreTree.class.getName());
@@ -29,6 +32,8 @@ public final class StoreTree {
     private volatile DirNode root;
     private List<ManifestRef> lastRefs;
     private Map<ManifestRef, ModelEntry> entries = Map.of();
+    /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
+    private Set<ManifestRef> failed = Set.of();
 
     /** A model directory and the manifest it was built from. */
     public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref) {}
@@ -61,13 +66,20 @@ public final class StoreTree {
             return false;
         }
         Map<ManifestRef, ModelEntry> next = new HashMap<>();
+        Set<ManifestRef> nextFailed = new HashSet<>();
         for (ManifestRef ref : refs) {
+            if (failed.contains(ref)) {
+                nextFailed.add(ref);
+                continue;
+            }
             ModelEntry e = entries.get(ref);
             if (e == null) {
                 e = load(ref);
             }
             if (e != null) {
                 next.put(ref, e);
+            } else {
+                nextFailed.add(ref);
             }
         }
         long newest = 0;
@@ -83,6 +95,7 @@ public final class StoreTree {
         }
         root = DirNode.of(Inodes.ROOT, newest, tb.build());
         entries = next;
+        failed = Set.copyOf(nextFailed);
         lastRefs = refs;
         return true;
     }
