@@ -5,7 +5,7 @@ MODELFS_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODELFS_JAR="$MODELFS_TOP/mount-cli/target/modelfs.jar"
 MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m)
 # The Vector API kernels (fs: quant.Kernels) need the incubator module; the JVM then prints one
-# "WARNING: Using incubator modules" line, so only the commands that convert data ask for it.
+# "WARNING: Using incubator modules" line, so only the commands that serve converted files ask for it.
 MODELFS_VECTOR_FLAGS=(--add-modules jdk.incubator.vector)
 
 say() { printf 'modelfs: %s\n' "$*" >&2; }

@@ -30,7 +30,7 @@ final class CliMount implements AutoCloseable {
     }
 
     /** The commands the launcher ({@code ./modelfs}) starts with the Vector API module. */
-    private static final java.util.Set<String> CONVERTING_COMMANDS = java.util.Set.of("mount", "demo", "nfs", "cat", "verify");
+    private static final java.util.Set<String> CONVERTING_COMMANDS = java.util.Set.of("mount", "demo", "nfs");
 
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",
