@@ -235,14 +235,9 @@ def main():
         with open(os.path.join(a.work, "blobs.json"), "w") as f:
             json.dump(blobs, f)
     flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m").split()
-    proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--cache-size", a.cache_size, mnt],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = mount(a, flags, store, mnt)
     subprocess.run(["bindfs", "-r", "-o", "kernel_cache", os.path.join(store, "blobs"), bmnt], check=True)
-    deadline = time.time() + 120
-    while not os.path.isdir(os.path.join(mnt, "big-gguf")):
-        if time.time() > deadline or proc.poll() is not None:
-            sys.exit("mount failed: " + (proc.stdout.read().decode() if proc.poll() is not None else "timeout"))
-        time.sleep(0.1)
+    conv = {}
     try:
         m = lambda p: os.path.join(mnt, p)
         gguf_blob = os.path.join(bmnt, "sha256-" + blobs["gguf"][0])
@@ -289,10 +284,42 @@ def main():
         print(f"Peak RSS of the modelfs JVM while streaming {gb:.1f} GB of converted files (--cache-size {a.cache_size}): "
               f"{peak:.0f} MiB, of which anonymous (not the page cache of mapped blobs) {anon:.0f} MiB.")
     finally:
-        subprocess.run(["fusermount", "-u", mnt])
+        unmount(proc, mnt)
+    # the same converted first reads with the scalar kernels, to show what the Vector API ones bring
+    proc = mount(a, flags + ["-Dmodelfs.kernels=scalar"], store, mnt)
+    try:
+        scalar = {c: [] for c in conv}
+        for p in conv.values():
+            first_read_gbs(p)                                            # JIT warm-up, not measured
+        for _ in range(a.rounds):
+            for c, p in conv.items():
+                scalar[c].append(first_read_gbs(p))
+        print()
+        print("| read, first, 2 cores | scalar kernels (`-Dmodelfs.kernels=scalar`) | Vector API kernels (above) | ratio |")
+        print("|---|---|---|---|")
+        for c in conv:
+            print(f"| {c} | {fmt(scalar[c])} | {median(r[c + '@2']):.2f} | {median(r[c + '@2']) / median(scalar[c]):.2f}x |")
+    finally:
+        unmount(proc, mnt)
         subprocess.run(["fusermount", "-u", bmnt])
-        proc.terminate()
-        proc.wait(30)
+
+
+def mount(a, flags, store, mnt):
+    """Starts `modelfs mount` with these JVM flags; returns once the models are listed."""
+    proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--cache-size", a.cache_size, mnt],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while not os.path.isdir(os.path.join(mnt, "big-gguf")):
+        if time.time() > deadline or proc.poll() is not None:
+            sys.exit("mount failed: " + (proc.stdout.read().decode() if proc.poll() is not None else "timeout"))
+        time.sleep(0.1)
+    return proc
+
+
+def unmount(proc, mnt):
+    subprocess.run(["fusermount", "-u", mnt])
+    proc.terminate()
+    proc.wait(30)
 
 
 if __name__ == "__main__":
