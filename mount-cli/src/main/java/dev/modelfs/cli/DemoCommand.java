@@ -45,6 +45,11 @@ final class DemoCommand implements Callable<Integer> {
             System.out.println();
             System.out.println("try: python -c \"from safetensors import safe_open; print(safe_open('" + mp
                     + "/demo-st:int4/model.fp32.safetensors','np').keys())\"");
+            System.out.println("     python -c \"from transformers import AutoTokenizer; print(AutoTokenizer.from_pretrained('" + mp
+                    + "/demo-llama').tokenize('Hello world'))\"");
+            if (!keep) {
+                System.out.println("(`modelfs demo --keep` stays mounted so that you can)");
+            }
             if (keep) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signal.handle(new Signal("INT"), s -> stop.countDown());
