@@ -1,6 +1,7 @@
 package dev.modelfs.cli;
 
 import dev.modelfs.fuse.MountOptions;
+import dev.modelfs.fuse.MountTable;
 import dev.modelfs.fuse.MountSession;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.view.StandardViews;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -23,7 +25,7 @@ final class DemoCommand implements Callable<Integer> {
     @Parameters(paramLabel = "MOUNTPOINT", arity = "0..1", description = "where to mount (default: a new temporary directory)")
     Path mountpoint;
 
-    @Option(names = "--keep", description = "stay mounted until Ctrl-C instead of unmounting after the listing")
+    @Option(names = "--keep", description = "stay mounted until Ctrl-C or `modelfs unmount` instead of unmounting after the listing")
     boolean keep;
 
     @Override
@@ -43,12 +45,22 @@ final class DemoCommand implements Callable<Integer> {
             System.out.println();
             System.out.println("try: python -c \"from safetensors import safe_open; print(safe_open('" + mp
                     + "/demo-st:int4/model.fp32.safetensors','np').keys())\"");
+            System.out.println("     python -c \"from transformers import AutoTokenizer; print(AutoTokenizer.from_pretrained('" + mp
+                    + "/demo-llama').tokenize('Hello world'))\"");
+            if (!keep) {
+                System.out.println("(`modelfs demo --keep` stays mounted so that you can)");
+            }
             if (keep) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signal.handle(new Signal("INT"), s -> stop.countDown());
                 Signal.handle(new Signal("TERM"), s -> stop.countDown());
-                System.out.println("staying mounted; Ctrl-C to unmount");
-                stop.await();
+                System.out.println("staying mounted; Ctrl-C or `modelfs unmount " + mp + "` to unmount");
+                System.out.flush();
+                while (!stop.await(1, TimeUnit.SECONDS)) {
+                    if (!MountTable.isMounted(mp)) {
+                        break;   // `modelfs unmount` (or fusermount -u)
+                    }
+                }
             }
         } finally {
             session.close();
@@ -58,18 +70,22 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private static void list(Path mp) throws IOException {
+        List<Path> paths;
         try (Stream<Path> s = Files.walk(mp)) {
-            for (Path p : s.sorted().toList()) {
-                if (p.equals(mp)) {
-                    continue;
-                }
-                Path rel = mp.relativize(p);
-                String indent = "  ".repeat(rel.getNameCount() - 1);
-                if (Files.isDirectory(p)) {
-                    System.out.println(indent + rel.getFileName() + "/");
-                } else {
-                    System.out.printf("%s%-40s %12s%n", indent, rel.getFileName(), SizeConverter.human(Files.size(p)));
-                }
+            paths = s.filter(p -> !p.equals(mp)).sorted().toList();
+        }
+        int width = 40;   // the name column: as wide as the longest indented file name
+        for (Path p : paths) {
+            Path rel = mp.relativize(p);
+            width = Math.max(width, 2 * (rel.getNameCount() - 1) + rel.getFileName().toString().length());
+        }
+        for (Path p : paths) {
+            Path rel = mp.relativize(p);
+            String name = "  ".repeat(rel.getNameCount() - 1) + rel.getFileName();
+            if (Files.isDirectory(p)) {
+                System.out.println(name + "/");
+            } else {
+                System.out.printf("%-" + width + "s %12s%n", name, SizeConverter.human(Files.size(p)));
             }
         }
     }

@@ -5,11 +5,8 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
-import dev.modelfs.quant.FloatCasts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,16 +17,19 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 
 /**
- * Writes a small sample Ollama store: a GGUF model (F32, F16, Q8_0 tensors, template, params,
- * license), a safetensors LLM with an int4-quantized weight, and a diffusers-style image model with
- * components. Deterministic (fixed seed), a few hundred KB.
+ * Writes a small sample Ollama store: {@code demo-llama}, a GGUF llama (F32, F16, Q8_0, Q4_0, Q4_K
+ * tensors, template, params, license); {@code demo-st:int4}, a safetensors llama imported from MLX int4
+ * with its config and tokenizer files; {@code x/demo-image}, a diffusers-style image model with components.
+ * Both LLMs are complete one-layer models with a real (tiny) byte-level BPE vocabulary, so that every view
+ * of them exists: the Hugging Face folder of the GGUF model, the synthesized GGUF of the safetensors one.
+ * Deterministic (fixed seed), about 170 KB of blobs.
  */
 final class DemoStore {
     private final Path root;
-    private final Random rnd = new Random(7);
+    private final DemoWeights w = new DemoWeights(7);
+    private final DemoVocab vocab = new DemoVocab();
 
     DemoStore(Path root) {
         this.root = root;
@@ -73,80 +73,41 @@ final class DemoStore {
         Files.writeString(p, sb);
     }
 
-    private float[] randn(int n) {
-        float[] f = new float[n];
-        for (int i = 0; i < n; i++) {
-            f[i] = (float) (rnd.nextGaussian() * 0.05);
-        }
-        return f;
-    }
-
-    private static byte[] le(int bytes) {
-        return new byte[bytes];
-    }
-
-    private static byte[] f32(float[] v) {
-        ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        for (float x : v) {
-            b.putFloat(x);
-        }
-        return b.array();
-    }
-
-    private static byte[] f16(float[] v) {
-        ByteBuffer b = ByteBuffer.allocate(v.length * 2).order(ByteOrder.LITTLE_ENDIAN);
-        for (float x : v) {
-            b.putShort(Float.floatToFloat16(x));
-        }
-        return b.array();
-    }
-
-    private static byte[] bf16(float[] v) {
-        ByteBuffer b = ByteBuffer.allocate(v.length * 2).order(ByteOrder.LITTLE_ENDIAN);
-        for (float x : v) {
-            b.putShort(FloatCasts.f32ToBf16(x));
-        }
-        return b.array();
-    }
-
-    /** ggml's Q8_0: per 32 values d = amax/127 (f16), q = round(x/d). */
-    private static byte[] q8_0(float[] v) {
-        ByteBuffer b = ByteBuffer.allocate(v.length / 32 * 34).order(ByteOrder.LITTLE_ENDIAN);
-        for (int blk = 0; blk < v.length / 32; blk++) {
-            float amax = 0;
-            for (int i = 0; i < 32; i++) {
-                amax = Math.max(amax, Math.abs(v[blk * 32 + i]));
-            }
-            float d = amax / 127;
-            float id = d == 0 ? 0 : 1 / d;
-            b.putShort(Float.floatToFloat16(d));
-            for (int i = 0; i < 32; i++) {
-                b.put((byte) Math.round(v[blk * 32 + i] * id));
-            }
-        }
-        return b.array();
-    }
-
+    /** The demo GGUF model: a complete one-layer llama (tied embeddings), tensors in F16, F32, Q8_0, Q4_0, Q4_K. */
     private void ggufModel() throws IOException {
-        int embd = 64, vocab = 32;
-        String[] tokens = new String[vocab];
-        for (int i = 0; i < vocab; i++) {
-            tokens[i] = "<t" + i + ">";
-        }
-        List<byte[]> kvs = List.of(
+        int embd = 64, heads = 4, headsKv = 2, headDim = embd / heads, ff = 256, ctx = 2048;
+        int nVocab = vocab.size();
+        List<byte[]> kvs = new ArrayList<>(List.of(
                 GgufWriter.encodeKv("general.architecture", GgufValueType.STRING, "llama"),
+                GgufWriter.encodeKv("general.type", GgufValueType.STRING, "model"),
                 GgufWriter.encodeKv("general.name", GgufValueType.STRING, "demo-llama"),
                 GgufWriter.encodeKv("general.file_type", GgufValueType.UINT32, 7),
+                GgufWriter.encodeKv("general.quantization_version", GgufValueType.UINT32, 2),
+                GgufWriter.encodeKv("llama.vocab_size", GgufValueType.UINT32, nVocab),
+                GgufWriter.encodeKv("llama.context_length", GgufValueType.UINT32, ctx),
                 GgufWriter.encodeKv("llama.embedding_length", GgufValueType.UINT32, embd),
                 GgufWriter.encodeKv("llama.block_count", GgufValueType.UINT32, 1),
-                GgufWriter.encodeKv("tokenizer.ggml.model", GgufValueType.STRING, "gpt2"),
-                GgufWriter.encodeKv("tokenizer.ggml.tokens", GgufValueType.ARRAY,
-                        new dev.modelfs.format.gguf.GgufArray(GgufValueType.STRING, List.<Object>of((Object[]) tokens))));
+                GgufWriter.encodeKv("llama.feed_forward_length", GgufValueType.UINT32, ff),
+                GgufWriter.encodeKv("llama.rope.dimension_count", GgufValueType.UINT32, headDim),
+                GgufWriter.encodeKv("llama.rope.freq_base", GgufValueType.FLOAT32, 10000f),
+                GgufWriter.encodeKv("llama.attention.head_count", GgufValueType.UINT32, heads),
+                GgufWriter.encodeKv("llama.attention.head_count_kv", GgufValueType.UINT32, headsKv),
+                GgufWriter.encodeKv("llama.attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, 1e-5f)));
+        kvs.addAll(vocab.ggufKvs());
         record T(String name, long[] ne, GgmlType type, byte[] data) {}
+        int q = heads * headDim, kv = headsKv * headDim;
         List<T> ts = List.of(
-                new T("token_embd.weight", new long[] {embd, vocab}, GgmlType.F16, f16(randn(embd * vocab))),
-                new T("output_norm.weight", new long[] {embd}, GgmlType.F32, f32(randn(embd))),
-                new T("blk.0.attn_q.weight", new long[] {embd, embd}, GgmlType.Q8_0, q8_0(randn(embd * embd))));
+                new T("token_embd.weight", new long[] {embd, nVocab}, GgmlType.F16, DemoWeights.f16(w.randn(embd * nVocab))),
+                new T("blk.0.attn_norm.weight", new long[] {embd}, GgmlType.F32, DemoWeights.f32(w.norm(embd))),
+                new T("blk.0.attn_q.weight", new long[] {embd, q}, GgmlType.Q8_0, DemoWeights.q8_0(w.randn(embd * q))),
+                new T("blk.0.attn_k.weight", new long[] {embd, kv}, GgmlType.Q8_0, DemoWeights.q8_0(w.randn(embd * kv))),
+                new T("blk.0.attn_v.weight", new long[] {embd, kv}, GgmlType.Q8_0, DemoWeights.q8_0(w.randn(embd * kv))),
+                new T("blk.0.attn_output.weight", new long[] {q, embd}, GgmlType.Q8_0, DemoWeights.q8_0(w.randn(q * embd))),
+                new T("blk.0.ffn_norm.weight", new long[] {embd}, GgmlType.F32, DemoWeights.f32(w.norm(embd))),
+                new T("blk.0.ffn_gate.weight", new long[] {embd, ff}, GgmlType.Q4_0, DemoWeights.q4_0(w.randn(embd * ff))),
+                new T("blk.0.ffn_up.weight", new long[] {embd, ff}, GgmlType.Q4_0, DemoWeights.q4_0(w.randn(embd * ff))),
+                new T("blk.0.ffn_down.weight", new long[] {ff, embd}, GgmlType.Q4_K, w.q4_kRandom(ff * embd)),
+                new T("output_norm.weight", new long[] {embd}, GgmlType.F32, DemoWeights.f32(w.norm(embd))));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(GgufWriter.preamble(3, ts.size(), kvs.size()));
         kvs.forEach(out::writeBytes);
@@ -154,19 +115,20 @@ final class DemoStore {
         for (int i = 0; i < ts.size(); i++) {
             out.writeBytes(GgufWriter.encodeTensorInfo(ts.get(i).name(), ts.get(i).ne(), ts.get(i).type(), offsets[i]));
         }
-        out.writeBytes(le((int) (GgufWriter.align(out.size(), 32) - out.size())));
+        out.writeBytes(new byte[(int) (GgufWriter.align(out.size(), 32) - out.size())]);
         int start = out.size();
         for (int i = 0; i < ts.size(); i++) {
-            out.writeBytes(le((int) (start + offsets[i] - out.size())));
+            out.writeBytes(new byte[(int) (start + offsets[i] - out.size())]);
             out.writeBytes(ts.get(i).data());
         }
+        out.writeBytes(new byte[(int) (GgufWriter.align(out.size() - start, 32) - (out.size() - start))]);
         List<LayerRef> layers = new ArrayList<>();
         layers.add(blob("application/vnd.ollama.image.model", out.toByteArray(), null));
-        layers.add(blob("application/vnd.ollama.image.template", "{{ .System }}\n{{ .Prompt }}".getBytes(StandardCharsets.UTF_8), null));
+        layers.add(blob("application/vnd.ollama.image.template", DemoVocab.OLLAMA_TEMPLATE.getBytes(StandardCharsets.UTF_8), null));
         layers.add(blob("application/vnd.ollama.image.params", "{\"stop\":[\"\\u003c|end|\\u003e\"],\"temperature\":0.6}\n".getBytes(StandardCharsets.UTF_8), null));
         layers.add(blob("application/vnd.ollama.image.license", "Demo license: do what you like.".getBytes(StandardCharsets.UTF_8), null));
         manifest("registry.ollama.ai/library/demo-llama/latest",
-                "{\"model_format\":\"gguf\",\"model_family\":\"llama\",\"model_families\":[\"llama\"],\"model_type\":\"7K\",\"file_type\":\"Q8_0\",\"architecture\":\"amd64\",\"os\":\"linux\"}\n",
+                "{\"model_format\":\"gguf\",\"model_family\":\"llama\",\"model_families\":[\"llama\"],\"model_type\":\"80K\",\"file_type\":\"Q8_0\",\"architecture\":\"amd64\",\"os\":\"linux\"}\n",
                 layers);
     }
 
@@ -188,32 +150,78 @@ final class DemoStore {
         return m;
     }
 
-    /** MLX affine int4, group 64: random codes, bf16 scale and bias. */
+    /** One tensor blob as Ollama stores an MLX affine int4 weight (group 64): packed codes with {@code .scale} / {@code .bias}. */
     private byte[] int4Blob(String name, int rows, int cols) {
-        byte[] codes = new byte[rows * cols / 2];
-        rnd.nextBytes(codes);
-        float[] scale = new float[rows * cols / 64];
-        float[] bias = new float[rows * cols / 64];
-        for (int i = 0; i < scale.length; i++) {
-            scale[i] = 0.001f + rnd.nextFloat() * 0.01f;
-            bias[i] = -8 * scale[i];
-        }
-        Map<String, Object[]> m = one(name, Dtype.U32, new long[] {rows, cols / 8}, codes);
-        m.put(name + ".scale", new Object[] {Dtype.BF16, new long[] {rows, cols / 64}, bf16(scale)});
-        m.put(name + ".bias", new Object[] {Dtype.BF16, new long[] {rows, cols / 64}, bf16(bias)});
+        DemoWeights.Int4 q = w.int4(rows, cols);
+        Map<String, Object[]> m = one(name, Dtype.U32, new long[] {rows, cols / 8}, q.codes());
+        m.put(name + ".scale", new Object[] {Dtype.BF16, new long[] {rows, cols / 64}, q.scales()});
+        m.put(name + ".bias", new Object[] {Dtype.BF16, new long[] {rows, cols / 64}, q.biases()});
         return safetensors(m, Map.of("quant_type", "int4", "group_size", "64"));
     }
 
+    private LayerRef bf16Tensor(String name, long[] shape, float[] values) throws IOException {
+        return blob("application/vnd.ollama.image.tensor", safetensors(one(name, Dtype.BF16, shape, DemoWeights.bf16(values)), null), name);
+    }
+
+    private LayerRef int4Tensor(String name, int rows, int cols) throws IOException {
+        return blob("application/vnd.ollama.image.tensor", int4Blob(name, rows, cols), name);
+    }
+
+    private LayerRef jsonLayer(String name, byte[] json) throws IOException {
+        return blob("application/vnd.ollama.image.json", json, name);
+    }
+
+    /**
+     * The demo safetensors model, as Ollama stores an MLX int4 import: a complete one-layer
+     * LlamaForCausalLM (tied embeddings), projections int4, embeddings and norms BF16, one blob per
+     * tensor, and its config.json, generation_config.json, tokenizer.json and tokenizer_config.json.
+     */
     private void safetensorsModel() throws IOException {
-        List<LayerRef> layers = new ArrayList<>();
-        layers.add(blob("application/vnd.ollama.image.tensor",
-                safetensors(one("model.embed_tokens.weight", Dtype.BF16, new long[] {32, 64}, bf16(randn(32 * 64))), null), "model.embed_tokens.weight"));
-        layers.add(blob("application/vnd.ollama.image.tensor",
-                safetensors(one("model.norm.weight", Dtype.F32, new long[] {64}, f32(randn(64))), null), "model.norm.weight"));
-        layers.add(blob("application/vnd.ollama.image.tensor", int4Blob("model.layers.0.mlp.up_proj.weight", 128, 64),
-                "model.layers.0.mlp.up_proj.weight"));
-        layers.add(blob("application/vnd.ollama.image.json",
-                "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":64}".getBytes(StandardCharsets.UTF_8), "config.json"));
+        int hidden = 64, heads = 4, headsKv = 2, headDim = hidden / heads, ff = 128, ctx = 2048;
+        int nVocab = vocab.size();
+        int q = heads * headDim, kv = headsKv * headDim;
+        String l = "model.layers.0.";
+        List<LayerRef> layers = new ArrayList<>(List.of(
+                bf16Tensor("model.embed_tokens.weight", new long[] {nVocab, hidden}, w.randn(nVocab * hidden)),
+                bf16Tensor(l + "input_layernorm.weight", new long[] {hidden}, w.norm(hidden)),
+                int4Tensor(l + "self_attn.q_proj.weight", q, hidden),
+                int4Tensor(l + "self_attn.k_proj.weight", kv, hidden),
+                int4Tensor(l + "self_attn.v_proj.weight", kv, hidden),
+                int4Tensor(l + "self_attn.o_proj.weight", hidden, q),
+                bf16Tensor(l + "post_attention_layernorm.weight", new long[] {hidden}, w.norm(hidden)),
+                int4Tensor(l + "mlp.gate_proj.weight", ff, hidden),
+                int4Tensor(l + "mlp.up_proj.weight", ff, hidden),
+                int4Tensor(l + "mlp.down_proj.weight", hidden, ff),
+                bf16Tensor("model.norm.weight", new long[] {hidden}, w.norm(hidden))));
+        int bos = vocab.id(DemoVocab.BOS), eos = vocab.id(DemoVocab.EOS);
+        String config = """
+                {
+                  "architectures": ["LlamaForCausalLM"],
+                  "model_type": "llama",
+                  "hidden_size": %d,
+                  "intermediate_size": %d,
+                  "num_hidden_layers": 1,
+                  "num_attention_heads": %d,
+                  "num_key_value_heads": %d,
+                  "head_dim": %d,
+                  "hidden_act": "silu",
+                  "max_position_embeddings": %d,
+                  "rms_norm_eps": 1e-05,
+                  "rope_theta": 10000.0,
+                  "vocab_size": %d,
+                  "tie_word_embeddings": true,
+                  "attention_bias": false,
+                  "mlp_bias": false,
+                  "bos_token_id": %d,
+                  "eos_token_id": %d,
+                  "torch_dtype": "bfloat16"
+                }
+                """.formatted(hidden, ff, heads, headsKv, headDim, ctx, nVocab, bos, eos);
+        layers.add(jsonLayer("config.json", config.getBytes(StandardCharsets.UTF_8)));
+        layers.add(jsonLayer("generation_config.json",
+                "{\"bos_token_id\": %d, \"eos_token_id\": %d}\n".formatted(bos, eos).getBytes(StandardCharsets.UTF_8)));
+        layers.add(jsonLayer("tokenizer.json", vocab.tokenizerJson()));
+        layers.add(jsonLayer("tokenizer_config.json", vocab.tokenizerConfig(ctx)));
         manifest("registry.ollama.ai/library/demo-st/int4",
                 "{\"model_format\":\"safetensors\",\"model_family\":\"\",\"model_families\":null,\"model_type\":\"\",\"file_type\":\"int4\",\"capabilities\":[\"completion\"],\"architecture\":\"\",\"os\":\"\"}",
                 layers);
@@ -224,9 +232,9 @@ final class DemoStore {
         layers.add(blob("application/vnd.ollama.image.tensor", int4Blob("transformer/blocks.0.attn.qkv.weight", 64, 128),
                 "transformer/blocks.0.attn.qkv.weight"));
         layers.add(blob("application/vnd.ollama.image.tensor",
-                safetensors(one("blocks.0.norm.weight", Dtype.BF16, new long[] {128}, bf16(randn(128))), null), "transformer/blocks.0.norm.weight"));
+                safetensors(one("blocks.0.norm.weight", Dtype.BF16, new long[] {128}, DemoWeights.bf16(w.randn(128))), null), "transformer/blocks.0.norm.weight"));
         layers.add(blob("application/vnd.ollama.image.tensor",
-                safetensors(one("encoder.conv_in.weight", Dtype.F16, new long[] {8, 4}, f16(randn(32))), null), "vae/encoder.conv_in.weight"));
+                safetensors(one("encoder.conv_in.weight", Dtype.F16, new long[] {8, 4}, DemoWeights.f16(w.randn(32))), null), "vae/encoder.conv_in.weight"));
         layers.add(blob("application/vnd.ollama.image.json",
                 "{\"_class_name\":\"DemoTransformer2DModel\",\"num_layers\":1}".getBytes(StandardCharsets.UTF_8), "transformer/config.json"));
         layers.add(blob("application/vnd.ollama.image.json",
