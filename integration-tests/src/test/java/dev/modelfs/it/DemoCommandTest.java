@@ -140,14 +140,16 @@ class DemoCommandTest {
         return out;
     }
 
-    /** The demo writes its sample store to a new temporary directory (it prints the path): remove it. */
+    /** The demo writes its sample store to a new temporary directory (it prints the path) and removes it on exit. */
     private static void deleteSampleStore(String output) throws IOException {
         for (String line : output.lines().toList()) {
             if (line.startsWith("sample store: ")) {
                 Path store = Path.of(line.substring("sample store: ".length()).trim());
+                boolean left = Files.exists(store);
                 if (store.getParent().getFileName().toString().startsWith("modelfs-demo-")) {
                     deleteTree(store.getParent());
                 }
+                assertFalse(left, "the demo left its sample store behind: " + store);
             }
         }
     }

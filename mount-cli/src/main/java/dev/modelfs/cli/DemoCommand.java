@@ -64,9 +64,21 @@ final class DemoCommand implements Callable<Integer> {
             }
         } finally {
             session.close();
+            deleteTree(base);       // the sample store (and the default mount point): nothing is left behind
         }
-        System.out.println("unmounted " + mp);
+        System.out.println("unmounted " + mp + "; removed the sample store");
         return 0;
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (MountTable.isMounted(root.resolve("mnt"))) {
+            return;                 // never walk into a mount that is still there
+        }
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     private static void list(Path mp) throws IOException {
