@@ -53,14 +53,15 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *     dev.modelfs.bench.GgmlDequantBench [types...]
  * </pre>
  * (types default to Q4_0 Q8_0 Q4_K Q6_K; also Q4_1, Q5_0, Q5_K, IQ4_NL, F16, BF16).
- * {@link #main} runs 1 fork, 2 warmup + 3 measurement iterations of 1 s and prints GB/s
+ * {@link #main} runs 1 fork, 5 warmup + 3 measurement iterations of 1 s (the Vector API kernels need a few seconds of
+ * C2 before they reach their speed; the interpreter and C1 run them 100x slower) and prints GB/s
  * (10^9 bytes of f32 output per second) next to JMH's ns/op.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Fork(1)
-@Warmup(iterations = 2, time = 1)
+@Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 3, time = 1)
 public class GgmlDequantBench {
     @Param({"Q4_0", "Q8_0", "Q4_K", "Q6_K"})
@@ -75,7 +76,7 @@ public class GgmlDequantBench {
     public long outBytes;
 
     /** Where the blocks are: {@code native}, {@code mapped} (a temporary file), {@code mixed} (see above). */
-    @Param({"mapped"})
+    @Param({"native", "mapped"})
     public String source;
 
     private Arena arena;
@@ -173,13 +174,13 @@ public class GgmlDequantBench {
     /** Arguments: GGML type names (default Q4_0 Q8_0 Q4_K Q6_K); {@code -Dbench.source=native,mapped,mixed}. */
     public static void main(String[] args) throws RunnerException {
         final String[] types = args.length > 0 ? args : new String[] {"Q4_0", "Q8_0", "Q4_K", "Q6_K"};
-        final String[] sources = System.getProperty("bench.source", "mapped").split(",");
+        final String[] sources = System.getProperty("bench.source", "native,mapped").split(",");
         final Options opt = new OptionsBuilder()
                 .include(GgmlDequantBench.class.getName() + ".dequantize")
                 .param("type", types)
                 .param("source", sources)
                 .forks(1)
-                .warmupIterations(2).warmupTime(TimeValue.seconds(1))
+                .warmupIterations(5).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(3).measurementTime(TimeValue.seconds(1))
                 .build();
         final Collection<RunResult> results = new Runner(opt).run();
