@@ -2,6 +2,8 @@ package dev.modelfs.quant.ggml;
 
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
+import dev.modelfs.quant.Kernels;
+import java.util.Objects;
 
 /**
  * GGML tensor element types ({@link GgmlType}, the one table of ids and block sizes) → f32
@@ -10,6 +12,10 @@ import dev.modelfs.quant.BlockDequantizer;
  * <p>Every kernel is a stateless, thread-safe singleton; {@link BlockDequantizer#dequantize} checks
  * its arguments up front (throwing {@link IndexOutOfBoundsException} before writing anything when a
  * range does not fit its segment) and allocates nothing.
+ *
+ * <p>Two implementations ({@link Kernels.Impl}): plain loops for every type, and Vector API kernels for F16, BF16,
+ * Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K. Both write identical bytes; the other types use their scalar kernel under
+ * either. The Vector API classes are linked only when a {@link Kernels.Impl#VECTOR} kernel is asked for.
  */
 public final class GgmlDequantizers {
     private GgmlDequantizers() {}
@@ -18,9 +24,36 @@ public final class GgmlDequantizers {
      * Kernel for a GGML type: F32, F16, BF16, F64 and every quantized type of {@link GgmlType}. The plain
      * types are "blocks" of one element; a kernel's block sizes are its type's.
      *
+     * <p>The implementation is this JVM's ({@link Kernels#active()}).
+     *
      * @throws IllegalArgumentException for the integer types (I8..I64), which have no f32 dequantization
      */
     public static BlockDequantizer forType(GgmlType type) {
+        return forType(type, Kernels.active());
+    }
+
+    /**
+     * Kernel for a GGML type in the given implementation (for tests and benchmarks; the file system uses
+     * {@link #forType(GgmlType)}). Types without a Vector API kernel get their scalar kernel under both.
+     *
+     * @throws IllegalArgumentException for the integer types (I8..I64)
+     * @throws IllegalStateException for {@link Kernels.Impl#VECTOR} when this JVM cannot run Vector API kernels
+     */
+    public static BlockDequantizer forType(GgmlType type, Kernels.Impl impl) {
+        Objects.requireNonNull(type, "type");
+        if (Objects.requireNonNull(impl, "impl") == Kernels.Impl.VECTOR) {
+            if (!Kernels.vectorAvailable()) {
+                throw new IllegalStateException("Vector API kernels asked for, but " + Kernels.describe());
+            }
+            final BlockDequantizer vector = type.isInteger() ? null : GgmlVectorKernels.forType(type);
+            if (vector != null) {
+                return vector;
+            }
+        }
+        return scalar(type);
+    }
+
+    private static BlockDequantizer scalar(GgmlType type) {
         return switch (type) {
             case F32 -> PlainKernels.F32_K;
             case F16 -> PlainKernels.F16_K;

@@ -115,7 +115,7 @@ final class KQuantKernels {
     }
 
     /** get_scale_min_k4 packed as {@code sc | mn << 8}; {@code lo} = scales bytes 0..7, {@code hi} = bytes 8..11. */
-    private static int scaleMinK4(int j, long lo, int hi) {
+    static int scaleMinK4(int j, long lo, int hi) {
         if (j < 4) {
             final int sc = (int) (lo >>> (8 * j)) & 63;
             final int mn = (int) (lo >>> (8 * (j + 4))) & 63;

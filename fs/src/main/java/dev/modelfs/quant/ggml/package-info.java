@@ -17,5 +17,12 @@
  * check the compiled state with JMH's {@code -prof gc} on {@code GgmlDequantBench}). A slice must never be passed to a helper that
  * might not be inlined (the IQ lattice kernels therefore write to {@code dst} directly). Q2_K, Q3_K, Q5_K
  * and Q6_K build eight codes per 64-bit word (SWAR); Q4_0/Q8_0/Q4_K are fastest with byte loads.
+ *
+ * <p><b>Vector API kernels.</b> F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K also have Vector API kernels
+ * ({@code GgmlVectorLoops}), used when {@link dev.modelfs.quant.Kernels#active()} is {@code VECTOR}; they write the
+ * same bytes as the scalar ones (same f32 operations in the same order, no FMA). They are reached only through
+ * {@code GgmlVectorKernels}, so a JVM running the scalar kernels never loads them, and they run in copies per pair of
+ * segment classes ({@link dev.modelfs.quant.SegmentKernelCopies}) because a profile that has seen heap, native and
+ * mapped segments made them up to 17x slower.
  */
 package dev.modelfs.quant.ggml;

@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
+import dev.modelfs.quant.Kernels;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Every block of {@code ggml_blocks.json} (docs/FORMATS.md §10), bit for bit, read through
- * {@link Vectors}; a missing file FAILS.
+ * {@link Vectors}, under both implementations ({@link Kernels.Impl}); a missing file FAILS.
  */
 class GgmlBlocksVectorsTest {
     private static JsonNode root;
@@ -48,24 +49,26 @@ class GgmlBlocksVectorsTest {
         final List<DynamicTest> tests = new ArrayList<>();
         final JsonNode types = root.get("types");
         assertTrue(types.size() >= 21, "ggml_blocks.json lists " + types.size() + " types");
-        for (Map.Entry<String, JsonNode> t : types.properties()) {
-            final String name = t.getKey();
-            final JsonNode type = t.getValue();
-            int i = 0;
-            for (JsonNode c : type.get("cases")) {
-                final int caseNo = i++;
-                tests.add(dynamicTest(name + " case " + caseNo + ": " + c.get("description").asText(), () -> {
-                    final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(type.get("ggml_type").asInt()));
-                    assertEquals(type.get("block_elems").asInt(), k.blockElements(), name + " block elements");
-                    assertEquals(type.get("block_bytes").asInt(), k.blockBytes(), name + " block bytes");
-                    final byte[] data = hex(c.get("data_hex").asText());
-                    if (c.has("n_blocks")) {
-                        assertEquals(c.get("n_blocks").asInt() * k.blockBytes(), data.length);
-                    }
-                    final int[] expected = f32Bits(hex(c.get("expected_f32_le_hex").asText()));
-                    assertEquals(c.get("expected_f32").size(), expected.length);
-                    assertSameFloats(name + " case " + caseNo, expected, run(k, data));
-                }));
+        for (Kernels.Impl impl : Kernels.Impl.values()) {
+            for (Map.Entry<String, JsonNode> t : types.properties()) {
+                final String name = t.getKey();
+                final JsonNode type = t.getValue();
+                int i = 0;
+                for (JsonNode c : type.get("cases")) {
+                    final int caseNo = i++;
+                    tests.add(dynamicTest(impl + " " + name + " case " + caseNo + ": " + c.get("description").asText(), () -> {
+                        final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(type.get("ggml_type").asInt()), impl);
+                        assertEquals(type.get("block_elems").asInt(), k.blockElements(), name + " block elements");
+                        assertEquals(type.get("block_bytes").asInt(), k.blockBytes(), name + " block bytes");
+                        final byte[] data = hex(c.get("data_hex").asText());
+                        if (c.has("n_blocks")) {
+                            assertEquals(c.get("n_blocks").asInt() * k.blockBytes(), data.length);
+                        }
+                        final int[] expected = f32Bits(hex(c.get("expected_f32_le_hex").asText()));
+                        assertEquals(c.get("expected_f32").size(), expected.length);
+                        assertSameFloats(impl + " " + name + " case " + caseNo, expected, run(k, data));
+                    }));
+                }
             }
         }
         assertFalse(tests.isEmpty());

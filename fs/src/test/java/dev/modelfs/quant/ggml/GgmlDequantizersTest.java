@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.modelfs.format.LittleEndian;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
+import dev.modelfs.quant.Kernels;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,32 +20,64 @@ import java.util.Random;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
 
-/** API behaviour of {@link GgmlDequantizers}: types, block sizes, multi-block calls, offsets, bounds. */
+/**
+ * API behaviour of {@link GgmlDequantizers}: types, block sizes, multi-block calls, offsets, bounds; every case runs
+ * for both implementations ({@link Kernels.Impl}).
+ */
 class GgmlDequantizersTest {
     /** Every type with an f32 dequantization: all but the integer types. */
     static Stream<GgmlType> dequantizable() {
         return Arrays.stream(GgmlType.values()).filter(t -> !t.isInteger());
     }
 
+    /** Every dequantizable type under each implementation. */
+    static Stream<Arguments> dequantizableByImpl() {
+        return Arrays.stream(Kernels.Impl.values()).flatMap(i -> dequantizable().map(t -> Arguments.of(t, i)));
+    }
+
     /** Block sizes come from the type (checked against the spec's table in GgufTypesTest); one kernel per type. */
     @ParameterizedTest
-    @MethodSource("dequantizable")
-    void blockSizesAndSingletons(GgmlType t) {
-        final BlockDequantizer k = GgmlDequantizers.forType(t);
+    @MethodSource("dequantizableByImpl")
+    void blockSizesAndSingletons(GgmlType t, Kernels.Impl impl) {
+        final BlockDequantizer k = GgmlDequantizers.forType(t, impl);
         assertEquals(t.blockElements(), k.blockElements(), "elements of " + t);
         assertEquals(t.blockBytes(), k.blockBytes(), "bytes of " + t);
-        assertSame(k, GgmlDequantizers.forType(t), "singleton for " + t);
+        assertSame(k, GgmlDequantizers.forType(t, impl), "singleton for " + t);
         assertTrue(k.toString().contains(t.name()), k.toString());
+    }
+
+    /** Without an implementation the JVM's active one serves; the scalar kernels stay available beside it. */
+    @ParameterizedTest
+    @MethodSource("dequantizable")
+    void activeImplementationByDefault(GgmlType t) {
+        assertSame(GgmlDequantizers.forType(t, Kernels.active()), GgmlDequantizers.forType(t));
+        final boolean hasVector = GgmlVectorKernels.forType(t) != null;
+        assertEquals(hasVector, GgmlDequantizers.forType(t, Kernels.Impl.SCALAR) != GgmlDequantizers.forType(t,
+                Kernels.Impl.VECTOR), t + ": a vector kernel exactly where GgmlVectorKernels has one");
+        assertEquals(hasVector, GgmlDequantizers.forType(t, Kernels.Impl.VECTOR).toString().contains("Vector API"));
+    }
+
+    /** The types the Vector API kernels cover (the issue asks for these at least). */
+    @Test
+    void vectorKernelsCoverTheCommonTypes() {
+        for (GgmlType t : new GgmlType[] {GgmlType.F16, GgmlType.BF16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q8_0,
+                GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K}) {
+            assertTrue(GgmlVectorKernels.forType(t) != null, "no vector kernel for " + t);
+        }
     }
 
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"I8", "I16", "I32", "I64"})
     void rejectsIntegerTypes(GgmlType t) {
         assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forType(t));
+        for (Kernels.Impl impl : Kernels.Impl.values()) {
+            assertThrows(IllegalArgumentException.class, () -> GgmlDequantizers.forType(t, impl));
+        }
     }
 
     /** Random source bytes (scale fields may decode to inf/NaN: fine, runs are compared bit for bit). */
@@ -64,10 +97,10 @@ class GgmlDequantizersTest {
 
     /** N blocks in one call == N single-block calls, at unaligned non-zero offsets, heap and native. */
     @ParameterizedTest
-    @MethodSource("dequantizable")
-    void multiBlockEqualsSingleBlocksAtUnalignedOffsets(GgmlType type) {
+    @MethodSource("dequantizableByImpl")
+    void multiBlockEqualsSingleBlocksAtUnalignedOffsets(GgmlType type, Kernels.Impl impl) {
         final int id = type.id();
-        final BlockDequantizer k = GgmlDequantizers.forType(type);
+        final BlockDequantizer k = GgmlDequantizers.forType(type, impl);
         final int blocks = k.blockElements() == 1 ? 37 : 7;
         final byte[] data = randomBlocks(k, blocks, 42 + id);
         final int floats = blocks * k.blockElements();
@@ -103,10 +136,10 @@ class GgmlDequantizersTest {
     }
 
     @ParameterizedTest
-    @MethodSource("dequantizable")
-    void outOfRangeThrowsBeforeWriting(GgmlType type) {
+    @MethodSource("dequantizableByImpl")
+    void outOfRangeThrowsBeforeWriting(GgmlType type, Kernels.Impl impl) {
         final int id = type.id();
-        final BlockDequantizer k = GgmlDequantizers.forType(type);
+        final BlockDequantizer k = GgmlDequantizers.forType(type, impl);
         final int blocks = 3;
         final MemorySegment src = MemorySegment.ofArray(randomBlocks(k, blocks, id));
         final long outBytes = blocks * k.blockElements() * 4L;
@@ -132,53 +165,58 @@ class GgmlDequantizersTest {
         k.dequantize(src, src.byteSize(), dst, dst.byteSize(), 0);
     }
 
-    @Test
-    void readOnlyDestinationIsRejected() {
-        final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.Q4_0);
-        final MemorySegment src = MemorySegment.ofArray(new byte[18]);
-        final MemorySegment dst = MemorySegment.ofArray(new byte[128]).asReadOnly();
-        assertThrows(RuntimeException.class, () -> k.dequantize(src, 0, dst, 0, 1));
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void readOnlyDestinationIsRejected(Kernels.Impl impl) {
+        for (GgmlType t : new GgmlType[] {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.F16}) {
+            final BlockDequantizer k = GgmlDequantizers.forType(t, impl);
+            final MemorySegment src = MemorySegment.ofArray(new byte[k.blockBytes() * 16]);
+            final MemorySegment dst = MemorySegment.ofArray(new byte[k.blockElements() * 64]).asReadOnly();
+            assertThrows(RuntimeException.class, () -> k.dequantize(src, 0, dst, 0, 16), t + " " + impl);
+        }
     }
 
     // ---- hand-computed special cases (values from docs/FORMATS.md §5.7/§6.4 and ggml-impl.h, not from this code)
 
-    private static int[] one(GgmlType type, byte... block) {
-        final BlockDequantizer k = GgmlDequantizers.forType(type);
+    private static int[] one(Kernels.Impl impl, GgmlType type, byte... block) {
+        final BlockDequantizer k = GgmlDequantizers.forType(type, impl);
         final MemorySegment dst = MemorySegment.ofArray(new byte[k.blockElements() * 4 * (block.length / k.blockBytes())]);
         k.dequantize(MemorySegment.ofArray(block), 0, dst, 0, block.length / k.blockBytes());
         return bits(dst, 0, (int) (dst.byteSize() / 4));
     }
 
-    @Test
-    void plainTypesKeepBits() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void plainTypesKeepBits(Kernels.Impl impl) {
         final MemorySegment f32 = MemorySegment.ofArray(new byte[12]);
         f32.set(I32, 0, 0x7FA0_0001); // signalling NaN with payload
         f32.set(I32, 4, 0x8000_0000);
         f32.set(I32, 8, 0x0000_0001);
         assertArrayEquals(new int[] {0x7FA0_0001, 0x8000_0000, 0x0000_0001},
-                one(GgmlType.F32, f32.toArray(ValueLayout.JAVA_BYTE)));
+                one(impl, GgmlType.F32, f32.toArray(ValueLayout.JAVA_BYTE)));
         // BF16: bits << 16, NaN payload kept
         assertArrayEquals(new int[] {0x7F81_0000, 0x3F80_0000, 0xC020_0000},
-                one(GgmlType.BF16, (byte) 0x81, (byte) 0x7F, (byte) 0x80, (byte) 0x3F, (byte) 0x20, (byte) 0xC0));
+                one(impl, GgmlType.BF16, (byte) 0x81, (byte) 0x7F, (byte) 0x80, (byte) 0x3F, (byte) 0x20, (byte) 0xC0));
         // F16: 1.0, -2.0, smallest subnormal 2^-24, +inf
         assertArrayEquals(new int[] {0x3F80_0000, 0xC000_0000, 0x3380_0000, 0x7F80_0000},
-                one(GgmlType.F16, (byte) 0x00, (byte) 0x3C, (byte) 0x00, (byte) 0xC0,
+                one(impl, GgmlType.F16, (byte) 0x00, (byte) 0x3C, (byte) 0x00, (byte) 0xC0,
                         (byte) 0x01, (byte) 0x00, (byte) 0x00, (byte) 0x7C));
         // F64: 1/3 rounds to nearest f32 0x3EAAAAAB; 1e300 → inf
         final MemorySegment f64 = MemorySegment.ofArray(new byte[16]);
         f64.set(LittleEndian.F64, 0, 1.0 / 3.0);
         f64.set(LittleEndian.F64, 8, 1e300);
-        assertArrayEquals(new int[] {0x3EAA_AAAB, 0x7F80_0000}, one(GgmlType.F64, f64.toArray(ValueLayout.JAVA_BYTE)));
+        assertArrayEquals(new int[] {0x3EAA_AAAB, 0x7F80_0000}, one(impl, GgmlType.F64, f64.toArray(ValueLayout.JAVA_BYTE)));
     }
 
-    @Test
-    void mxfp4Edges() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void mxfp4Edges(Kernels.Impl impl) {
         // e = 127 → d = 2^-1; code 8 (E2M1 -0) gives +0 (ggml's doubled table has 0), code 15 → -12 * 0.5 = -6
         final byte[] b = new byte[17];
         b[0] = 127;
         b[1] = (byte) 0xF8; // y[0] = code 8, y[16] = code 15
         b[2] = 0x71;        // y[1] = code 1 → 0.5, y[17] = code 7 → 6
-        int[] y = one(GgmlType.MXFP4, b);
+        int[] y = one(impl, GgmlType.MXFP4, b);
         assertEquals(0x0000_0000, y[0]);
         assertEquals(Float.floatToIntBits(-6f), y[16]);
         assertEquals(Float.floatToIntBits(0.5f), y[1]);
@@ -187,7 +225,7 @@ class GgmlDequantizersTest {
         b[0] = (byte) 255;
         b[1] = (byte) 0x91; // code 1 → 1*2^127, code 9 → -1*2^127
         b[2] = (byte) 0xA2; // code 2 → 2*2^127 = inf, code 10 → -inf
-        y = one(GgmlType.MXFP4, b);
+        y = one(impl, GgmlType.MXFP4, b);
         assertEquals(0x7F00_0000, y[0]);
         assertEquals(0xFF00_0000, y[16]);
         assertEquals(0x7F80_0000, y[1]);
@@ -195,11 +233,12 @@ class GgmlDequantizersTest {
         // e = 0: 2^-128 (subnormal), code 7 → 12 * 2^-128 = 3 * 2^-126
         b[0] = 0;
         b[1] = 0x07;
-        assertEquals(Float.floatToIntBits(Math.scalb(3f, -126)), one(GgmlType.MXFP4, b)[0]);
+        assertEquals(Float.floatToIntBits(Math.scalb(3f, -126)), one(impl, GgmlType.MXFP4, b)[0]);
     }
 
-    @Test
-    void nvfp4ScaleBytes() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void nvfp4ScaleBytes(Kernels.Impl impl) {
         // d bytes: 0x38 = 1.0 (halved 0.5), 0x7F → 0, 0xB8 = 0x38 with bit 7 (ignored) → 0.5, 0xFF → 480/2 = 240
         final byte[] b = new byte[36];
         b[0] = 0x38;
@@ -209,7 +248,7 @@ class GgmlDequantizersTest {
         for (int i = 4; i < 36; i++) {
             b[i] = 0x77; // code 7 → kvalue 12 in both nibbles
         }
-        final int[] y = one(GgmlType.NVFP4, b);
+        final int[] y = one(impl, GgmlType.NVFP4, b);
         for (int j = 0; j < 16; j++) {
             assertEquals(Float.floatToIntBits(6f), y[j]);
             assertEquals(0, y[16 + j]);
@@ -219,20 +258,21 @@ class GgmlDequantizersTest {
         b[0] = 0x00;
         b[1] = (byte) 0x80; // exp 0, man 0 → 0 (0x80 is not special-cased but decodes to 0)
         b[2] = 0x01; // smallest subnormal 2^-9, halved 2^-10
-        final int[] z = one(GgmlType.NVFP4, b);
+        final int[] z = one(impl, GgmlType.NVFP4, b);
         assertEquals(0, z[0]);
         assertEquals(0, z[16]);
         assertEquals(Float.floatToIntBits(12f * 0x1p-10f), z[32]);
     }
 
-    @Test
-    void q1_0AndQ2_0ByHand() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void q1_0AndQ2_0ByHand(Kernels.Impl impl) {
         final byte[] q1 = new byte[18];
         q1[0] = 0x00;
         q1[1] = 0x40;          // d = 2.0
         q1[2] = 0b0000_0101;   // elements 0 and 2 set
         q1[17] = (byte) 0x80;  // element 127 set
-        final int[] y = one(GgmlType.Q1_0, q1);
+        final int[] y = one(impl, GgmlType.Q1_0, q1);
         assertEquals(Float.floatToIntBits(2f), y[0]);
         assertEquals(Float.floatToIntBits(-2f), y[1]);
         assertEquals(Float.floatToIntBits(2f), y[2]);
@@ -243,14 +283,15 @@ class GgmlDequantizersTest {
         q2[0] = 0x00;
         q2[1] = 0x38;               // d = 0.5
         q2[2] = (byte) 0b11_10_01_00; // codes 0,1,2,3 → -0.5, 0, 0.5, 1.0
-        final int[] z = one(GgmlType.Q2_0, q2);
+        final int[] z = one(impl, GgmlType.Q2_0, q2);
         assertArrayEquals(new int[] {Float.floatToIntBits(-0.5f), 0, Float.floatToIntBits(0.5f), Float.floatToIntBits(1f)},
                 java.util.Arrays.copyOf(z, 4));
         assertEquals(Float.floatToIntBits(-0.5f), z[63]);
     }
 
-    @Test
-    void q8_1IgnoresSumField() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void q8_1IgnoresSumField(Kernels.Impl impl) {
         final byte[] b = new byte[36];
         b[0] = 0x00;
         b[1] = 0x3C; // d = 1
@@ -259,16 +300,17 @@ class GgmlDequantizersTest {
         for (int i = 0; i < 32; i++) {
             b[4 + i] = (byte) (i - 16);
         }
-        final int[] y = one(GgmlType.Q8_1, b);
+        final int[] y = one(impl, GgmlType.Q8_1, b);
         for (int i = 0; i < 32; i++) {
             assertEquals(Float.floatToIntBits((float) (i - 16)), y[i], "element " + i);
         }
     }
 
-    @Test
-    void zeroBlocksAnywhere() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void zeroBlocksAnywhere(Kernels.Impl impl) {
         dequantizable().forEach(t -> {
-            final BlockDequantizer k = GgmlDequantizers.forType(t);
+            final BlockDequantizer k = GgmlDequantizers.forType(t, impl);
             k.dequantize(MemorySegment.NULL, 0, MemorySegment.NULL, 0, 0);
             assertTrue(k.toString().contains("GGML"));
         });

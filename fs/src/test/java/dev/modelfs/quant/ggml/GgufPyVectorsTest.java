@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.quant.BlockDequantizer;
+import dev.modelfs.quant.Kernels;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,7 +28,8 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Random-but-valid blocks dequantized by gguf-py 0.19.0's numpy code ({@code ggml_gguf_py_vectors.json},
  * made by {@code tools/gen_gguf_py_vectors.py}): the oracle for the IQ lattice types, which
- * {@code ggml_blocks.json} lacks, and extra coverage for the other types gguf-py implements.
+ * {@code ggml_blocks.json} lacks, and extra coverage for the other types gguf-py implements. Runs under both
+ * implementations ({@link Kernels.Impl}).
  */
 class GgufPyVectorsTest {
     private static final String RESOURCE = "ggml_gguf_py_vectors.json";
@@ -50,20 +52,22 @@ class GgufPyVectorsTest {
     @TestFactory
     List<DynamicTest> ggufPyOracle() {
         final List<DynamicTest> tests = new ArrayList<>();
-        for (Map.Entry<String, JsonNode> e : types.properties()) {
-            final String name = e.getKey();
-            final JsonNode t = e.getValue();
-            tests.add(dynamicTest(name + " (" + t.get("n_blocks").asInt() + " blocks)", () -> {
-                final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(t.get("ggml_type").asInt()));
-                assertEquals(t.get("block_elems").asInt(), k.blockElements(), name);
-                assertEquals(t.get("block_bytes").asInt(), k.blockBytes(), name);
-                final byte[] data = hex(t.get("data_hex").asText());
-                assertEquals(t.get("n_blocks").asInt() * k.blockBytes(), data.length);
-                final int[] expected = f32Bits(hex(t.get("expected_f32_le_hex").asText()));
-                assertSameFloats(name, expected, run(k, data));
-            }));
+        for (Kernels.Impl impl : Kernels.Impl.values()) {
+            for (Map.Entry<String, JsonNode> e : types.properties()) {
+                final String name = e.getKey();
+                final JsonNode t = e.getValue();
+                tests.add(dynamicTest(impl + " " + name + " (" + t.get("n_blocks").asInt() + " blocks)", () -> {
+                    final BlockDequantizer k = GgmlDequantizers.forType(GgmlType.byId(t.get("ggml_type").asInt()), impl);
+                    assertEquals(t.get("block_elems").asInt(), k.blockElements(), name);
+                    assertEquals(t.get("block_bytes").asInt(), k.blockBytes(), name);
+                    final byte[] data = hex(t.get("data_hex").asText());
+                    assertEquals(t.get("n_blocks").asInt() * k.blockBytes(), data.length);
+                    final int[] expected = f32Bits(hex(t.get("expected_f32_le_hex").asText()));
+                    assertSameFloats(impl + " " + name, expected, run(k, data));
+                }));
+            }
         }
-        assertEquals(23, tests.size(), "types in " + RESOURCE);
+        assertEquals(2 * 23, tests.size(), "types in " + RESOURCE + ", under both implementations");
         return tests;
     }
 }
