@@ -4,6 +4,7 @@ import static dev.modelfs.format.LittleEndian.F32;
 import static dev.modelfs.format.LittleEndian.I16;
 
 import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.Kernels;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxQuant;
 import dev.modelfs.quant.mlx.MlxTensorData;
@@ -57,6 +58,10 @@ public class MlxDequantBench {
     @Param({"16777216", "131072"})
     public long outBytes;
 
+    /** Which kernels: the scalar loops or the Vector API ones (same bytes). */
+    @Param({"SCALAR", "VECTOR"})
+    public Kernels.Impl impl;
+
     private long elems;
 
     private Arena arena;
@@ -80,7 +85,7 @@ public class MlxDequantBench {
                 scales.set(I16, 2 * g, FloatCasts.f32ToBf16((float) (rnd.nextGaussian() * 0.01)));
                 biases.set(I16, 2 * g, FloatCasts.f32ToBf16((float) (rnd.nextGaussian() * 0.1)));
             }
-            return new Case(MlxDequantizer.of(q), new MlxTensorData(codes, 0, scales, 0, ScaleType.BF16, biases, 0, 1f), groups);
+            return new Case(MlxDequantizer.of(q, impl), new MlxTensorData(codes, 0, scales, 0, ScaleType.BF16, biases, 0, 1f), groups);
         }
         MemorySegment scales = arena.allocate(groups, 64);
         for (long g = 0; g < groups; g++) {
@@ -88,7 +93,7 @@ public class MlxDequantBench {
             int b = q.bits() == 4 && q.groupSize() == 16 ? 0x28 + rnd.nextInt(0x20) : 117 + rnd.nextInt(10);
             scales.set(ValueLayout.JAVA_BYTE, g, (byte) b);
         }
-        return new Case(MlxDequantizer.of(q), new MlxTensorData(codes, 0, scales, 0, ScaleType.U8, null, 0, 1f), groups);
+        return new Case(MlxDequantizer.of(q, impl), new MlxTensorData(codes, 0, scales, 0, ScaleType.U8, null, 0, 1f), groups);
     }
 
     @Setup(Level.Trial)
@@ -139,13 +144,27 @@ public class MlxDequantBench {
     /** Reads 16 MiB of f32, writes 8 MiB of bf16. */
     @Benchmark
     public MemorySegment castF32ToBf16() {
-        FloatCasts.f32ToBf16(castSrc, 0, castDst, 0, elems);
+        FloatCasts.f32ToBf16(castSrc, 0, castDst, 0, elems, impl);
         return castDst;
     }
 
+    /**
+     * Runs every benchmark; arguments narrow it down: {@code name=v1,v2} sets a parameter (e.g. {@code impl=VECTOR}),
+     * anything else is a regular expression for the benchmark methods (e.g. {@code int4.*}).
+     */
     public static void main(String[] args) throws RunnerException {
-        Options opt = new OptionsBuilder()
-                .include(MlxDequantBench.class.getName() + "\\.")
+        String methods = "";
+        OptionsBuilder builder = new OptionsBuilder();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq > 0) {
+                builder.param(a.substring(0, eq), a.substring(eq + 1).split(","));
+            } else {
+                methods = a;
+            }
+        }
+        Options opt = builder
+                .include(MlxDequantBench.class.getName() + "\\.(" + (methods.isEmpty() ? ".*" : methods) + ")$")
                 .forks(1)
                 .warmupIterations(2).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(3).measurementTime(TimeValue.seconds(1))
@@ -153,14 +172,15 @@ public class MlxDequantBench {
                 .build();
         Collection<RunResult> results = new Runner(opt).run();
         System.out.println();
-        System.out.printf("%-16s %10s %12s %8s %8s%n", "benchmark", "out bytes", "ops/s", "GB/s", "GiB/s");
+        System.out.printf("%-16s %-7s %10s %12s %8s %8s%n", "benchmark", "impl", "out bytes", "ops/s", "GB/s", "GiB/s");
         for (RunResult r : results) {
             String name = r.getParams().getBenchmark();
             name = name.substring(name.lastIndexOf('.') + 1);
             long out = Long.parseLong(r.getParams().getParam("outBytes"));
             double ops = r.getPrimaryResult().getScore();
             double bytes = ops * out;
-            System.out.printf("%-16s %10d %12.2f %8.2f %8.2f%s%n", name, out, ops, bytes / 1e9, bytes / (1L << 30),
+            System.out.printf("%-16s %-7s %10d %12.2f %8.2f %8.2f%s%n", name, r.getParams().getParam("impl"), out, ops,
+                    bytes / 1e9, bytes / (1L << 30),
                     name.startsWith("cast") ? "   (f32 input; bf16 output is half)" : "   (f32 output)");
         }
     }
