@@ -217,8 +217,12 @@ final class MlxVectorKernels {
             if ((i & mask) == 0) sc = E8M0[scales.get(U8, s + (i >>> shift)) & 0xFF];
             ByteVector chunk = ByteVector.fromMemorySegment(BYTES_LANES, codes, c + LANES * i, LE);
             IntVector x = (IntVector) chunk.convertShape(VectorOperators.ZERO_EXTEND_B2I, INTS, 0);
-            IntVector bits = x.and(0x7F).lanewise(VectorOperators.LSHL, 20).or(x.and(0x80).lanewise(VectorOperators.LSHL, 24));
-            bits.reinterpretAsFloats().mul(0x1p120f).mul(sc).mul(global).intoMemorySegment(dst, d + 4L * LANES * i, LE);
+            IntVector mag = x.and(0x7F);
+            IntVector normal = mag.lanewise(VectorOperators.LSHL, 20).add(120 << 23);
+            IntVector subnormal = ((FloatVector) mag.convert(VectorOperators.I2F, 0)).mul(0x1p-9f).reinterpretAsInts();
+            VectorMask<Integer> isSub = mag.compare(VectorOperators.LT, 8);
+            IntVector bits = normal.blend(subnormal, isSub).or(x.and(0x80).lanewise(VectorOperators.LSHL, 24));
+            bits.reinterpretAsFloats().mul(sc).mul(global).intoMemorySegment(dst, d + 4L * LANES * i, LE);
         }
     }
 }
