@@ -62,13 +62,13 @@ public final class FloatCasts {
     }
 
     /**
-     * As {@link #f32ToF16(MemorySegment, long, MemorySegment, long, long)} with the given implementation (both
-     * currently run the scalar loop, see {@link VectorCastLoops}).
+     * As {@link #f32ToF16(MemorySegment, long, MemorySegment, long, long)} with the given implementation.
+     *
+     * @throws IllegalStateException if {@code impl} is {@link Kernels.Impl#VECTOR} and vectors are unavailable
      */
     public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
                                 Kernels.Impl impl) {
-        vector(impl);
-        bulk(F16_LOOPS, src, srcOff, dst, dstOff, count);
+        bulk(vector(impl) ? VectorLoops.F16 : F16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     private static final MethodType LOOP_TYPE = MethodType.methodType(void.class, MemorySegment.class, long.class,
@@ -88,6 +88,8 @@ public final class FloatCasts {
     private static final class VectorLoops {
         static final SegmentKernelCopies BF16 = new SegmentKernelCopies(MethodHandles.lookup(), VectorCastLoops.class,
                 "toBf16", LOOP_TYPE, 16);
+        static final SegmentKernelCopies F16 = new SegmentKernelCopies(MethodHandles.lookup(), VectorCastLoops.class,
+                "toF16", LOOP_TYPE, 16);
     }
 
     /** Whether {@code impl} is the vector one; throws if it is but this JVM cannot run it. */

@@ -13,12 +13,9 @@ import java.nio.ByteOrder;
 /**
  * Vector API versions of the bulk loops of {@link FloatCasts} ({@link Kernels.Impl#VECTOR}); copied per
  * segment-class pair by {@link SegmentKernelCopies} like the scalar ones. Loaded only when the vector
- * implementation is chosen. Same bytes as the scalar loops: the bf16 rounding is {@link FloatCasts#bf16Bits}
- * done on 8 or 16 lanes at once (512-bit vectors where the CPU prefers them, else 256-bit), the remaining
- * {@code count % lanes} values go through the scalar formula.
- *
- * <p>f32 to f16 has no vector version here: the scalar loop is C2's intrinsic {@code vcvtps2ph} per value and
- * reproducing {@link Float#floatToFloat16} (subnormals, NaN payloads) in integer lanes was not faster.
+ * implementation is chosen. Same bytes as the scalar loops: the roundings of {@link FloatCasts#bf16Bits} and
+ * {@link Float#floatToFloat16} done on 8 or 16 lanes at once (512-bit vectors where the CPU prefers them, else
+ * 256-bit); the remaining {@code count % lanes} values go through the scalar formulas.
  */
 final class VectorCastLoops {
 
@@ -46,6 +43,38 @@ final class VectorCastLoops {
         }
         for (long i = whole; i < count; i++) {
             dst.set(I16, dstOff + (i << 1), (short) FloatCasts.bf16Bits(src.get(I32, srcOff + (i << 2))));
+        }
+    }
+
+    /**
+     * f32 to IEEE binary16 as {@link Float#floatToFloat16}, round to nearest even: magnitudes from 2^-14 up keep
+     * the top 10 mantissa bits after adding {@code 0xFFF} plus the lowest kept bit, rebiased, capped at infinity
+     * (65520 and up, infinities); smaller ones are rounded to a multiple of 2^-24 by the FPU itself, adding 0.5f
+     * (whose ulp is 2^-24) and keeping the low mantissa bits. Vectors holding a NaN go through
+     * {@link Float#floatToFloat16} one value at a time, so NaN payloads are whatever it makes of them.
+     */
+    static void toF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        long whole = count - count % LANES;
+        for (long i = 0; i < whole; i += LANES) {
+            IntVector bits = IntVector.fromMemorySegment(INTS, src, srcOff + (i << 2), LE);
+            IntVector abs = bits.and(0x7FFF_FFFF);
+            if (abs.compare(VectorOperators.GT, 0x7F80_0000).anyTrue()) {
+                for (long k = i; k < i + LANES; k++) {
+                    float f = Float.intBitsToFloat(src.get(I32, srcOff + (k << 2)));
+                    dst.set(I16, dstOff + (k << 1), Float.floatToFloat16(f));
+                }
+                continue;
+            }
+            IntVector normal = abs.add(0xFFF).add(abs.lanewise(VectorOperators.LSHR, 13).and(1)).sub(0x3800_0000)
+                    .lanewise(VectorOperators.LSHR, 13).min(0x7C00);
+            IntVector small = abs.reinterpretAsFloats().add(0.5f).reinterpretAsInts().sub(0x3F00_0000);
+            IntVector out = normal.blend(small, abs.compare(VectorOperators.LT, 0x3880_0000))
+                    .or(bits.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+            out.convertShape(VectorOperators.I2S, SHORTS, 0).intoMemorySegment(dst, dstOff + (i << 1), LE);
+        }
+        for (long i = whole; i < count; i++) {
+            float f = Float.intBitsToFloat(src.get(I32, srcOff + (i << 2)));
+            dst.set(I16, dstOff + (i << 1), Float.floatToFloat16(f));
         }
     }
 }
