@@ -22,6 +22,14 @@ class MlxDequantizerTest {
 
     @ParameterizedTest
     @EnumSource(Kernels.Impl.class)
+    void runsTheImplementationAskedFor(Kernels.Impl impl) {
+        assertEquals(impl, MlxDequantizer.of(INT4, impl).impl());
+        assertEquals(Kernels.active(), MlxDequantizer.of(INT4).impl());
+        assertThrows(NullPointerException.class, () -> MlxDequantizer.of(INT4, null));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
     void rejectsMismatchedScaleTypesAndMissingBias(Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment codes = arena.allocate(64), sc = arena.allocate(8), dst = arena.allocate(1024);
