@@ -14,7 +14,8 @@ import java.util.Objects;
  * <p>Narrowing rounds to nearest, ties to even. Infinities stay infinities, NaN stays NaN with its
  * sign kept (bf16: the top 7 payload bits are kept and the quiet bit is set; f16: as
  * {@link Float#floatToFloat16}). Bulk methods read and write little-endian values at any alignment,
- * allocate nothing and are thread-safe.
+ * allocate nothing and are thread-safe. They run the implementation {@link Kernels#active()} chooses, or the one
+ * passed explicitly (tests, benchmarks); both write identical bytes.
  */
 public final class FloatCasts {
 
@@ -42,12 +43,32 @@ public final class FloatCasts {
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE bf16 at {@code dst@dstOff}. */
     public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        bulk(BF16_LOOPS, src, srcOff, dst, dstOff, count);
+        f32ToBf16(src, srcOff, dst, dstOff, count, Kernels.active());
+    }
+
+    /**
+     * As {@link #f32ToBf16(MemorySegment, long, MemorySegment, long, long)} with the given implementation.
+     *
+     * @throws IllegalStateException if {@code impl} is {@link Kernels.Impl#VECTOR} and vectors are unavailable
+     */
+    public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
+                                 Kernels.Impl impl) {
+        bulk(vector(impl) ? VectorLoops.BF16 : BF16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE binary16 at {@code dst@dstOff}. */
     public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
-        bulk(F16_LOOPS, src, srcOff, dst, dstOff, count);
+        f32ToF16(src, srcOff, dst, dstOff, count, Kernels.active());
+    }
+
+    /**
+     * As {@link #f32ToF16(MemorySegment, long, MemorySegment, long, long)} with the given implementation.
+     *
+     * @throws IllegalStateException if {@code impl} is {@link Kernels.Impl#VECTOR} and vectors are unavailable
+     */
+    public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
+                                Kernels.Impl impl) {
+        bulk(vector(impl) ? VectorLoops.F16 : F16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     private static final MethodType LOOP_TYPE = MethodType.methodType(void.class, MemorySegment.class, long.class,
@@ -62,6 +83,22 @@ public final class FloatCasts {
             "toBf16", LOOP_TYPE, 16);
     static final SegmentKernelCopies F16_LOOPS = new SegmentKernelCopies(MethodHandles.lookup(), FloatCastLoops.class,
             "toF16", LOOP_TYPE, 16);
+
+    /** The vector loops; initialised (and {@code jdk.incubator.vector} linked) on first use only. */
+    private static final class VectorLoops {
+        static final SegmentKernelCopies BF16 = new SegmentKernelCopies(MethodHandles.lookup(), VectorCastLoops.class,
+                "toBf16", LOOP_TYPE, 16);
+        static final SegmentKernelCopies F16 = new SegmentKernelCopies(MethodHandles.lookup(), VectorCastLoops.class,
+                "toF16", LOOP_TYPE, 16);
+    }
+
+    /** Whether {@code impl} is the vector one; throws if it is but this JVM cannot run it. */
+    private static boolean vector(Kernels.Impl impl) {
+        if (impl == Kernels.Impl.SCALAR) return false;
+        Objects.requireNonNull(impl, "impl");
+        if (!Kernels.vectorAvailable()) throw new IllegalStateException("vector kernels asked for: " + Kernels.describe());
+        return true;
+    }
 
     private static void bulk(SegmentKernelCopies loops, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
         checkRanges(src, srcOff, dst, dstOff, count);

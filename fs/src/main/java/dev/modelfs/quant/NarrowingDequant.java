@@ -51,7 +51,17 @@ public final class NarrowingDequant {
      * {@code dst@dstOffset} in {@code format}.
      */
     public static void units(Units units, long count, int unitElements, FloatFormat format, MemorySegment dst, long dstOffset) {
+        units(units, count, unitElements, format, dst, dstOffset, Kernels.active());
+    }
+
+    /**
+     * As {@link #units(Units, long, int, FloatFormat, MemorySegment, long)}, narrowing with the casts of {@code impl}
+     * (the caller's units choose their own kernels).
+     */
+    public static void units(Units units, long count, int unitElements, FloatFormat format, MemorySegment dst, long dstOffset,
+                             Kernels.Impl impl) {
         Objects.requireNonNull(units, "units");
+        Objects.requireNonNull(impl, "impl");
         Objects.requireNonNull(format, "format");
         if (count < 0 || unitElements <= 0) {
             throw new IllegalArgumentException("bad unit range: " + count + " x " + unitElements);
@@ -72,11 +82,20 @@ public final class NarrowingDequant {
             long at = dstOffset + first * unitElements * format.bytes;
             units.toF32(first, n, f32, 0);
             if (narrow == null) {
-                format.fromF32(f32, 0, dst, at, elems);
+                narrow(format, impl, f32, dst, at, elems);
             } else {
-                format.fromF32(f32, 0, narrow, 0, elems);
+                narrow(format, impl, f32, narrow, 0, elems);
                 MemorySegment.copy(narrow, 0, dst, at, elems * format.bytes);
             }
+        }
+    }
+
+    private static void narrow(FloatFormat format, Kernels.Impl impl, MemorySegment f32, MemorySegment dst, long at,
+                               long elems) {
+        switch (format) {
+            case F32 -> MemorySegment.copy(f32, 0, dst, at, elems * 4);
+            case F16 -> FloatCasts.f32ToF16(f32, 0, dst, at, elems, impl);
+            case BF16 -> FloatCasts.f32ToBf16(f32, 0, dst, at, elems, impl);
         }
     }
 

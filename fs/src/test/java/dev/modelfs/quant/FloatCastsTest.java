@@ -4,6 +4,8 @@ import static dev.modelfs.format.LittleEndian.I16;
 import static dev.modelfs.format.LittleEndian.I32;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -126,8 +128,9 @@ class FloatCastsTest {
         return bits;
     }
 
-    @Test
-    void bulkEqualsScalar() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void bulkEqualsScalar(Kernels.Impl impl) {
         int n = 10_007;
         int[] bits = interestingBits(n, 42);
         try (Arena arena = Arena.ofConfined()) {
@@ -137,12 +140,12 @@ class FloatCastsTest {
                     for (int i = 0; i < n; i++) src.set(I32, srcPad + 4L * i, bits[i]);
                     MemorySegment dst = arena.allocate(dstPad + 2L * n + 4, 1);
                     dst.fill((byte) 0x33);
-                    FloatCasts.f32ToBf16(src, srcPad, dst, dstPad, n);
+                    FloatCasts.f32ToBf16(src, srcPad, dst, dstPad, n, impl);
                     for (int i = 0; i < n; i++) {
                         assertEquals(FloatCasts.f32ToBf16(f(bits[i])), dst.get(I16, dstPad + 2L * i), "bf16 #" + i);
                     }
                     assertEquals(0x33, dst.get(ValueLayout.JAVA_BYTE, dstPad + 2L * n));
-                    FloatCasts.f32ToF16(src, srcPad, dst, dstPad, n);
+                    FloatCasts.f32ToF16(src, srcPad, dst, dstPad, n, impl);
                     for (int i = 0; i < n; i++) {
                         assertEquals(FloatCasts.f32ToF16(f(bits[i])), dst.get(I16, dstPad + 2L * i), "f16 #" + i);
                     }
@@ -153,21 +156,23 @@ class FloatCastsTest {
             MemorySegment src = MemorySegment.ofArray(new int[4]);
             src.set(I32, 0, 0x3F80_8000);
             MemorySegment dst = MemorySegment.ofArray(new byte[8]);
-            FloatCasts.f32ToBf16(src, 0, dst, 0, 4);
+            FloatCasts.f32ToBf16(src, 0, dst, 0, 4, impl);
             assertEquals((short) 0x3F80, dst.get(I16, 0));
         }
     }
 
-    @Test
-    void bulkChecksRangesFirst() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void bulkChecksRangesFirst(Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(16), dst = arena.allocate(8);
             dst.fill((byte) 1);
-            assertThrows(IndexOutOfBoundsException.class, () -> FloatCasts.f32ToBf16(src, 4, dst, 0, 4));
-            assertThrows(IndexOutOfBoundsException.class, () -> FloatCasts.f32ToF16(src, 0, dst, 2, 4));
-            assertThrows(IllegalArgumentException.class, () -> FloatCasts.f32ToF16(src, 0, dst, 0, -1));
+            assertThrows(IndexOutOfBoundsException.class, () -> FloatCasts.f32ToBf16(src, 4, dst, 0, 4, impl));
+            assertThrows(IndexOutOfBoundsException.class, () -> FloatCasts.f32ToF16(src, 0, dst, 2, 4, impl));
+            assertThrows(IllegalArgumentException.class, () -> FloatCasts.f32ToF16(src, 0, dst, 0, -1, impl));
+            assertThrows(IllegalArgumentException.class, () -> FloatCasts.f32ToBf16(src, 0, dst, 0, -1, impl));
             for (int i = 0; i < 8; i++) assertEquals(1, dst.get(ValueLayout.JAVA_BYTE, i));
-            FloatCasts.f32ToBf16(src, 16, dst, 8, 0);
+            FloatCasts.f32ToBf16(src, 16, dst, 8, 0, impl);
         }
     }
 }

@@ -45,6 +45,18 @@ class NarrowingDequantTest {
                     byte[] heap = new byte[want.length + 3];
                     NarrowingDequant.blocks(deq, src, 7 + first * (long) deq.blockBytes(), n, format, MemorySegment.ofArray(heap), 3);
                     assertArrayEquals(want, java.util.Arrays.copyOfRange(heap, 3, heap.length), type + " heap");
+
+                    // the same through units(), narrowing with each implementation's casts
+                    long base = 7 + first * (long) deq.blockBytes();
+                    NarrowingDequant.Units units = (f, k, out, off) -> deq.dequantize(src, base + f * deq.blockBytes(), out, off, k);
+                    for (Kernels.Impl impl : Kernels.Impl.values()) {
+                        nativeDst.fill((byte) 0);
+                        NarrowingDequant.units(units, n, deq.blockElements(), format, nativeDst, 1, impl);
+                        assertArrayEquals(want, nativeDst.asSlice(1).toArray(ValueLayout.JAVA_BYTE), type + " native " + impl);
+                        java.util.Arrays.fill(heap, (byte) 0);
+                        NarrowingDequant.units(units, n, deq.blockElements(), format, MemorySegment.ofArray(heap), 3, impl);
+                        assertArrayEquals(want, java.util.Arrays.copyOfRange(heap, 3, heap.length), type + " heap " + impl);
+                    }
                 }
                 MemorySegment small = arena.allocate(blocks * deq.blockElements() * format.bytes - 1);
                 assertThrows(IndexOutOfBoundsException.class, () -> NarrowingDequant.blocks(deq, src, 0, blocks, format, small, 0));

@@ -1,6 +1,7 @@
 package dev.modelfs.quant.mlx;
 
 import dev.modelfs.quant.FloatFormat;
+import dev.modelfs.quant.Kernels;
 import dev.modelfs.quant.NarrowingDequant;
 import dev.modelfs.quant.SegmentKernelCopies;
 
@@ -24,10 +25,16 @@ import java.util.Objects;
  *       is applied the same way as for nvfp4).</li>
  * </ul>
  *
+ * <p>Each instance runs one {@link Kernels.Impl}: {@link #of(MlxQuant)} takes {@link Kernels#active()}, {@link
+ * #of(MlxQuant, Kernels.Impl)} the one given; both write identical bytes. The vector implementation covers affine 4
+ * and 8 bits, nvfp4, mxfp4 and mxfp8 ({@code MlxVectorKernels}); affine 2, 3, 5 and 6 bits run the scalar loops
+ * under either.
+ *
  * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing. Native (including mapped)
- * and heap segments are all accepted; each combination of segment classes runs its own copy of the kernels so
- * that mixing them does not slow the others down. Single-thread speed on the development machine is about
- * 5 GiB/s of f32 output for int4, int8, nvfp4, mxfp4 and mxfp8 (see {@code MlxDequantBench}).
+ * and heap segments are all accepted; each combination of segment classes runs its own copy of the kernels (of
+ * either implementation) so that mixing them does not slow the others down. Single-thread speed on the development
+ * machine ({@code MlxDequantBench}, 128 KiB of f32 output): scalar about 9-13 GB/s; vector about 50-70 GB/s for
+ * int4 and int8, 30-50 for nvfp4 and mxfp4, 15-20 for mxfp8.
  */
 public final class MlxDequantizer {
 
@@ -43,13 +50,23 @@ public final class MlxDequantizer {
             K_MXFP8 = MlxKernels.K_MXFP8;
     private static final int BF16 = MlxKernels.BF16, F16 = MlxKernels.F16, F32_TYPE = MlxKernels.F32_TYPE;
 
+    /** The vector kernels; initialised (and {@code jdk.incubator.vector} linked) on first use only. */
+    private static final class VectorKernels {
+        static final SegmentKernelCopies KERNELS = new SegmentKernelCopies(MethodHandles.lookup(),
+                MlxVectorKernels.class, "run", MlxDequantizer.KERNELS.shared().type(), 16);
+    }
+
     private final MlxQuant quant;
+    private final Kernels.Impl impl;
+    /** {@link #KERNELS} or the vector ones. */
+    private final SegmentKernelCopies kernels;
     private final int kind;
     private final int groupSize;
     private final int codeBytes;
 
-    private MlxDequantizer(MlxQuant q) {
+    private MlxDequantizer(MlxQuant q, Kernels.Impl impl) {
         this.quant = q;
+        this.impl = impl;
         this.groupSize = q.groupSize();
         this.codeBytes = q.codeBytesPerGroup();
         this.kind = switch (q.mode()) {
@@ -58,11 +75,31 @@ public final class MlxDequantizer {
             case MXFP4 -> K_MXFP4;
             case MXFP8 -> K_MXFP8;
         };
+        this.kernels = impl == Kernels.Impl.VECTOR && MlxVectorKernels.supports(kind) ? VectorKernels.KERNELS : KERNELS;
     }
 
-    /** A dequantizer for {@code q}. */
+    /** A dequantizer for {@code q} running {@link Kernels#active()}. */
     public static MlxDequantizer of(MlxQuant q) {
-        return new MlxDequantizer(Objects.requireNonNull(q, "q"));
+        return of(q, Kernels.active());
+    }
+
+    /**
+     * A dequantizer for {@code q} running {@code impl} (tests, benchmarks).
+     *
+     * @throws IllegalStateException if {@code impl} is {@link Kernels.Impl#VECTOR} and this JVM cannot run vectors
+     */
+    public static MlxDequantizer of(MlxQuant q, Kernels.Impl impl) {
+        Objects.requireNonNull(q, "q");
+        Objects.requireNonNull(impl, "impl");
+        if (impl == Kernels.Impl.VECTOR && !Kernels.vectorAvailable()) {
+            throw new IllegalStateException("vector kernels asked for: " + Kernels.describe());
+        }
+        return new MlxDequantizer(q, impl);
+    }
+
+    /** The implementation this instance runs. */
+    public Kernels.Impl impl() {
+        return impl;
     }
 
     /** The parameters this instance decodes. */
@@ -113,7 +150,7 @@ public final class MlxDequantizer {
         MemorySegment codes = t.codes(), scales = t.scales(), biases = affine ? t.biases() : null;
         long b = affine ? t.biasesOffset() + firstGroup * st.bytes() : 0;
         // a copy of the kernels whose JIT profile has seen only these segment classes
-        MethodHandle run = KERNELS.forSegments(codes, scales, biases, dst);
+        MethodHandle run = kernels.forSegments(codes, scales, biases, dst);
         try {
             run.invokeExact(kind, codes, c, scales, s, biases, b, type, groups, groupSize, quant.bits(),
                     t.globalScale(), dst, dstOffset);
@@ -134,7 +171,7 @@ public final class MlxDequantizer {
         Objects.requireNonNull(t, "t");
         if (firstGroup < 0) throw new IllegalArgumentException("negative group range " + firstGroup + "+" + groups);
         NarrowingDequant.units((first, n, f32, off) -> dequantize(t, firstGroup + first, n, f32, off),
-                groups, groupSize, format, dst, dstOffset);
+                groups, groupSize, format, dst, dstOffset, impl);
     }
 
     private static void checkRange(MemorySegment seg, long base, long count, long unit, String what) {

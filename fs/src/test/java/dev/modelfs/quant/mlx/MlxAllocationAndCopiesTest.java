@@ -1,7 +1,10 @@
 package dev.modelfs.quant.mlx;
 
 import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.Kernels;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -28,15 +31,16 @@ class MlxAllocationAndCopiesTest {
         }
     }
 
-    @Test
-    void steadyStateCallsDoNotAllocate() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void steadyStateCallsDoNotAllocate(Kernels.Impl impl) {
         var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment codes = arena.allocate(1 << 16), scales = arena.allocate(1 << 12), dst = arena.allocate(1 << 18);
             for (long i = 0; i < scales.byteSize(); i++) scales.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) 0x30);
-            MlxDequantizer[] dqs = {MlxDequantizer.of(MlxQuant.affine(4, 64)), MlxDequantizer.of(MlxQuant.affine(8, 64)),
-                MlxDequantizer.of(MlxQuant.affine(3, 64)), MlxDequantizer.of(MlxQuant.of("nvfp4", null)),
-                MlxDequantizer.of(MlxQuant.of("mxfp4", null)), MlxDequantizer.of(MlxQuant.of("mxfp8", null))};
+            MlxDequantizer[] dqs = {MlxDequantizer.of(MlxQuant.affine(4, 64), impl), MlxDequantizer.of(MlxQuant.affine(8, 64), impl),
+                MlxDequantizer.of(MlxQuant.affine(3, 64), impl), MlxDequantizer.of(MlxQuant.of("nvfp4", null), impl),
+                MlxDequantizer.of(MlxQuant.of("mxfp4", null), impl), MlxDequantizer.of(MlxQuant.of("mxfp8", null), impl)};
             MlxTensorData[] data = new MlxTensorData[dqs.length];
             for (int k = 0; k < dqs.length; k++) {
                 boolean affine = dqs[k].quant().mode() == MlxMode.AFFINE;
@@ -45,8 +49,8 @@ class MlxAllocationAndCopiesTest {
             }
             Runnable all = () -> {
                 for (int k = 0; k < dqs.length; k++) dqs[k].dequantize(data[k], 1, 512, dst, 3);
-                FloatCasts.f32ToBf16(dst, 0, codes, 1, 1000);
-                FloatCasts.f32ToF16(dst, 0, codes, 1, 1000);
+                FloatCasts.f32ToBf16(dst, 0, codes, 1, 1000, impl);
+                FloatCasts.f32ToF16(dst, 0, codes, 1, 1000, impl);
             };
             // Steady state: once the JIT has compiled the kernels, a window of 200 rounds allocates nothing.
             // Under CPU contention compilation can finish late, so keep warming up (bounded) until a clean window.

@@ -1,5 +1,6 @@
 package dev.modelfs.quant.mlx;
 
+import dev.modelfs.quant.Kernels;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -15,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Large inputs, called repeatedly, so that the kernels run JIT-compiled (OSR and full C2) and not only interpreted;
- * every call's output is compared with an element-by-element reference.
+ * every call's output is compared with an element-by-element reference. Both {@link Kernels.Impl}s.
  */
 class MlxCompiledKernelsTest {
 
@@ -33,12 +34,16 @@ class MlxCompiledKernelsTest {
             out.add(new Object[] {MlxQuant.of(t, null), ScaleType.U8, 1f});
             out.add(new Object[] {MlxQuant.of(t, null), ScaleType.U8, 0.0123f});
         }
-        return out;
+        List<Object[]> both = new ArrayList<>();
+        for (Kernels.Impl impl : Kernels.Impl.values()) {
+            for (Object[] k : out) both.add(new Object[] {k[0], k[1], k[2], impl});
+        }
+        return both;
     }
 
-    @ParameterizedTest(name = "{0} {1} global {2}")
+    @ParameterizedTest(name = "{0} {1} global {2} {3}")
     @MethodSource("kinds")
-    void compiledKernelsMatchReference(MlxQuant q, ScaleType st, float global) {
+    void compiledKernelsMatchReference(MlxQuant q, ScaleType st, float global, Kernels.Impl impl) {
         int groups = 4096;
         Random rnd = new Random(q.hashCode() * 31L + st.ordinal());
         try (Arena arena = Arena.ofConfined()) {
@@ -47,7 +52,7 @@ class MlxCompiledKernelsTest {
             int gs = q.groupSize();
             float[] ref = new float[groups * gs];
             for (int i = 0; i < ref.length; i++) ref[i] = MlxDequantizerPropertiesTest.reference(q, t, i, global);
-            MlxDequantizer dq = MlxDequantizer.of(q);
+            MlxDequantizer dq = MlxDequantizer.of(q, impl);
             MemorySegment dst = arena.allocate(4L * ref.length + 8, 1);
             for (int call = 0; call < 12; call++) {
                 int first = call == 0 ? 0 : rnd.nextInt(groups / 2);

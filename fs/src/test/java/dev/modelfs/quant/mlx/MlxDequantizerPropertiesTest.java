@@ -1,5 +1,6 @@
 package dev.modelfs.quant.mlx;
 
+import dev.modelfs.quant.Kernels;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -20,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * Random data against reference formulas written independently of the kernels: affine codes of every width
  * packed by the test's bit-at-a-time packer, fp modes decoded element by element, and partial ranges
- * compared with slices of whole-tensor calls.
+ * compared with slices of whole-tensor calls; each property runs both {@link Kernels.Impl}s.
  */
 class MlxDequantizerPropertiesTest {
 
@@ -116,12 +117,12 @@ class MlxDequantizerPropertiesTest {
     @Property(tries = 300)
     void affineIsScaleTimesCodePlusBias(@ForAll("affineQuants") MlxQuant q, @ForAll("floatScaleTypes") ScaleType st,
                                        @ForAll @IntRange(min = 1, max = 5) int groups, @ForAll @IntRange(max = 7) int pad,
-                                       @ForAll boolean arbitraryScaleBits, @ForAll long seed) {
+                                       @ForAll boolean arbitraryScaleBits, @ForAll long seed, @ForAll Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             Tensor t = randomTensor(arena, q, st, groups, new Random(seed), pad, 1f, !arbitraryScaleBits);
             int n = groups * q.groupSize();
             MemorySegment dst = arena.allocate(pad + 4L * n, 1);
-            MlxDequantizer.of(q).dequantize(t.data(), 0, groups, dst, pad);
+            MlxDequantizer.of(q, impl).dequantize(t.data(), 0, groups, dst, pad);
             for (int i = 0; i < n; i++) {
                 int g = i / q.groupSize();
                 float scale = decodeScalar(t.scaleBytes(), st, g), bias = decodeScalar(t.biasBytes(), st, g);
@@ -133,14 +134,15 @@ class MlxDequantizerPropertiesTest {
 
     @Property(tries = 200)
     void fpModesDecodeElementByElement(@ForAll("fpQuants") MlxQuant q, @ForAll @IntRange(min = 1, max = 6) int groups,
-                                       @ForAll @IntRange(max = 7) int pad, @ForAll boolean withGlobal, @ForAll long seed) {
+                                       @ForAll @IntRange(max = 7) int pad, @ForAll boolean withGlobal, @ForAll long seed,
+                                       @ForAll Kernels.Impl impl) {
         Random rnd = new Random(seed);
         float global = withGlobal ? (float) Math.scalb(0.5 + rnd.nextDouble(), rnd.nextInt(-12, 4)) : 1f;
         try (Arena arena = Arena.ofConfined()) {
             Tensor t = randomTensor(arena, q, ScaleType.U8, groups, rnd, pad, global, false);
             int n = groups * q.groupSize();
             MemorySegment dst = arena.allocate(pad + 4L * n, 1);
-            MlxDequantizer.of(q).dequantize(t.data(), 0, groups, dst, pad);
+            MlxDequantizer.of(q, impl).dequantize(t.data(), 0, groups, dst, pad);
             for (int i = 0; i < n; i++) {
                 int s = t.scaleBytes()[i / q.groupSize()] & 0xFF;
                 int code = t.codes()[i];
@@ -160,7 +162,7 @@ class MlxDequantizerPropertiesTest {
     void partialRangesEqualSlicesOfTheWhole(@ForAll("allQuants") MlxQuant q, @ForAll @IntRange(min = 1, max = 9) int groups,
                                             @ForAll @IntRange(max = 9) int a, @ForAll @IntRange(max = 9) int b,
                                             @ForAll @IntRange(max = 7) int pad, @ForAll @IntRange(max = 7) int dstPad,
-                                            @ForAll long seed) {
+                                            @ForAll long seed, @ForAll Kernels.Impl impl) {
         int lo = Math.min(a, b) % (groups + 1), hi = Math.max(a, b) % (groups + 1);
         if (lo > hi) { int x = lo; lo = hi; hi = x; }
         Random rnd = new Random(seed);
@@ -169,7 +171,7 @@ class MlxDequantizerPropertiesTest {
         try (Arena arena = Arena.ofConfined()) {
             Tensor t = randomTensor(arena, q, st, groups, rnd, pad, global, rnd.nextBoolean());
             int gs = q.groupSize();
-            MlxDequantizer dq = MlxDequantizer.of(q);
+            MlxDequantizer dq = MlxDequantizer.of(q, impl);
             MemorySegment whole = arena.allocate(4L * groups * gs, 1);
             dq.dequantize(t.data(), 0, groups, whole, 0);
             long partBytes = 4L * (hi - lo) * gs;

@@ -1,6 +1,8 @@
 package dev.modelfs.quant.mlx;
 
-import org.junit.jupiter.api.Test;
+import dev.modelfs.quant.Kernels;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,7 +11,7 @@ import java.lang.foreign.ValueLayout;
 import static dev.modelfs.format.LittleEndian.F32;
 import static org.junit.jupiter.api.Assertions.*;
 
-/** Argument checking and a few hand-computed values. */
+/** Argument checking and a few hand-computed values, for each {@link Kernels.Impl}. */
 class MlxDequantizerTest {
 
     private static final MlxQuant INT4 = MlxQuant.affine(4, 64);
@@ -18,18 +20,27 @@ class MlxDequantizerTest {
         return new MlxTensorData(codes, 0, scales, 0, ScaleType.BF16, biases, 0, 1f);
     }
 
-    @Test
-    void rejectsMismatchedScaleTypesAndMissingBias() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void runsTheImplementationAskedFor(Kernels.Impl impl) {
+        assertEquals(impl, MlxDequantizer.of(INT4, impl).impl());
+        assertEquals(Kernels.active(), MlxDequantizer.of(INT4).impl());
+        assertThrows(NullPointerException.class, () -> MlxDequantizer.of(INT4, null));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void rejectsMismatchedScaleTypesAndMissingBias(Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment codes = arena.allocate(64), sc = arena.allocate(8), dst = arena.allocate(1024);
-            MlxDequantizer int4 = MlxDequantizer.of(INT4);
+            MlxDequantizer int4 = MlxDequantizer.of(INT4, impl);
             assertThrows(IllegalArgumentException.class,
                     () -> int4.dequantize(new MlxTensorData(codes, 0, sc, 0, ScaleType.U8, sc, 0, 1f), 0, 1, dst, 0));
             assertThrows(IllegalArgumentException.class,
                     () -> int4.dequantize(new MlxTensorData(codes, 0, sc, 0, ScaleType.BF16, null, 0, 1f), 0, 1, dst, 0));
             assertThrows(IllegalArgumentException.class,
                     () -> int4.dequantize(new MlxTensorData(codes, 0, sc, 0, ScaleType.BF16, sc, 0, 2f), 0, 1, dst, 0));
-            MlxDequantizer nv = MlxDequantizer.of(MlxQuant.of("nvfp4", null));
+            MlxDequantizer nv = MlxDequantizer.of(MlxQuant.of("nvfp4", null), impl);
             assertThrows(IllegalArgumentException.class,
                     () -> nv.dequantize(new MlxTensorData(codes, 0, sc, 0, ScaleType.BF16, null, 0, 1f), 0, 1, dst, 0));
             assertThrows(IllegalArgumentException.class, () -> int4.dequantize(int4Data(codes, sc, sc), -1, 1, dst, 0));
@@ -37,12 +48,13 @@ class MlxDequantizerTest {
         }
     }
 
-    @Test
-    void rejectsOutOfRangeBeforeWriting() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void rejectsOutOfRangeBeforeWriting(Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment codes = arena.allocate(64), sc = arena.allocate(4), dst = arena.allocate(512);
             dst.fill((byte) 7);
-            MlxDequantizer int4 = MlxDequantizer.of(INT4);
+            MlxDequantizer int4 = MlxDequantizer.of(INT4, impl);
             // two groups of codes, scales and dst room, but three groups asked
             assertThrows(IndexOutOfBoundsException.class, () -> int4.dequantize(int4Data(codes, sc, sc), 0, 3, dst, 0));
             assertThrows(IndexOutOfBoundsException.class, () -> int4.dequantize(int4Data(codes, sc, sc), 1, 2, dst, 0));
@@ -55,22 +67,24 @@ class MlxDequantizerTest {
         }
     }
 
-    @Test
-    void readOnlyCodeSegmentsAreFine() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void readOnlyCodeSegmentsAreFine(Kernels.Impl impl) {
         byte[] codes = new byte[32];
         for (int i = 0; i < 32; i++) codes[i] = (byte) 0x21; // elements alternate 1, 2
         byte[] scaleBias = {0x00, 0x3F, 0x00, 0x40}; // LE BF16: 0x3F00 = 0.5 (scale), 0x4000 = 2 (bias)
         MemorySegment ro = MemorySegment.ofArray(codes).asReadOnly();
         MemorySegment sb = MemorySegment.ofArray(scaleBias).asReadOnly();
         MemorySegment dst = MemorySegment.ofArray(new float[64]);
-        MlxDequantizer.of(INT4).dequantize(new MlxTensorData(ro, 0, sb, 0, ScaleType.BF16, sb, 2, 1f), 0, 1, dst, 0);
+        MlxDequantizer.of(INT4, impl).dequantize(new MlxTensorData(ro, 0, sb, 0, ScaleType.BF16, sb, 2, 1f), 0, 1, dst, 0);
         for (int i = 0; i < 64; i++) {
             assertEquals(i % 2 == 0 ? 2.5f : 3f, dst.get(F32, 4L * i), "element " + i);
         }
     }
 
-    @Test
-    void f16AndF32ScalesAndHandPickedFpValues() {
+    @ParameterizedTest
+    @EnumSource(Kernels.Impl.class)
+    void f16AndF32ScalesAndHandPickedFpValues(Kernels.Impl impl) {
         try (Arena arena = Arena.ofConfined()) {
             // int8 g32, F32 scale -0.25, F16 would be 2 bytes; codes 0..31
             MemorySegment codes = arena.allocate(32);
@@ -79,7 +93,7 @@ class MlxDequantizerTest {
             sc.set(F32, 0, -0.25f);
             sc.set(F32, 4, 1f);
             MemorySegment dst = arena.allocate(128);
-            MlxDequantizer.of(MlxQuant.affine(8, 32))
+            MlxDequantizer.of(MlxQuant.affine(8, 32), impl)
                     .dequantize(new MlxTensorData(codes, 0, sc, 0, ScaleType.F32, sc, 4, 1f), 0, 1, dst, 0);
             for (int i = 0; i < 32; i++) assertEquals(1f - 0.25f * i, dst.get(F32, 4L * i));
 
@@ -93,7 +107,7 @@ class MlxDequantizerTest {
             s8.set(ValueLayout.JAVA_BYTE, 0, (byte) 0x80);
             s8.set(ValueLayout.JAVA_BYTE, 1, (byte) 0xFF);
             MemorySegment d8 = arena.allocate(256);
-            MlxDequantizer.of(MlxQuant.of("mxfp8", null))
+            MlxDequantizer.of(MlxQuant.of("mxfp8", null), impl)
                     .dequantize(new MlxTensorData(c8, 0, s8, 0, ScaleType.U8, null, 0, 1f), 0, 2, d8, 0);
             assertEquals(2f, d8.get(F32, 0));
             assertEquals(960f, d8.get(F32, 4));
@@ -107,7 +121,7 @@ class MlxDequantizerTest {
             MemorySegment s4 = arena.allocate(1);
             s4.set(ValueLayout.JAVA_BYTE, 0, (byte) 0x39); // 1.125
             MemorySegment d4 = arena.allocate(64);
-            MlxDequantizer.of(MlxQuant.of("nvfp4", null))
+            MlxDequantizer.of(MlxQuant.of("nvfp4", null), impl)
                     .dequantize(new MlxTensorData(c4, 0, s4, 0, ScaleType.U8, null, 0, 0.1f), 0, 1, d4, 0);
             assertEquals(6f * 1.125f * 0.1f, d4.get(F32, 0));
             assertEquals(-(6.75f * 0.1f), d4.get(F32, 4));

@@ -3,6 +3,7 @@ package dev.modelfs.quant.mlx;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import dev.modelfs.quant.FloatFormat;
+import dev.modelfs.quant.Kernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -17,12 +18,16 @@ class MlxNarrowingTest {
     @ParameterizedTest
     @EnumSource(FloatFormat.class)
     void formatOverloadMatchesF32ThenNarrow(FloatFormat format) {
+        for (Kernels.Impl impl : Kernels.Impl.values()) formatOverloadMatchesF32ThenNarrow(format, impl);
+    }
+
+    private static void formatOverloadMatchesF32ThenNarrow(FloatFormat format, Kernels.Impl impl) {
         for (MlxQuant q : new MlxQuant[] {MlxQuant.affine(4, 64), MlxQuant.of("nvfp4", null)}) {
             ScaleType st = q.mode() == MlxMode.AFFINE ? ScaleType.BF16 : ScaleType.U8;
             int groups = 1200;
             try (Arena arena = Arena.ofConfined()) {
                 MlxTensorData t = MlxDequantizerPropertiesTest.randomTensor(arena, q, st, groups, new Random(groups), 1, 1f, true).data();
-                MlxDequantizer dq = MlxDequantizer.of(q);
+                MlxDequantizer dq = MlxDequantizer.of(q, impl);
                 int first = 17;
                 long n = groups - first;
                 long elems = n * q.groupSize();
@@ -33,10 +38,10 @@ class MlxNarrowingTest {
 
                 MemorySegment nativeDst = arena.allocate(want.length + 2);
                 dq.dequantize(t, first, n, format, nativeDst, 2);
-                assertArrayEquals(want, nativeDst.asSlice(2).toArray(ValueLayout.JAVA_BYTE), q + " native");
+                assertArrayEquals(want, nativeDst.asSlice(2).toArray(ValueLayout.JAVA_BYTE), q + " " + impl + " native");
                 byte[] heap = new byte[want.length];
                 dq.dequantize(t, first, n, format, MemorySegment.ofArray(heap), 0);
-                assertArrayEquals(want, Arrays.copyOf(heap, heap.length), q + " heap");
+                assertArrayEquals(want, Arrays.copyOf(heap, heap.length), q + " " + impl + " heap");
             }
         }
     }

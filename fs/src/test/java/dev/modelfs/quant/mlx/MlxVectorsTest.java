@@ -2,6 +2,7 @@ package dev.modelfs.quant.mlx;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.Kernels;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
@@ -66,7 +67,7 @@ class MlxVectorsTest {
         };
     }
 
-    private static float[] run(Case c, Arena arena, int pad, int dstPad, boolean heap) {
+    private static float[] run(Case c, Arena arena, int pad, int dstPad, boolean heap, Kernels.Impl impl) {
         MemorySegment codes = heap ? heapAt(c.codes, pad) : at(arena, c.codes, pad);
         MemorySegment scales = heap ? heapAt(c.scales, pad + 1) : at(arena, c.scales, pad + 1);
         MemorySegment biases = c.biases == null ? null : heap ? heapAt(c.biases, pad + 2) : at(arena, c.biases, pad + 2);
@@ -75,7 +76,7 @@ class MlxVectorsTest {
         int n = c.expectedBits.length;
         long groups = n / c.quant.groupSize();
         MemorySegment dst = heap ? MemorySegment.ofArray(new byte[dstPad + 4 * n]) : arena.allocate(dstPad + 4L * n, 1);
-        MlxDequantizer.of(c.quant).dequantize(t, 0, groups, dst, dstPad);
+        MlxDequantizer.of(c.quant, impl).dequantize(t, 0, groups, dst, dstPad);
         return readF32(dst, dstPad, n);
     }
 
@@ -89,27 +90,30 @@ class MlxVectorsTest {
     List<DynamicTest> dequantizesEveryCaseBitExactly() {
         List<DynamicTest> tests = new ArrayList<>();
         for (Case c : cases()) {
-            for (int pad : new int[] {0, 3}) {
-                for (boolean heap : new boolean[] {false, true}) {
-                    tests.add(DynamicTest.dynamicTest(c.name + " pad " + pad + (heap ? " heap" : " native"), () -> {
-                        try (Arena arena = Arena.ofConfined()) {
-                            float[] out = run(c, arena, pad, pad == 0 ? 0 : 5, heap);
-                            assertEquals(c.json.get("logical_shape").get(0).asInt() * c.json.get("logical_shape").get(1).asInt(),
-                                    out.length);
-                            for (int i = 0; i < out.length; i++) {
-                                int got = Float.floatToRawIntBits(out[i]);
-                                int idx = i;
-                                assertEquals(c.expectedBits[i], got, () -> "element " + idx + ": expected "
-                                        + Float.intBitsToFloat(c.expectedBits[idx]) + " got " + Float.intBitsToFloat(got));
+            for (Kernels.Impl impl : Kernels.Impl.values()) {
+                for (int pad : new int[] {0, 3}) {
+                    for (boolean heap : new boolean[] {false, true}) {
+                        tests.add(DynamicTest.dynamicTest(c.name + " " + impl + " pad " + pad + (heap ? " heap" : " native"), () -> {
+                            try (Arena arena = Arena.ofConfined()) {
+                                float[] out = run(c, arena, pad, pad == 0 ? 0 : 5, heap, impl);
+                                assertEquals(c.json.get("logical_shape").get(0).asInt() * c.json.get("logical_shape").get(1).asInt(),
+                                        out.length);
+                                for (int i = 0; i < out.length; i++) {
+                                    int got = Float.floatToRawIntBits(out[i]);
+                                    int idx = i;
+                                    assertEquals(c.expectedBits[i], got, () -> "element " + idx + ": expected "
+                                            + Float.intBitsToFloat(c.expectedBits[idx]) + " got " + Float.intBitsToFloat(got));
+                                }
                             }
-                        }
-                    }));
+                        }));
+                    }
                 }
             }
         }
         return tests;
     }
 
+    /** The f32 results, then rounded to bf16 one value at a time and in bulk by each implementation. */
     @TestFactory
     List<DynamicTest> bf16RoundingMatchesVectors() {
         List<DynamicTest> tests = new ArrayList<>();
@@ -117,20 +121,29 @@ class MlxVectorsTest {
         for (Case c : cases()) {
             if (!c.json.has("expected_bf16_rounded")) continue;
             withBf16++;
-            tests.add(DynamicTest.dynamicTest(c.name, () -> {
-                float[] out;
-                try (Arena arena = Arena.ofConfined()) {
-                    out = run(c, arena, 0, 0, false);
-                }
-                JsonNode exp = c.json.get("expected_bf16_rounded");
-                assertEquals(exp.size(), out.length);
-                for (int i = 0; i < out.length; i++) {
-                    float want = jsonFloat(exp.get(i));
-                    short h = FloatCasts.f32ToBf16(out[i]);
-                    assertEquals(Float.floatToRawIntBits(want) >>> 16, h & 0xFFFF, "element " + i);
-                    assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(FloatCasts.bf16ToF32(h)), "element " + i);
-                }
-            }));
+            for (Kernels.Impl impl : Kernels.Impl.values()) {
+                tests.add(DynamicTest.dynamicTest(c.name + " " + impl, () -> {
+                    float[] out;
+                    MemorySegment bulk = MemorySegment.ofArray(new byte[0]);
+                    try (Arena arena = Arena.ofConfined()) {
+                        out = run(c, arena, 0, 0, false, impl);
+                        MemorySegment f32 = arena.allocate(4L * out.length + 1, 1);
+                        MemorySegment.copy(MemorySegment.ofArray(out), 0, f32, 1, 4L * out.length);
+                        MemorySegment bf16 = arena.allocate(2L * out.length + 3, 1);
+                        FloatCasts.f32ToBf16(f32, 1, bf16, 3, out.length, impl);
+                        bulk = MemorySegment.ofArray(bf16.asSlice(3).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                    }
+                    JsonNode exp = c.json.get("expected_bf16_rounded");
+                    assertEquals(exp.size(), out.length);
+                    for (int i = 0; i < out.length; i++) {
+                        float want = jsonFloat(exp.get(i));
+                        short h = FloatCasts.f32ToBf16(out[i]);
+                        assertEquals(Float.floatToRawIntBits(want) >>> 16, h & 0xFFFF, "element " + i);
+                        assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(FloatCasts.bf16ToF32(h)), "element " + i);
+                        assertEquals(Float.floatToRawIntBits(want) >>> 16, bulk.get(I16, 2L * i) & 0xFFFF, "bulk element " + i);
+                    }
+                }));
+            }
         }
         assertTrue(withBf16 >= 3, "expected bf16 roundings for the affine cases");
         return tests;
