@@ -155,7 +155,7 @@ class ArchMappingTest {
         assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
         assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
         var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
-        assertTrue(gemma.reason().contains("+1"), gemma.reason());
+        assertTrue(gemma.reason().contains("only Gemma3ForCausalLM (text) is mapped"), gemma.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
         assertFalse(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
         assertTrue(Architecture.PHI3.synthesizedGgufRefusal().isPresent());
