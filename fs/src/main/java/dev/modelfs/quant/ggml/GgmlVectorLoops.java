@@ -30,6 +30,12 @@ import jdk.incubator.vector.VectorSpecies;
  * 1.5x faster than offsets into the whole segment). Loop bodies are kept small enough for C2 to inline every vector
  * operation ({@code NodeCountInliningCutoff}: Q6_K's four quarters as one body did not fit and ran 6x slower).
  *
+ * <p>Open question (measured, not understood): with a file-mapped source the K-quant loops (nested loops per block)
+ * run 1.5-4x slower than with native memory, and erratically (phases of about 2.5 GB/s with no deoptimization and no
+ * GC); Q4_0, Q8_0, Q4_1, F16 and BF16 are not affected at 128 KiB. Reading the block headers at absolute offsets,
+ * a flat loop over sub-block pairs, and viewing the mapping as a plain native segment ({@code reinterpret}) did not
+ * help. They are still 2-5x faster than the scalar loops there.
+ *
  * <p>Kept free of lambdas, string concatenation, enum switches and nested classes: {@link
  * dev.modelfs.quant.SegmentKernelCopies} defines copies of this class, one per pair of segment classes.
  */
