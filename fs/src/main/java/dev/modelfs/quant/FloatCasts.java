@@ -53,7 +53,7 @@ public final class FloatCasts {
      */
     public static void f32ToBf16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
                                  Kernels.Impl impl) {
-        bulk(vector(impl) ? VectorLoops.BF16 : BF16_LOOPS, src, srcOff, dst, dstOff, count);
+        bulk(Kernels.isVector(impl) ? VectorLoops.BF16 : BF16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     /** Converts {@code count} LE f32 values at {@code src@srcOff} to LE binary16 at {@code dst@dstOff}. */
@@ -68,7 +68,7 @@ public final class FloatCasts {
      */
     public static void f32ToF16(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count,
                                 Kernels.Impl impl) {
-        bulk(vector(impl) ? VectorLoops.F16 : F16_LOOPS, src, srcOff, dst, dstOff, count);
+        bulk(Kernels.isVector(impl) ? VectorLoops.F16 : F16_LOOPS, src, srcOff, dst, dstOff, count);
     }
 
     private static final MethodType LOOP_TYPE = MethodType.methodType(void.class, MemorySegment.class, long.class,
@@ -90,14 +90,6 @@ public final class FloatCasts {
                 "toBf16", LOOP_TYPE, 16);
         static final SegmentKernelCopies F16 = new SegmentKernelCopies(MethodHandles.lookup(), VectorCastLoops.class,
                 "toF16", LOOP_TYPE, 16);
-    }
-
-    /** Whether {@code impl} is the vector one; throws if it is but this JVM cannot run it. */
-    private static boolean vector(Kernels.Impl impl) {
-        if (impl == Kernels.Impl.SCALAR) return false;
-        Objects.requireNonNull(impl, "impl");
-        if (!Kernels.vectorAvailable()) throw new IllegalStateException("vector kernels asked for: " + Kernels.describe());
-        return true;
     }
 
     private static void bulk(SegmentKernelCopies loops, MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {

@@ -51,6 +51,18 @@ public final class Kernels {
         }
     }
 
+    /**
+     * Whether {@code impl} asks for the vector loops: false for {@link Impl#SCALAR}; true for {@link Impl#VECTOR} when
+     * this JVM can run them.
+     *
+     * @throws IllegalStateException for {@link Impl#VECTOR} when it cannot (module missing, vectors too narrow)
+     */
+    public static boolean isVector(Impl impl) {
+        if (java.util.Objects.requireNonNull(impl, "impl") == Impl.SCALAR) return false;
+        if (!vectorAvailable()) throw new IllegalStateException("vector kernels asked for, but " + describeMissing());
+        return true;
+    }
+
     /** One line for the log: which kernels run and why. */
     public static String describe() {
         if (ACTIVE == Impl.VECTOR) return "vector kernels (" + VECTOR_BITS + "-bit)";

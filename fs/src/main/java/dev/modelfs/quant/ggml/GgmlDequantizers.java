@@ -41,10 +41,7 @@ public final class GgmlDequantizers {
      */
     public static BlockDequantizer forType(GgmlType type, Kernels.Impl impl) {
         Objects.requireNonNull(type, "type");
-        if (Objects.requireNonNull(impl, "impl") == Kernels.Impl.VECTOR) {
-            if (!Kernels.vectorAvailable()) {
-                throw new IllegalStateException("Vector API kernels asked for, but " + Kernels.describe());
-            }
+        if (Kernels.isVector(impl)) {
             final BlockDequantizer vector = type.isInteger() ? null : GgmlVectorKernels.forType(type);
             if (vector != null) {
                 return vector;

@@ -90,10 +90,7 @@ public final class MlxDequantizer {
      */
     public static MlxDequantizer of(MlxQuant q, Kernels.Impl impl) {
         Objects.requireNonNull(q, "q");
-        Objects.requireNonNull(impl, "impl");
-        if (impl == Kernels.Impl.VECTOR && !Kernels.vectorAvailable()) {
-            throw new IllegalStateException("vector kernels asked for: " + Kernels.describe());
-        }
+        Kernels.isVector(impl);         // throws when VECTOR cannot run here
         return new MlxDequantizer(q, impl);
     }
 
