@@ -241,8 +241,7 @@ def main():
     try:
         m = lambda p: os.path.join(mnt, p)
         gguf_blob = os.path.join(bmnt, "sha256-" + blobs["gguf"][0])
-        for d in blobs["gguf"] + blobs["st"]:
-            cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])      # blobs in the page cache
+        cache_blobs(store, blobs)
         passthrough = m("big-gguf/model.gguf")
         reassembled = m("big-st/model.safetensors")
         conv = {"int4+bf16 -> bf16 (big-st/model.bf16.safetensors)": m("big-st/model.bf16.safetensors"),
@@ -256,8 +255,7 @@ def main():
         for _ in range(a.rounds):
             # the converted files of the last round filled the page cache: bring the blobs back first, or the
             # first of the two readers of a blob (bindfs) pays the disk for both
-            for d in blobs["gguf"] + blobs["st"]:
-                cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])
+            cache_blobs(store, blobs)
             r["bindfs1"].append(first_read_gbs(gguf_blob))
             r["pass1"].append(first_read_gbs(passthrough))
             r["reas1"].append(first_read_gbs(reassembled))
@@ -265,8 +263,7 @@ def main():
             r["pass3"].append(cached_read_gbs(passthrough))
             for cpus, tag in (("0", "@1"), ("0,1", "@2")):
                 pin(proc.pid, cpus)
-                for d in blobs["gguf"] + blobs["st"]:
-                    cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])
+                cache_blobs(store, blobs)
                 for c, p in conv.items():
                     r[c + tag].append(first_read_gbs(p))
             r["ser"].append(serial_gbs(four))
@@ -302,8 +299,7 @@ def main():
         for p in conv.values():
             first_read_gbs(p)                                            # JIT warm-up, not measured
         for _ in range(a.rounds):
-            for d in blobs["gguf"] + blobs["st"]:
-                cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])
+            cache_blobs(store, blobs)
             for c, p in conv.items():
                 scalar[c].append(first_read_gbs(p))
         print()
@@ -314,6 +310,12 @@ def main():
     finally:
         unmount(proc, mnt)
         subprocess.run(["fusermount", "-u", bmnt])
+
+
+def cache_blobs(store, blobs):
+    """Reads every blob of the store once, so that first reads find them in the page cache."""
+    for d in blobs["gguf"] + blobs["st"]:
+        cat_seconds([os.path.join(store, "blobs", "sha256-" + d)])
 
 
 def mount(a, flags, store, mnt):

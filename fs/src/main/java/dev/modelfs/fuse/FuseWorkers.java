@@ -24,12 +24,12 @@ import dev.modelfs.view.OpenedSource;
  * as libfuse's own multi-threaded loop does with its threads). jnr-fuse's operation table is kept, so
  * every callback still lands in {@link ModelFs}; since each callback runs on a thread that is already a
  * Java thread, none has to attach one (libfuse2's own multi-threaded loop creates and retires native
- * workers, and jffi attached a new Java thread for each: docs/DESIGN.md §3.1). The {@code read}
- * operation is replaced by an FFM upcall into {@link ModelFs#readHandle}, which skips jnr's per-call
- * wrappers (a path string, a pointer and a file-info struct object per request). So is {@code read_buf}
- * (libfuse then calls it instead of {@code read}): a range that lies in one blob is answered with the
- * blob's descriptor and position, which libfuse moves to the kernel with {@code splice(2)} when the mount
- * has {@code splice_write} (no copy through this process); anything else is read into a buffer as before.
+ * workers, and jffi attached a new Java thread for each: docs/DESIGN.md §3.1). Reads go through an FFM
+ * upcall installed as {@code read_buf} (libfuse then never calls {@code read}), which skips jnr's per-call
+ * wrappers (a path string, a pointer and a file-info struct object per request): a range that lies in one
+ * blob is answered with the blob's descriptor and position, which libfuse moves to the kernel with
+ * {@code splice(2)} when the mount has {@code splice_write} (no copy through this process); anything else
+ * is read into a buffer by {@link OpenedSource#read}.
  *
  * <p>Invariants: {@link #start} returns once the kernel mount exists; the workers run until the
  * mount goes away (unmount or {@code fusermount -u}); {@link #stop} waits for them and then releases
@@ -41,8 +41,6 @@ final class FuseWorkers {
     private static final AddressLayout ADDR = ValueLayout.ADDRESS;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
-    /** {@code struct fuse_operations.read}: the 16th pointer of libfuse2's table. */
-    private static final long READ_SLOT = 15 * ADDR.byteSize();
     /**
      * {@code struct fuse_operations.read_buf}: after the 38 pointers up to {@code bmap}, the flag bit fields (one
      * pointer-sized word), {@code ioctl}, {@code poll} and {@code write_buf}.
@@ -122,7 +120,7 @@ final class FuseWorkers {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment ops = fs.copyOperations(arena);
-            installReadUpcalls(fs, ops, arena);
+            installReadBuf(fs, ops, arena);
             List<String> argv = new ArrayList<>();
             argv.add("modelfs");
             argv.add("-f");                                     // never daemonize: this JVM is the server
@@ -222,24 +220,20 @@ final class FuseWorkers {
 
     // ---- the read operation as an FFM upcall ----
 
-    private static void installReadUpcalls(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
-        MethodHandle read = MethodHandles.lookup().findStatic(FuseWorkers.class, "read",
+    private static void installReadBuf(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
+        if (ops.byteSize() < READ_BUF_SLOT + ADDR.byteSize()) {
+            throw new IllegalStateException("jnr-fuse's operation table has no read_buf slot (" + ops.byteSize() + " bytes)");
+        }
+        MethodHandle readBuf = MethodHandles.lookup().findStatic(FuseWorkers.class, "readBuf",
                 MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
                         long.class, MemorySegment.class)).bindTo(fs);
-        ops.set(ADDR, READ_SLOT, LINKER.upcallStub(read, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
-        if (ops.byteSize() >= READ_BUF_SLOT + ADDR.byteSize()) {
-            MethodHandle readBuf = MethodHandles.lookup().findStatic(FuseWorkers.class, "readBuf",
-                    MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
-                            long.class, MemorySegment.class)).bindTo(fs);
-            ops.set(ADDR, READ_BUF_SLOT,
-                    LINKER.upcallStub(readBuf, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
-        }
+        ops.set(ADDR, READ_BUF_SLOT, LINKER.upcallStub(readBuf, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
     }
 
     /**
      * {@code int read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off, struct fuse_file_info *fi)}:
      * a malloc'ed one-buffer vector (libfuse frees it and its {@code mem} with {@code free}) that names the blob's
-     * descriptor and position, or holds the bytes {@link ModelFs#readHandle} read; never throws.
+     * descriptor and position, or holds the bytes {@link OpenedSource#read} read; never throws.
      */
     private static int readBuf(ModelFs fs, MemorySegment path, MemorySegment bufp, long size, long offset, MemorySegment fi) {
         MemorySegment bv = MemorySegment.NULL;
@@ -268,13 +262,7 @@ final class FuseWorkers {
                     FREE.invokeExact(bv);
                     return -ENOMEM;
                 }
-                int n = fs.readHandle(fh, mem, offset, path);
-                if (n < 0) {
-                    FREE.invokeExact(mem);
-                    FREE.invokeExact(bv);
-                    return n;
-                }
-                bv.set(LONG, BV_BUF_SIZE, n);
+                bv.set(LONG, BV_BUF_SIZE, src.read(offset, mem, 0, size));   // a failure frees both below
                 bv.set(ADDR, BV_BUF_MEM, mem);
             }
             bufp.reinterpret(ADDR.byteSize()).set(ADDR, 0, bv);
@@ -286,16 +274,6 @@ final class FuseWorkers {
             } catch (Throwable ignored) {
                 // nothing more to do: the request fails with the original error
             }
-            return fs.readFailed(path, t);
-        }
-    }
-
-    /** {@code int read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi)}; never throws. */
-    private static int read(ModelFs fs, MemorySegment path, MemorySegment buf, long size, long offset, MemorySegment fi) {
-        try {
-            long fh = fi.reinterpret(FI_FH + 8).get(LONG, FI_FH);
-            return fs.readHandle(fh, buf.reinterpret(size), offset, path);
-        } catch (Throwable t) {
             return fs.readFailed(path, t);
         }
     }

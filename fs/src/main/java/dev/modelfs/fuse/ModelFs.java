@@ -179,31 +179,17 @@ public final class ModelFs extends FuseStubFS {
         }
     }
 
+    /** jnr's read callback; a mount driven by {@link FuseWorkers} reads through its {@code read_buf} instead. */
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        try {
-            return readHandle(fi.fh.get(), MemorySegment.ofAddress(buf.address()).reinterpret(size), offset, null);
-        } catch (RuntimeException e) {
-            return fail("read " + path, e);
-        }
-    }
-
-    /**
-     * Reads open file {@code fh} at {@code offset} into {@code dst} (its size is the request's): the read
-     * path of both jnr's callback and {@link FuseWorkers}' upcall.
-     *
-     * @param pathC the request's C path (only decoded to log a failure), or null
-     * @return bytes read, or a negated errno
-     */
-    int readHandle(long fh, MemorySegment dst, long offset, MemorySegment pathC) {
-        Handle h = open.get(fh);
-        if (h == null) {
+        OpenedSource src = openSource(fi.fh.get());
+        if (src == null) {
             return -ErrorCodes.EBADF();
         }
         try {
-            return (int) h.source().read(offset, dst, 0, dst.byteSize());
+            return (int) src.read(offset, MemorySegment.ofAddress(buf.address()).reinterpret(size), 0, size);
         } catch (IOException | RuntimeException e) {
-            return readFailed(pathC, e);
+            return fail("read " + path, e);
         }
     }
 

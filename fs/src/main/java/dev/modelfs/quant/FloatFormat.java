@@ -25,10 +25,15 @@ public enum FloatFormat {
      * Allocates nothing; thread-safe.
      */
     public void fromF32(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count) {
+        fromF32(src, srcOff, dst, dstOff, count, Kernels.active());
+    }
+
+    /** As {@link #fromF32(MemorySegment, long, MemorySegment, long, long)} with the casts of {@code impl}. */
+    public void fromF32(MemorySegment src, long srcOff, MemorySegment dst, long dstOff, long count, Kernels.Impl impl) {
         switch (this) {
             case F32 -> MemorySegment.copy(src, srcOff, dst, dstOff, count * 4);
-            case F16 -> FloatCasts.f32ToF16(src, srcOff, dst, dstOff, count);
-            case BF16 -> FloatCasts.f32ToBf16(src, srcOff, dst, dstOff, count);
+            case F16 -> FloatCasts.f32ToF16(src, srcOff, dst, dstOff, count, impl);
+            case BF16 -> FloatCasts.f32ToBf16(src, srcOff, dst, dstOff, count, impl);
         }
     }
 }

@@ -82,20 +82,11 @@ public final class NarrowingDequant {
             long at = dstOffset + first * unitElements * format.bytes;
             units.toF32(first, n, f32, 0);
             if (narrow == null) {
-                narrow(format, impl, f32, dst, at, elems);
+                format.fromF32(f32, 0, dst, at, elems, impl);
             } else {
-                narrow(format, impl, f32, narrow, 0, elems);
+                format.fromF32(f32, 0, narrow, 0, elems, impl);
                 MemorySegment.copy(narrow, 0, dst, at, elems * format.bytes);
             }
-        }
-    }
-
-    private static void narrow(FloatFormat format, Kernels.Impl impl, MemorySegment f32, MemorySegment dst, long at,
-                               long elems) {
-        switch (format) {
-            case F32 -> MemorySegment.copy(f32, 0, dst, at, elems * 4);
-            case F16 -> FloatCasts.f32ToF16(f32, 0, dst, at, elems, impl);
-            case BF16 -> FloatCasts.f32ToBf16(f32, 0, dst, at, elems, impl);
         }
     }
 
