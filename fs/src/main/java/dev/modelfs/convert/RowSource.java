@@ -1,5 +1,8 @@
 package dev.modelfs.convert;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+
 import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.format.ElementTypes;
@@ -14,7 +17,6 @@ import dev.modelfs.quant.mlx.MlxMode;
 import dev.modelfs.quant.mlx.MlxTensorData;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.List;
 
 /**
@@ -28,8 +30,6 @@ import java.util.List;
  * Re-packing sources (MXFP4, NVFP4, Q4_1) copy codes and scales bit for bit (docs/FORMATS.md §7.5).
  */
 public sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, RowSource.Repack, RowSource.Shifted {
-    ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** Bytes of one output row. */
     long outRowBytes();
@@ -215,8 +215,8 @@ public sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, Ro
                     }
                     case Q4_1 -> {
                         long group = firstGroup + b * 32 / g;
-                        out.set(U16, o, f16(scales, scaleBase, group));
-                        out.set(U16, o + 2, f16(blobs.get(parts.biasesIdx), parts.t.bias().bytes().offset(), group));
+                        out.set(I16, o, f16(scales, scaleBase, group));
+                        out.set(I16, o + 2, f16(blobs.get(parts.biasesIdx), parts.t.bias().bytes().offset(), group));
                         split16(codes, c, out, o + 4);
                     }
                 }
@@ -225,8 +225,8 @@ public sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, Ro
 
         private short f16(MemorySegment seg, long base, long index) {
             float v = switch (parts.scaleType) {
-                case BF16 -> FloatCasts.bf16ToF32(seg.get(U16, base + 2 * index));
-                case F16 -> FloatCasts.f16ToF32(seg.get(U16, base + 2 * index));
+                case BF16 -> FloatCasts.bf16ToF32(seg.get(I16, base + 2 * index));
+                case F16 -> FloatCasts.f16ToF32(seg.get(I16, base + 2 * index));
                 case F32 -> seg.get(F32, base + 4 * index);
                 case U8 -> throw new IllegalStateException("affine scales are never U8");
             };

@@ -1,5 +1,7 @@
 package dev.modelfs.convert;
 
+import static dev.modelfs.format.LittleEndian.F32;
+
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ConvertedData;
 import java.lang.foreign.MemorySegment;
@@ -19,7 +21,6 @@ public final class ShiftedVector extends ConvertedData {
     /** The largest vector served this way (a norm weight is one hidden size or one head dimension). */
     public static final long MAX_ELEMENTS = 1 << 20;
 
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     private final BlobRef blob;
     private final long srcOffset;

@@ -7,6 +7,7 @@ import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobLease;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.TruncatedMapping;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -122,8 +123,7 @@ public final class OpenedSource implements AutoCloseable {
                 i++;
             }
         } catch (InternalError e) {
-            // the JVM turns SIGBUS on a mapping whose file shrank into InternalError
-            throw new IOException("blob became unreadable (truncated while mapped): " + e.getMessage(), e);
+            throw TruncatedMapping.of("read at " + offset, e);
         }
         return end - offset;
     }
@@ -270,7 +270,7 @@ public final class OpenedSource implements AutoCloseable {
         try {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
-            throw new UncheckedIOException(new IOException("blob became unreadable while converting: " + e.getMessage(), e));
+            throw new UncheckedIOException(TruncatedMapping.of("converting " + data.describe() + " chunk " + chunk, e));
         }
         for (BlobRef r : needed) {      // zeros past a truncation inside the last page do not fault: never cache them
             BlobLease l = leases[refs.indexOf(r)];
