@@ -29,7 +29,7 @@ import java.util.Map;
 /**
  * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
  * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
- * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
+ * {@code {fp32,fp16,bf16}/model.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
  * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
  * norm weights shifted back ({@link ShiftedVector}).
  */
@@ -57,7 +57,7 @@ final class GgufHfFiles {
         files.put("model.safetensors", safetensors(hf, g, blob, null));
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            String name = "model." + out.variant + ".safetensors";
+            String name = VariantFolders.in(out, "model.safetensors");
             files.put(name, safetensors(hf, g, blob, out));
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
