@@ -3,6 +3,10 @@ package dev.modelfs.hf;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -18,10 +22,10 @@ import java.util.Set;
  * {@code quantization}; diffusers needs the first two and does not know the last two.
  *
  * <p>The restored file is {@code {"_class_name": <architecture>, "_diffusers_version":
- * }{@value #DIFFUSERS_VERSION}{@code , <every other key in stored order>}}, written with two-space
- * indentation and a final newline. Invariant: a pure function of the stored bytes; component entries
- * ({@code "transformer": ["diffusers", "ZImageTransformer2DModel"]} …) and any other key are kept as
- * they are.
+ * }{@value #DIFFUSERS_VERSION}{@code , <every other key>}}, laid out as diffusers writes it
+ * ({@code ConfigMixin.to_json_string}: Python's {@code json.dumps(indent=2, sort_keys=True)} and a
+ * final newline). Invariant: a pure function of the stored bytes; component entries
+ * ({@code "transformer": ["diffusers", "ZImageTransformer2DModel"]} …) and any other key keep their values.
  */
 public final class DiffusersModelIndex {
     /** The name of the file, in the model folder's root. */
@@ -32,7 +36,15 @@ public final class DiffusersModelIndex {
      */
     public static final String DIFFUSERS_VERSION = "0.36.0";
     private static final Set<String> OLLAMA_KEYS = Set.of("architecture", "parameter_count", "quantization");
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
+    /** Python's {@code json.dumps(indent=2)}: {@code "key": value}, one element per line, {@code []} and {@code {}} when empty. */
+    private static final ObjectWriter PYTHON_INDENT_2 = JSON.writer(new DefaultPrettyPrinter()
+            .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+            .withArrayIndenter(new DefaultIndenter("  ", "\n"))
+            .withSeparators(Separators.createDefaultInstance()
+                    .withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+                    .withObjectEmptySeparator("")
+                    .withArrayEmptySeparator("")));
 
     private DiffusersModelIndex() {}
 
@@ -58,7 +70,8 @@ public final class DiffusersModelIndex {
             }
         }
         try {
-            return (JSON.writeValueAsString(out) + "\n").getBytes(StandardCharsets.UTF_8);
+            // a plain Map tree, so that ORDER_MAP_ENTRIES_BY_KEYS sorts every level as sort_keys does
+            return (PYTHON_INDENT_2.writeValueAsString(JSON.convertValue(out, Object.class)) + "\n").getBytes(StandardCharsets.UTF_8);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

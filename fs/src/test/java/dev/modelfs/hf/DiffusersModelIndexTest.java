@@ -21,26 +21,38 @@ class DiffusersModelIndexTest {
                     "architecture": "ZImagePipeline",
                     "parameter_count": 6154203200,
                     "quantization": "FP8",
-                    "scheduler": [
-                        "diffusers",
-                        "FlowMatchEulerDiscreteScheduler"
-                    ],
                     "text_encoder": [
                         "transformers",
                         "Qwen3Model"
+                    ],
+                    "empty": {},
+                    "scheduler": [
+                        "diffusers",
+                        "FlowMatchEulerDiscreteScheduler"
                     ],
                     "vae": [
                         "diffusers",
                         "AutoencoderKL"
                     ]
                 }""";
+        // as diffusers' ConfigMixin.to_json_string writes it: json.dumps(indent=2, sort_keys=True) + "\n"
         String want = """
                 {
-                  "_class_name" : "ZImagePipeline",
-                  "_diffusers_version" : "0.36.0",
-                  "scheduler" : [ "diffusers", "FlowMatchEulerDiscreteScheduler" ],
-                  "text_encoder" : [ "transformers", "Qwen3Model" ],
-                  "vae" : [ "diffusers", "AutoencoderKL" ]
+                  "_class_name": "ZImagePipeline",
+                  "_diffusers_version": "0.36.0",
+                  "empty": {},
+                  "scheduler": [
+                    "diffusers",
+                    "FlowMatchEulerDiscreteScheduler"
+                  ],
+                  "text_encoder": [
+                    "transformers",
+                    "Qwen3Model"
+                  ],
+                  "vae": [
+                    "diffusers",
+                    "AutoencoderKL"
+                  ]
                 }
                 """;
         assertEquals(want, new String(DiffusersModelIndex.restore(b(stored)), StandardCharsets.UTF_8));
