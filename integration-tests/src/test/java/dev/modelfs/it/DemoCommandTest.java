@@ -76,6 +76,9 @@ class DemoCommandTest {
             System.out.println(check.output());
             assertEquals(0, check.exit(), "check_demo.py failed:\n" + check.output() + "\ndemo log:\n" + Files.readString(log));
             assertTrue(check.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), check.output());
+            Env.Run walk = Env.python(120, "check_one_weight_set.py", mp.toString());
+            System.out.println(walk.output());
+            assertEquals(0, walk.exit(), "check_one_weight_set.py failed:\n" + walk.output());
 
             Env.Run unmount = Env.run(60, CliMount.command("unmount", mp.toString()));
             assertEquals(0, unmount.exit(), unmount.output());

@@ -53,6 +53,11 @@ class SynthesizedGgufTest {
     }
 
     @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mount.requireChecker(300, "check_one_weight_set.py");
+    }
+
+    @Test
     void llamaCppLoadsTokenizesAndGeneratesLikeTheReference() throws Exception {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
