@@ -7,7 +7,9 @@ For every model dir of OUT/diffusers.json (two tiny pipelines, each imported as 
 fp8 and v0.16 bf16, int4 and int8 wrote it):
 * DiffusionPipeline.from_pretrained(MOUNT/<dir>/<load>) loads with no flags (<load> is the top folder
   for unquantized tags, bf16/ for quantized ones, whose top folder holds the packed codes);
-* AutoTokenizer on its tokenizer/ gives the source tokenizer's ids and chat template;
+* AutoTokenizer on its tokenizer/ gives the source tokenizer's ids and chat template, and the vocab.json +
+  merges.txt modelfs rebuilds there (Ollama never stored merges.txt) give the same ids in a BPE the
+  tokenizers package builds from them;
 * the prompt embeddings (pipe.encode_prompt) and the image (seeded, two steps, numpy output) equal those
   of the reference folder loaded the same way -- the source folder (bf16 tags) or OUT/ref/<dir>, the
   source with every quantized tensor decoded in numpy from the stored codes -- within TOL;
@@ -72,6 +74,15 @@ def check_tokenizer(r, d, mdir, src):
         r.ok(got("a red fox jumps").input_ids == want("a red fox jumps").input_ids, f"{d}: tokenizer ids differ")
         r.ok(got.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
              == want.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True), f"{d}: chat template differs")
+        # the slow-tokenizer files rebuilt from tokenizer.json: a BPE read from them by the tokenizers package
+        # itself, with tokenizer.json's pre-tokenizer and decoder, splits text like the source tokenizer
+        from tokenizers import Tokenizer, models
+        tk = Tokenizer.from_file(os.path.join(mdir, "tokenizer", "tokenizer.json"))
+        tk.model = models.BPE.from_file(os.path.join(mdir, "tokenizer", "vocab.json"),
+                                        os.path.join(mdir, "tokenizer", "merges.txt"))
+        for text in ("a red fox jumps over the lazy dog", "dance monkey, the quick brown cat!"):
+            r.ok(tk.encode(text, add_special_tokens=False).ids == want(text, add_special_tokens=False).input_ids,
+                 f"{d}: vocab.json + merges.txt give other ids than the source tokenizer for {text!r}")
     except Exception as ex:  # noqa: BLE001
         r.fail(f"{d}: AutoTokenizer on tokenizer/ failed: {type(ex).__name__}: {ex}")
 

@@ -500,6 +500,7 @@ class Model:
             absent += abs2
             # the synthesized GGUF of safetensors LLMs (SEMANTICS.md): checked by check_synth_gguf.py
             self.optional += ["model.gguf", "*/model.gguf", "model.*.gguf", "*/model.*.gguf"]
+        add_bpe_vocab_files(self.layers, files, dirs)
         add_variant_copies(files, dirs, converted, self.optional)
         fx.models[self.dir] = {
             "manifest": self.manifest_rel,
@@ -581,6 +582,31 @@ def diffusers_model_index(stored: bytes):
     out.update({k: v for k, v in obj.items()
                 if k not in ("architecture", "parameter_count", "quantization", "_diffusers_version")})
     return (json.dumps(out, indent=2, sort_keys=True) + "\n").encode()
+
+
+def add_bpe_vocab_files(layers, files, dirs):
+    """docs/SEMANTICS.md "Image models": beside each <folder>/tokenizer.json of a model with a
+    model_index.json, the vocab.json and merges.txt transformers' slow BPE tokenizers read, as its
+    save_vocabulary writes them (merges.txt: "#version: 0.2" then one "a b" per line), unless stored."""
+    names = {lj.get("name") for lj, _, mode in layers if base_media_type(lj["mediaType"])[0] == MT_JSON}
+    if "model_index.json" not in names:
+        return
+    for lj, data, mode in layers:
+        name = lj.get("name") or ""
+        if base_media_type(lj["mediaType"])[0] != MT_JSON or mode != "normal" or name.count("/") != 1 \
+                or not name.endswith("/tokenizer.json"):
+            continue
+        model = json.loads(data).get("model") or {}
+        if model.get("type") != "BPE":
+            continue
+        folder = name[:-len("tokenizer.json")]
+        out = {"vocab.json": json.dumps(model["vocab"], ensure_ascii=False, separators=(",", ":")).encode(),
+               "merges.txt": ("#version: 0.2\n" + "".join((m if isinstance(m, str) else " ".join(m)) + "\n"
+                                                           for m in model["merges"])).encode()}
+        for f, b in out.items():
+            if folder + f not in names:
+                files[folder + f] = {"size": len(b), "sha256": L.sha256_hex(b)}
+                dirs.add(folder.rstrip("/"))
 
 
 def add_variant_copies(files, dirs, converted, optional):

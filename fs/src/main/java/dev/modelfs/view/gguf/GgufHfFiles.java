@@ -11,6 +11,7 @@ import dev.modelfs.convert.ShiftedVector;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
@@ -58,7 +59,8 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    h -> TokenizerFiles.tokenizerJson(GgufVocab.read(h)), "tokenizer.json rebuilt from the GGUF header"))));
+                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
             for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
