@@ -28,11 +28,7 @@ class DiffusersTest {
 
     @BeforeAll
     static void mountFixture() throws Exception {
-        out = Path.of("target", "diffusers-fixture").toAbsolutePath();
-        Fixture.deleteTree(out);
-        Env.Run r = Env.python(900, "make_diffusers_fixture.py", out.toString());
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "make_diffusers_fixture.py failed:\n" + r.output());
+        out = Fixture.generate("diffusers-fixture", "make_diffusers_fixture.py", 900);
         work = Files.createTempDirectory("modelfs-diffusers-it");
         mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
     }

@@ -260,6 +260,12 @@ class HostileStoreTest {
      * one version's size with each page of some version, or ENOENT/EIO, never other bytes; the mount
      * survives and serves the last version exactly.
      */
+    /** The hostile store holds one weight set per folder too (files whose read fails on purpose are skipped). */
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mount.requireChecker(300, "check_one_weight_set.py", "--skip-unreadable");
+    }
+
     @Test
     void manifestsChangingWhileReadGiveVersionsPagesOrAnErrnoNeverGarbage(@TempDir Path tmp) throws Exception {
         Path store = smallStore(tmp.resolve("store"));

@@ -28,14 +28,10 @@ class SynthesizedGgufTest {
 
     @BeforeAll
     static void mountFixture() throws Exception {
-        out = Path.of("target", "gguf-fixture").toAbsolutePath();
-        Fixture.deleteTree(out);
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
+        out = Fixture.generate("gguf-fixture", "make_gguf_fixture.py", 1200, llamaSrc);
         work = Files.createTempDirectory("modelfs-gguf-it");
         mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
     }
