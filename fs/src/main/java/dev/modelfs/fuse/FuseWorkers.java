@@ -234,12 +234,12 @@ final class FuseWorkers {
             }
             bv.fill((byte) 0);
             bv.set(LONG, FuseStructs.BV_COUNT, 1);
-            long pos = size >= SPLICE_MIN ? src.blobPosition(offset, size) : -1;
-            if (pos >= 0) {
+            int segment = size >= SPLICE_MIN ? src.blobSegment(offset, size) : -1;
+            if (segment >= 0) {
                 bv.set(LONG, FuseStructs.BV_BUF_SIZE, Math.min(size, src.size() - offset));
                 bv.set(INT, FuseStructs.BV_BUF_FLAGS, FuseStructs.BUF_IS_FD | FuseStructs.BUF_FD_SEEK);
-                bv.set(INT, FuseStructs.BV_BUF_FD, src.blobDescriptor(offset));
-                bv.set(LONG, FuseStructs.BV_BUF_POS, pos);
+                bv.set(INT, FuseStructs.BV_BUF_FD, src.blobDescriptor(segment));
+                bv.set(LONG, FuseStructs.BV_BUF_POS, src.blobPosition(segment, offset));
             } else if (size > 0) {
                 mem = ((MemorySegment) MALLOC.invokeExact(size)).reinterpret(size);
                 if (mem.equals(MemorySegment.NULL)) {
