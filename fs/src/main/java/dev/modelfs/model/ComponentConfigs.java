@@ -13,8 +13,7 @@ import java.util.logging.Logger;
 
 /**
  * The {@code config.json} JSON layers of a safetensors-based model, by component: {@code ""} for the
- * root's {@code config.json}, {@code c} for {@code c/config.json} (diffusers pipelines).
- *
+ * root's {@code config.json}, {@code c} for {@code c/config.json} (diffusers pipelines);
  * {@code modelIndex} is the stored {@code model_index.json} of an image model (diffusers pipeline), or null.
  *
  * <p>Invariants: every value (and {@code modelIndex}) is a JSON object; a layer that cannot be read or is not an object is
@@ -30,11 +29,7 @@ public record ComponentConfigs(Map<String, JsonNode> byComponent, JsonNode model
         byComponent = Map.copyOf(byComponent);
     }
 
-    public ComponentConfigs(Map<String, JsonNode> byComponent) {
-        this(byComponent, null);
-    }
-
-    /** Reads the config.json layers of {@code m} from {@code store}. */
+    /** Reads the config.json and model_index.json layers of {@code m} from {@code store}. */
     public static ComponentConfigs read(OllamaStore store, Manifest m) {
         Map<String, JsonNode> out = new HashMap<>();
         JsonNode index = null;
