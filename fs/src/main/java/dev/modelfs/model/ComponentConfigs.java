@@ -23,7 +23,7 @@ public record ComponentConfigs(Map<String, JsonNode> byComponent, JsonNode model
     private static final Logger LOG = Logger.getLogger(ComponentConfigs.class.getName());
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_BYTES = 16 << 20;
-    private static final String MODEL_INDEX = "model_index.json";
+    private static final String MODEL_INDEX = DiffusersModelIndex.NAME;
 
     public ComponentConfigs {
         byComponent = Map.copyOf(byComponent);

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.Segment;
-import dev.modelfs.hf.DiffusersModelIndex;
+import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
 import dev.modelfs.store.Digest;

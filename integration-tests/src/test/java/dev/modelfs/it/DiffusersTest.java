@@ -8,9 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Image models in diffusers (issue 20) on a real mount of a store made by
@@ -22,38 +21,26 @@ import org.junit.jupiter.api.Test;
  * weights decoded in numpy from the stored codes; the tree and view checkers read the same store.
  */
 class DiffusersTest {
-    static Path out;
-    static Path work;
-    static CliMount mount;
+    static final Path out = Path.of("target", "diffusers-fixture").toAbsolutePath();
 
-    @BeforeAll
-    static void mountFixture() throws Exception {
-        out = Fixture.generate("diffusers-fixture", "make_diffusers_fixture.py", 900);
-        work = Files.createTempDirectory("modelfs-diffusers-it");
-        mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-    }
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-diffusers-it",
+            work -> Fixture.generate(out.getFileName().toString(), "make_diffusers_fixture.py", 900).resolve("store"));
 
     @Test
     void diffusersLoadsEveryTagAndReproducesEmbeddingsAndImage() throws Exception {
-        mount.requireChecker(1500, "check_diffusers.py", out.toString());
+        mounted.cli().requireChecker(1500, "check_diffusers.py", out.toString());
     }
 
     @Test
     void treeAndViewsAreAsExpected() throws Exception {
-        mount.requireChecker(600, "check_tree.py", out.toString());
-        mount.requireChecker(900, "check_views.py", out.toString());
+        mounted.cli().requireChecker(600, "check_tree.py", out.toString());
+        mounted.cli().requireChecker(900, "check_views.py", out.toString());
     }
 
     @Test
     void everyFolderHoldsOneWeightSet() throws Exception {
-        mount.requireChecker(300, "check_one_weight_set.py");
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
     }
 
     /**
@@ -65,7 +52,7 @@ class DiffusersTest {
         for (String pipeline : new String[] {"z-image-tiny", "flux2-klein-tiny"}) {
             for (String component : new String[] {"transformer", "text_encoder"}) {
                 Path src = only(out.resolve("src").resolve(pipeline).resolve(component));
-                Path served = mount.mountpoint.resolve("x/" + pipeline + ":v014-fp8/bf16/" + component).resolve(src.getFileName());
+                Path served = mounted.cli().mountpoint.resolve("x/" + pipeline + ":v014-fp8/bf16/" + component).resolve(src.getFileName());
                 JsonNode want = header(src);
                 JsonNode got = header(served);
                 want.fieldNames().forEachRemaining(k -> {
@@ -74,12 +61,12 @@ class DiffusersTest {
                     }
                 });
             }
-            JsonNode mi = new ObjectMapper().readTree(mount.mountpoint.resolve("x/" + pipeline + ":v014-fp8/model_index.json").toFile());
+            JsonNode mi = new ObjectMapper().readTree(mounted.cli().mountpoint.resolve("x/" + pipeline + ":v014-fp8/model_index.json").toFile());
             JsonNode source = new ObjectMapper().readTree(out.resolve("src").resolve(pipeline).resolve("model_index.json").toFile());
             assertEquals(source.get("_class_name"), mi.get("_class_name"));
             assertFalse(mi.has("quantization") || mi.has("architecture") || mi.has("parameter_count"), mi.toString());
         }
-        assertFalse(mount.log().contains("cannot tell how"), mount.log());
+        assertFalse(mounted.cli().log().contains("cannot tell how"), mounted.cli().log());
     }
 
     /** The one *.safetensors file of a component folder of the source pipeline. */

@@ -6,7 +6,7 @@ import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.RebuiltFile;
 import dev.modelfs.hf.BpeVocabFiles;
-import dev.modelfs.hf.DiffusersModelIndex;
+import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.store.Layer;

@@ -1,4 +1,4 @@
-package dev.modelfs.hf;
+package dev.modelfs.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

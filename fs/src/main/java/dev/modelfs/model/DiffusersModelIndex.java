@@ -1,4 +1,4 @@
-package dev.modelfs.hf;
+package dev.modelfs.model;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
