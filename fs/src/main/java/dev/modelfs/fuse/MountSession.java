@@ -22,14 +22,12 @@ public final class MountSession implements AutoCloseable {
 
     private final Path mountpoint;
     private final ServedTree served;
-    private final ModelFs fs;
     private final FuseWorkers workers;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers) {
         this.mountpoint = mountpoint;
         this.served = served;
-        this.fs = fs;
         this.workers = workers;
     }
 
@@ -55,7 +53,7 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers);
+        return new MountSession(mp, served, workers);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -78,10 +76,6 @@ public final class MountSession implements AutoCloseable {
 
     public StoreTree tree() {
         return served.tree();
-    }
-
-    public ModelFs fs() {
-        return fs;
     }
 
     @Override

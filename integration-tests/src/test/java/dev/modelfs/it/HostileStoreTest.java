@@ -45,7 +45,7 @@ class HostileStoreTest {
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-hostile", work -> {
-        dir = mounted.work().resolve("corpus");
+        dir = work.resolve("corpus");
         Env.Run r = Env.python(300, "make_hostile_store.py", dir.toString());
         assertEquals(0, r.exit(), "make_hostile_store.py failed:\n" + r.output());
         spec = new ObjectMapper().readTree(dir.resolve("cases.json").toFile());

@@ -138,10 +138,10 @@ class MountTreeTest {
 
     @Test
     void statfsIsTheStoresFilesystemAndFilesSayWhereTheyComeFrom() throws Exception {
-        var mounted = Files.getFileStore(mounted.cli().mountpoint);
+        var onMount = Files.getFileStore(mounted.cli().mountpoint);
         var store = Files.getFileStore(mounted.cli().store);
-        assertEquals(store.getTotalSpace(), mounted.getTotalSpace(), "statfs reports the store's filesystem");
-        assertTrue(mounted.isReadOnly(), "statfs flags the mount read-only");
+        assertEquals(store.getTotalSpace(), onMount.getTotalSpace(), "statfs reports the store's filesystem");
+        assertTrue(onMount.isReadOnly(), "statfs flags the mount read-only");
         Path gguf = mounted.cli().mountpoint.resolve("tinyllama/model.gguf");
         assertTrue(xattr(gguf, "user.modelfs.digest").startsWith("sha256:"));
         assertTrue(xattr(gguf, "user.modelfs.source").contains("model layer"));

@@ -93,7 +93,7 @@ class TreeReferenceModelTest {
 
     /** An empty store, mounted without kernel caching of attributes and entries (jqwik drives the life cycle). */
     static final MountedStore mounted = MountedStore.of("modelfs-reftest", work -> {
-        store = mounted.work().resolve("store");
+        store = work.resolve("store");
         Files.createDirectories(store.resolve("blobs"));
         Files.createDirectories(store.resolve("manifests/registry.ollama.ai/library"));
         return store;

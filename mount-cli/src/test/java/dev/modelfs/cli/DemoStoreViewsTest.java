@@ -148,4 +148,16 @@ class DemoStoreViewsTest {
         }
         assertEquals(bytes.length, 8 + headerLen + maxEnd);
     }
+
+    /** The Hugging Face files of the GGUF model are JSON rebuilt from its header (tokenizer.json when read: a RebuiltFile). */
+    @Test
+    void theGgufModelsHuggingFaceJsonFilesParse() throws IOException {
+        DirNode dir = model("demo-llama");
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var config = json.readTree(read(dir, "config.json"));
+        assertEquals("LlamaForCausalLM", config.get("architectures").get(0).asText());
+        var tokenizer = json.readTree(read(dir, "tokenizer.json"));
+        assertEquals("BPE", tokenizer.get("model").get("type").asText());
+        assertTrue(tokenizer.get("model").get("vocab").size() > 10);
+    }
 }
