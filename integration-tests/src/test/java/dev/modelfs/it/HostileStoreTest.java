@@ -240,18 +240,18 @@ class HostileStoreTest {
         return null;
     }
 
-    /**
-     * A manifest rewritten 300 times while four readers list, stat and read the model (valid versions
-     * with different blobs, truncated JSON, an empty file, in-place and atomic writes): every read gives
-     * one version's size with each page of some version, or ENOENT/EIO, never other bytes; the mount
-     * survives and serves the last version exactly.
-     */
     /** The hostile store holds one weight set per folder too (files whose read fails on purpose are skipped). */
     @Test
     void everyFolderHoldsOneWeightSet() throws Exception {
         mounted.cli().requireChecker(300, "check_one_weight_set.py", "--skip-unreadable");
     }
 
+    /**
+     * A manifest rewritten 300 times while four readers list, stat and read the model (valid versions
+     * with different blobs, truncated JSON, an empty file, in-place and atomic writes): every read gives
+     * one version's size with each page of some version, or ENOENT/EIO, never other bytes; the mount
+     * survives and serves the last version exactly.
+     */
     @Test
     void manifestsChangingWhileReadGiveVersionsPagesOrAnErrnoNeverGarbage(@TempDir Path tmp) throws Exception {
         Path store = smallStore(tmp.resolve("store"));
