@@ -238,6 +238,7 @@ final class FuseWorkers {
     private static int readBuf(ModelFs fs, MemorySegment path, MemorySegment bufp, long size, long offset, MemorySegment fi) {
         MemorySegment bv = MemorySegment.NULL;
         MemorySegment mem = MemorySegment.NULL;
+        long start = System.nanoTime();
         try {
             long fh = fi.reinterpret(FI_FH + 8).get(LONG, FI_FH);
             OpenedSource src = fs.openSource(fh);
@@ -251,8 +252,10 @@ final class FuseWorkers {
             bv.fill((byte) 0);
             bv.set(LONG, BV_COUNT, 1);
             long pos = size >= SPLICE_MIN ? src.blobPosition(offset, size) : -1;
+            long served = 0;
             if (pos >= 0) {
-                bv.set(LONG, BV_BUF_SIZE, Math.min(size, src.size() - offset));
+                served = Math.min(size, src.size() - offset);
+                bv.set(LONG, BV_BUF_SIZE, served);
                 bv.set(INT, BV_BUF_FLAGS, BUF_FD_AT_POS);
                 bv.set(INT, BV_BUF_FD, src.blobDescriptor(offset));
                 bv.set(LONG, BV_BUF_POS, pos);
@@ -262,10 +265,12 @@ final class FuseWorkers {
                     FREE.invokeExact(bv);
                     return -ENOMEM;
                 }
-                bv.set(LONG, BV_BUF_SIZE, src.read(offset, mem, 0, size));   // a failure frees both below
+                served = src.read(offset, mem, 0, size);                    // a failure frees both below
+                bv.set(LONG, BV_BUF_SIZE, served);
                 bv.set(ADDR, BV_BUF_MEM, mem);
             }
             bufp.reinterpret(ADDR.byteSize()).set(ADDR, 0, bv);
+            fs.readDone(src, served, start);
             return 0;
         } catch (Throwable t) {
             try {

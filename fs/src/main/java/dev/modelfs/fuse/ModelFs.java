@@ -3,6 +3,7 @@ package dev.modelfs.fuse;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.view.BlobResolver;
 import dev.modelfs.view.DirNode;
 import dev.modelfs.view.Errno;
@@ -17,6 +18,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
+import java.util.Map;
 import java.util.logging.Logger;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
@@ -36,13 +38,17 @@ import ru.serce.jnrfuse.struct.Timespec;
  * <p>Invariants: every mutating operation returns EROFS; an open file keeps serving the bytes of the
  * snapshot it was opened in (it holds its {@link OpenedSource}); a missing blob is ENOENT at open, a
  * size mismatch or a blob truncated under its mapping EIO ({@link ReadFailure#of}); each distinct failure
- * is logged once while it is among the {@value #LOGGED_MAX} remembered (the memory of them is bounded).
+ * is logged once while it is among the {@value #LOGGED_MAX} remembered (the memory of them is bounded) and
+ * reported to the {@link Telemetry} every time, with the model its path lies in; the root carries the
+ * attribute {@value #METRICS_XATTR} when the telemetry has an endpoint.
  */
 public final class ModelFs extends FuseStubFS {
     private static final Logger LOG = Logger.getLogger(ModelFs.class.getName());
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
     private static final int LOGGED_MAX = 10_000;
+    /** The root's attribute naming the metrics endpoint ({@code modelfs status} reads it). */
+    public static final String METRICS_XATTR = "user.modelfs.metrics";
 
     private final StoreTree tree;
     private final BlobResolver resolver;
@@ -50,6 +56,8 @@ public final class ModelFs extends FuseStubFS {
     private final ReadAhead readAhead;
     private final long uid;
     private final long gid;
+    private final Telemetry telemetry;
+    private final Map<String, String> rootXattrs;
     private final HandleTable<Handle> open = new HandleTable<>();
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
@@ -59,6 +67,14 @@ public final class ModelFs extends FuseStubFS {
 
     /** A file system over {@code tree}; sequential readers of converted files are served by {@code readAhead}. */
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
+        this(tree, resolver, chunks, readAhead, uid, gid, Telemetry.NONE);
+    }
+
+    /** The same, reporting reads, conversions and failures to {@code telemetry}. */
+    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
+                   Telemetry telemetry) {
+        this.telemetry = telemetry;
+        this.rootXattrs = telemetry.endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of());
         this.tree = tree;
         this.resolver = resolver;
         this.chunks = chunks;
@@ -99,7 +115,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("getattr " + path, e);
+            return fail("getattr", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -137,7 +153,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("readdir " + path, e);
+            return fail("readdir", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -171,11 +187,11 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead);
+            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead, telemetry);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {
-            return fail("open " + path, e);
+            return fail("open", path, e);
         }
     }
 
@@ -189,7 +205,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             return (int) src.read(offset, MemorySegment.ofAddress(buf.address()).reinterpret(size), 0, size);
         } catch (IOException | RuntimeException e) {
-            return fail("read " + path, e);
+            return fail("read", path, e);
         }
     }
 
@@ -202,7 +218,17 @@ public final class ModelFs extends FuseStubFS {
     /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
     int readFailed(MemorySegment pathC, Throwable e) {
         String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);
-        return fail("read " + path, e);
+        return fail("read", path, e);
+    }
+
+    /** Reports a read of {@code src} that answered {@code bytes} bytes and began at {@code startNanos}. */
+    void readDone(OpenedSource src, long bytes, long startNanos) {
+        telemetry.read(src.kind(), bytes, System.nanoTime() - startNanos);
+    }
+
+    /** Files open now. */
+    public int openFiles() {
+        return open.size();
     }
 
     /**
@@ -264,7 +290,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             return getxattr0(path, name, value, size);
         } catch (RuntimeException e) {
-            return fail("getxattr " + path, e);
+            return fail("getxattr", path, e);
         }
     }
 
@@ -273,7 +299,7 @@ public final class ModelFs extends FuseStubFS {
         if (n == null) {
             return -ErrorCodes.ENOENT();
         }
-        String v = n instanceof FileNode f ? f.xattrs().get(name) : null;
+        String v = xattrs(path, n).get(name);
         if (v == null) {
             return -ErrorCodes.ENODATA();
         }
@@ -288,12 +314,20 @@ public final class ModelFs extends FuseStubFS {
         return b.length;
     }
 
+    /** The extended attributes of node {@code n} at {@code path}: a file's own, the root's, else none. */
+    private Map<String, String> xattrs(String path, Node n) {
+        if (n instanceof FileNode f) {
+            return f.xattrs();
+        }
+        return path.equals("/") ? rootXattrs : Map.of();
+    }
+
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
         try {
             return listxattr0(path, list, size);
         } catch (RuntimeException e) {
-            return fail("listxattr " + path, e);
+            return fail("listxattr", path, e);
         }
     }
 
@@ -303,9 +337,7 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.ENOENT();
         }
         StringBuilder sb = new StringBuilder();
-        if (n instanceof FileNode f) {
-            f.xattrs().keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
-        }
+        xattrs(path, n).keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
         byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
         if (size == 0) {
             return b.length;
@@ -324,7 +356,7 @@ public final class ModelFs extends FuseStubFS {
                 return -ErrorCodes.ENOENT();
             }
         } catch (RuntimeException e) {
-            return fail("access " + path, e);
+            return fail("access", path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
     }
@@ -353,10 +385,15 @@ public final class ModelFs extends FuseStubFS {
         return "modelfs";
     }
 
-    /** Logs a failed operation once and returns its negated errno ({@link ReadFailure#of} decides which). */
-    private int fail(String what, Throwable e) {
+    /**
+     * Logs a failed operation {@code op} on {@code path} once, reports it, and returns its negated errno
+     * ({@link ReadFailure#of} decides which).
+     */
+    private int fail(String op, String path, Throwable e) {
         ReadFailure f = ReadFailure.of(e);
-        logOnce(what + ": " + f.getMessage());
+        logOnce(op + " " + path + ": " + f.getMessage());
+        String model = path == null ? null : tree.modelOf(path);
+        telemetry.error(f.errno().name(), model == null ? Telemetry.NO_MODEL : model);
         return -errno(f.errno());
     }
 

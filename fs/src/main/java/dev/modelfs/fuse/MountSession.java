@@ -1,6 +1,7 @@
 package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.view.ModelView;
 import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ServedTree;
@@ -38,14 +39,20 @@ public final class MountSession implements AutoCloseable {
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry);
         ReadAhead readAhead = ReadAhead.forCores();
-        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
+        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid(), telemetry);
         FuseWorkers workers;
         try {
             List<String> args = new ArrayList<>();
@@ -87,6 +94,11 @@ public final class MountSession implements AutoCloseable {
 
     public ModelFs fs() {
         return fs;
+    }
+
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
     }
 
     @Override

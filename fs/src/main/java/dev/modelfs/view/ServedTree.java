@@ -3,6 +3,7 @@ package dev.modelfs.view;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -13,8 +14,8 @@ import java.util.logging.Logger;
 /**
  * What every front end (the FUSE mount, the NFS server) serves: the {@link StoreTree} over a store,
  * its background refresher, the shared blob mappings, the one {@link BlobResolver} and the chunk
- * cache of converted bytes. Built in one place so both front ends show the same tree with the same
- * bytes and the same errors.
+ * cache of converted bytes, and the {@link Telemetry} both report to. Built in one place so both front
+ * ends show the same tree with the same bytes and the same errors.
  *
  * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
  * the chunk cache holds at most {@code cacheBytes} of native memory; {@link #close()} is idempotent and
@@ -28,10 +29,12 @@ public final class ServedTree implements AutoCloseable {
     private final BlobResolver resolver;
     private final ChunkCache chunks;
     private final ScheduledExecutorService refresher;
+    private final Telemetry telemetry;
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
-                       ScheduledExecutorService refresher) {
+                       ScheduledExecutorService refresher, Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.tree = tree;
         this.mappings = mappings;
         this.resolver = resolver;
@@ -39,8 +42,14 @@ public final class ServedTree implements AutoCloseable {
         this.refresher = refresher;
     }
 
-    /** Builds the tree over {@code store} with {@code views} and starts refreshing it. */
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reports nothing. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
+        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE);
+    }
+
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reads report to {@code telemetry}. */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry) {
         if (!Files.isDirectory(store.root().resolve("manifests"))) {
             LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
         }
@@ -60,7 +69,7 @@ public final class ServedTree implements AutoCloseable {
                 LOG.warning("refresh failed: " + e);
             }
         }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
-        return new ServedTree(tree, mappings, resolver, chunks, refresher);
+        return new ServedTree(tree, mappings, resolver, chunks, refresher, telemetry);
     }
 
     public StoreTree tree() {
@@ -73,6 +82,10 @@ public final class ServedTree implements AutoCloseable {
 
     public ChunkCache chunks() {
         return chunks;
+    }
+
+    public Telemetry telemetry() {
+        return telemetry;
     }
 
     @Override

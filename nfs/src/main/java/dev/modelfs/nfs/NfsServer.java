@@ -43,7 +43,7 @@ public final class NfsServer implements AutoCloseable {
     /** Starts serving {@code served} (whose store lives at {@code storeRoot}). */
     public static NfsServer start(ServedTree served, Path storeRoot, Config config) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), 256);
+        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), 256, served.telemetry());
         Wire.Owner owner = new Wire.Owner(config.uid(), config.gid(), 0x6d6f64656c6673L);   // "modelfs"
         boolean rpcbind = rpcbindRunning();
         OncRpcSvcBuilder b = new OncRpcSvcBuilder()
@@ -55,7 +55,7 @@ public final class NfsServer implements AutoCloseable {
                 .withWorkerThreadPoolSize(Math.max(8, 2 * Runtime.getRuntime().availableProcessors()))
                 .withServiceName("modelfs-nfs")
                 .withRpcService(new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION),
-                        new Nfs3Program(handles, open, config.allow(), owner, storeRoot))
+                        new Nfs3Program(handles, open, config.allow(), owner, storeRoot, served.telemetry()))
                 .withRpcService(new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION),
                         new MountProgram(handles, config.allow()));
         b = rpcbind ? b.withAutoPublish() : b.withoutAutoPublish();
@@ -84,6 +84,11 @@ public final class NfsServer implements AutoCloseable {
 
     public InetSocketAddress address() {
         return address;
+    }
+
+    /** Files open now (recently read files whose blobs stay mapped). */
+    public int openFiles() {
+        return open.size();
     }
 
     public boolean publishedToRpcbind() {

@@ -4,9 +4,11 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.view.BlobResolver;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.ReadAhead;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class OpenFiles implements AutoCloseable {
     private final BlobResolver resolver;
     private final ChunkCache chunks;
+    private final Telemetry telemetry;
     private final Cache<FileNode, Opened> cache;
 
     /** A cached source and its users: the cache holds one reference, every READ in flight one more. */
@@ -57,7 +60,8 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
-    OpenFiles(BlobResolver resolver, ChunkCache chunks, int maxOpen) {
+    OpenFiles(BlobResolver resolver, ChunkCache chunks, int maxOpen, Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.resolver = resolver;
         this.chunks = chunks;
         this.cache = Caffeine.newBuilder().maximumSize(maxOpen).expireAfterAccess(Duration.ofMinutes(2))
@@ -76,7 +80,7 @@ final class OpenFiles implements AutoCloseable {
             try {
                 o = cache.get(node, n -> {
                     try {
-                        return new Opened(OpenedSource.open(n.source(), resolver, chunks));
+                        return new Opened(OpenedSource.open(n.source(), resolver, chunks, ReadAhead.NONE, telemetry));
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
@@ -89,6 +93,11 @@ final class OpenFiles implements AutoCloseable {
             }
             cache.asMap().remove(node, o);     // evicted and closed meanwhile: open afresh
         }
+    }
+
+    /** Files open now (sources cached for READs). */
+    int size() {
+        return (int) cache.estimatedSize();
     }
 
     @Override
