@@ -43,8 +43,8 @@ public final class StatusReport {
         for (FileKind k : FileKind.values()) {
             Predicate<MetricsText.Sample> of = s -> s.label("kind").equals(k.label());
             double n = sum("modelfs_read_seconds_count", of);
-            out.add(fmt("  %-13s %10s %15s%s", k.label(), bytes(sum("modelfs_read_bytes_total", of)),
-                count(n) + (n == 1 ? " read" : " reads"), latency(of)));
+            out.add(fmt("  %-13s %10s %9s %s%s", k.label(), bytes(sum("modelfs_read_bytes_total", of)), count(n),
+                    n == 1 ? "read" : "reads", latency(of)));
         }
         double hits = sum("modelfs_chunk_cache_hits_total", s -> true);
         double misses = sum("modelfs_chunk_cache_misses_total", s -> true);

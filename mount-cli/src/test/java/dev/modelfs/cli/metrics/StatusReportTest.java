@@ -60,7 +60,7 @@ class StatusReportTest {
         assertEquals("reads        4, 3.0 MiB served, mean 5.00 s, 99% over 10.00 s", lines.get(3));
         assertEquals("  passthrough      3.0 MiB         3 reads, mean 1.00 ms, 99% within 2.50 ms", lines.get(4));
         assertEquals("  reassembled          0 B         0 reads", lines.get(5));
-        assertEquals("  converted        1.0 KiB          1 read, mean 20.00 s, 99% over 10.00 s", lines.get(6));
+        assertEquals("  converted        1.0 KiB         1 read, mean 20.00 s, 99% over 10.00 s", lines.get(6));
         assertEquals("chunk cache  1.0 MiB of 512.0 MiB held; 3 hits, 1 misses (75.0% hits), 0 evictions", lines.get(8));
         assertEquals("conversions  1 chunks, 500.00 ms CPU", lines.get(9));
         assertEquals("errors       3: EIO 2, ENOENT 1; by model: truncated 2, missing-blob 1", lines.get(10));
