@@ -1,23 +1,16 @@
 package dev.modelfs.nfs;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.telemetry.Telemetry;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.ReadFailure;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.rpc.RpcDispatchable;
@@ -30,14 +23,13 @@ import org.glassfish.grizzly.Buffer;
  *
  * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
  * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
- * read a model's files is NFS3ERR_NOENT (missing blob) or NFS3ERR_IO (anything else, {@link
- * ReadFailure#of}) for that model's files only, logged once and reported to the {@link Telemetry} (with
- * the model of the handle) every time, as is every admitted call and every READ answered; READ data is read from the blob once,
+ * read a model's files is NFS3ERR_NOENT (missing blob), NFS3ERR_ACCES (a refused link) or NFS3ERR_IO
+ * (anything else) for that model's files only, logged once and reported with the handle's model ({@link ServePolicy#failed}),
+ * as every admitted call and every READ answered is reported to the policy's telemetry; READ data is read from the blob once,
  * into a pooled direct buffer the transport writes as it is ({@link ReplyBuffers}), or, when all
  * are in use, straight into the reply buffer.
  */
 final class Nfs3Program implements RpcDispatchable {
-    private static final Logger LOG = Logger.getLogger(Nfs3Program.class.getName());
     private static final byte[] ZEROS = new byte[Nfs3.RTMAX];
     private static final byte[] VERIFIER = new byte[8];
 
@@ -45,10 +37,8 @@ final class Nfs3Program implements RpcDispatchable {
     private final OpenFiles open;
     private final ReplyBuffers buffers = new ReplyBuffers(32, Nfs3.RTMAX);
     private final AllowList allow;
-    private final Wire.Owner owner;
-    private final Path storeRoot;
-    private final Telemetry telemetry;
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(10_000).executor(Runnable::run).build();
+    private final ServePolicy policy;
+    private final Wire.Shown shown;
 
     /** A failed procedure: its nfsstat3. */
     private static final class Failure extends Exception {
@@ -60,14 +50,12 @@ final class Nfs3Program implements RpcDispatchable {
         }
     }
 
-    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, Wire.Owner owner, Path storeRoot,
-                Telemetry telemetry) {
-        this.telemetry = telemetry;
+    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, ServePolicy policy, Wire.Shown shown) {
         this.handles = handles;
         this.open = open;
         this.allow = allow;
-        this.owner = owner;
-        this.storeRoot = storeRoot;
+        this.policy = policy;
+        this.shown = shown;
     }
 
     @Override
@@ -76,7 +64,7 @@ final class Nfs3Program implements RpcDispatchable {
             return;
         }
         int proc = call.getProcedure();
-        telemetry.nfsCall(proc, Access.client(call));
+        policy.telemetry().nfsCall(proc, Access.client(call));
         try {
             switch (proc) {
                 case Nfs3.NULL -> call.reply(XdrVoid.XDR_VOID);
@@ -144,15 +132,9 @@ final class Nfs3Program implements RpcDispatchable {
         }
     }
 
-    /** A failure of {@code what} on handle {@code h} (null: no handle), logged once and reported. */
+    /** A failure of {@code what} on handle {@code h} (null: none), logged once and reported against the handle's model. */
     private Failure failure(String what, FileHandle h, Throwable e) {
-        ReadFailure f = ReadFailure.of(e);
-        if (logged.asMap().putIfAbsent(what + ": " + f.getMessage(), Boolean.TRUE) == null) {
-            LOG.warning(what + ": " + f.getMessage());
-        }
-        String model = h == null ? null : handles.modelPath(h);
-        telemetry.error(f.errno().name(), model == null ? Telemetry.NO_MODEL : model);
-        return new Failure(switch (f.errno()) {
+        return new Failure(switch (policy.failed(what, h == null ? null : handles.modelPath(h), e)) {
             case ENOENT -> Nfs3.ERR_NOENT;
             case EACCES -> Nfs3.ERR_ACCES;
             case EIO -> Nfs3.ERR_IO;
@@ -163,7 +145,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.fattr3(out, n, owner);
+            Wire.fattr3(out, n, shown);
         });
     }
 
@@ -180,7 +162,7 @@ final class Nfs3Program implements RpcDispatchable {
         if (child == null) {
             Wire.reply(call, out -> {
                 out.xdrEncodeInt(Nfs3.ERR_NOENT);
-                Wire.postOpAttr(out, d, owner);
+                Wire.postOpAttr(out, d, shown);
             });
             return;
         }
@@ -188,8 +170,8 @@ final class Nfs3Program implements RpcDispatchable {
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.handle(out, ch);
-            Wire.postOpAttr(out, child, owner);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, child, shown);
+            Wire.postOpAttr(out, d, shown);
         });
     }
 
@@ -201,7 +183,7 @@ final class Nfs3Program implements RpcDispatchable {
         int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE : Nfs3.ACCESS_READ;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(a.value() & allowed);
         });
     }
@@ -210,7 +192,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {            // the tree has no symbolic links
             out.xdrEncodeInt(Nfs3.ERR_INVAL);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
         });
     }
 
@@ -241,7 +223,7 @@ final class Nfs3Program implements RpcDispatchable {
             if (lent != null) {
                 readIntoLent(o, a.fh(), f, offset, count, eof, lent, call);
                 lent = null;         // the transport gives it back once the reply is written
-                telemetry.read(f.source().kind(), count, System.nanoTime() - start);
+                policy.telemetry().read(f.source().kind(), count, System.nanoTime() - start);
             } else {
                 readIntoReply(o, a.fh(), f, offset, count, eof, call, start);
             }
@@ -270,7 +252,7 @@ final class Nfs3Program implements RpcDispatchable {
         ReplyBuffers.Lent data = buffers.new Lent(lent);
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeShallowByteBuffer(data);       // opaque<>: length, then the buffer itself
@@ -278,12 +260,12 @@ final class Nfs3Program implements RpcDispatchable {
     }
 
     /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free), reported when it succeeds. */
-    private void readIntoReply(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof, RpcCall call,
-                               long startNanos) {
+    private void readIntoReply(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof,
+                               RpcCall call, long startNanos) {
         Wire.reply(call, out -> {
             int mark = out.asBuffer().position();
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeInt(count);
@@ -295,11 +277,11 @@ final class Nfs3Program implements RpcDispatchable {
                     int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, fh, e).status;
                     out.asBuffer().position(mark);    // drop what was written: a failure reply instead
                     out.xdrEncodeInt(status);
-                    Wire.postOpAttr(out, f, owner);
+                    Wire.postOpAttr(out, f, shown);
                     return;
                 }
             }
-            telemetry.read(f.source().kind(), count, System.nanoTime() - startNanos);
+            policy.telemetry().read(f.source().kind(), count, System.nanoTime() - startNanos);
         });
     }
 
@@ -363,7 +345,7 @@ final class Nfs3Program implements RpcDispatchable {
         int last = to;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, d, shown);
             out.xdrEncodeOpaque(VERIFIER, 8);
             for (int i = from; i < last; i++) {
                 Map.Entry<String, Node> e = entries.get(i);
@@ -372,7 +354,7 @@ final class Nfs3Program implements RpcDispatchable {
                 out.xdrEncodeString(e.getKey());
                 out.xdrEncodeLong(i + 1);
                 if (plus) {
-                    Wire.postOpAttr(out, e.getValue(), owner);
+                    Wire.postOpAttr(out, e.getValue(), shown);
                     out.xdrEncodeBoolean(true);
                     Wire.handle(out, handles.child(a.dir(), e.getValue()));
                 }
@@ -384,21 +366,18 @@ final class Nfs3Program implements RpcDispatchable {
 
     private void fsstat(RpcCall call) throws OncRpcException, IOException, Failure {
         Node n = node(Wire.args(call, Wire::handle));
-        long total, free, avail;
+        ServePolicy.Space space;
         try {
-            FileStore fs = Files.getFileStore(storeRoot);
-            total = fs.getTotalSpace();
-            free = fs.getUnallocatedSpace();
-            avail = fs.getUsableSpace();
-        } catch (IOException e) {
+            space = policy.space();
+        } catch (IOException | RuntimeException e) {
             throw failure("fsstat", null, e);
         }
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
-            out.xdrEncodeLong(total);
-            out.xdrEncodeLong(free);
-            out.xdrEncodeLong(avail);
+            Wire.postOpAttr(out, n, shown);
+            out.xdrEncodeLong(space.totalBytes());
+            out.xdrEncodeLong(space.freeBytes());
+            out.xdrEncodeLong(space.availableBytes());
             out.xdrEncodeLong(1L << 20);     // files: not meaningful on a read-only tree
             out.xdrEncodeLong(0);
             out.xdrEncodeLong(0);
@@ -410,7 +389,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
             out.xdrEncodeInt(Nfs3.RTMAX);
             out.xdrEncodeInt(4096);
@@ -429,9 +408,9 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(1);             // linkmax
-            out.xdrEncodeInt(255);           // name_max
+            out.xdrEncodeInt(ServePolicy.NAME_MAX);   // name_max
             out.xdrEncodeBoolean(true);      // no_trunc
             out.xdrEncodeBoolean(true);      // chown_restricted
             out.xdrEncodeBoolean(false);     // case_insensitive

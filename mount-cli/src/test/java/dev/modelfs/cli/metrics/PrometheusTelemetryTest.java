@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.FileKind;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
