@@ -111,7 +111,11 @@ class MetricsTest {
     }
 
     private static long readAll(String path) throws IOException {
-        return Files.readAllBytes(mount.mountpoint.resolve(path)).length;
+        return readAll(mount.mountpoint, path);
+    }
+
+    private static long readAll(Path mountpoint, String path) throws IOException {
+        return Files.readAllBytes(mountpoint.resolve(path)).length;
     }
 
     private static String q(String metric, String labels) {
@@ -206,6 +210,26 @@ class MetricsTest {
         System.out.println(out);
         assertTrue(out.startsWith("modelfs NFS server (metrics http://" + nfsMetrics + "/metrics)"), out);
         assertTrue(Pattern.compile("(?m)^NFS calls +[0-9,]+: .*READ [0-9,]+.*; by client: 127\\.0\\.0\\.1 [0-9,]+$").matcher(out).find(), out);
+    }
+
+    @Test
+    void aDaemonMountServesTheMetricsItWasAskedForAndSaysWhere() throws Exception {
+        Path mp = Files.createDirectories(work.resolve("daemon-mnt"));
+        Env.Run started = Env.run(60, CliMount.command("mount", "--store", store.toString(), "--metrics", "127.0.0.1:0",
+                "--daemon", "--log", work.resolve("daemon.log").toString(), mp.toString()));
+        try {
+            assertEquals(0, started.exit(), started.output());
+            Matcher m = Pattern.compile("metrics at http://(127\\.0\\.0\\.1:\\d+)/metrics").matcher(started.output());
+            assertTrue(m.find(), started.output());
+            readAll(mp, "tinyllama/ollama/Modelfile");
+            Env.Run status = Env.run(60, CliMount.command("status", mp.toString()));
+            assertEquals(0, status.exit(), status.output());
+            assertTrue(status.output().contains("(metrics http://" + m.group(1) + "/metrics)"), status.output());
+            assertTrue(Pattern.compile("(?m)^  synthesized +\\S+ \\S+ +1 read, ").matcher(status.output()).find(), status.output());
+        } finally {
+            Env.Run stopped = Env.run(60, CliMount.command("unmount", mp.toString()));
+            assertEquals(0, stopped.exit(), stopped.output());
+        }
     }
 
     @Test
