@@ -22,8 +22,8 @@ import picocli.CommandLine.Parameters;
  * {@code user.modelfs.metrics} attribute) or NFS server (its {@code --metrics} address), for a person.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = {"Print what a running mount or NFS server serves: models, reads by kind of file, chunk cache,",
-                "conversions, errors, NFS calls. Reads the process's --metrics endpoint: a mount point names its own."})
+        description = "Print what a running mount or NFS server serves: models, reads by kind of file, chunk cache, "
+                + "conversions, errors, NFS calls. Reads the process's --metrics endpoint: a mount point names its own.")
 final class StatusCommand implements Callable<Integer> {
     @Parameters(paramLabel = "MOUNTPOINT|ADDR:PORT", description = "a mount made with --metrics, or the --metrics address of `modelfs nfs`")
     String target;
@@ -66,6 +66,8 @@ final class StatusCommand implements Callable<Integer> {
         HttpResponse<String> r;
         try {
             r = client.send(req, HttpResponse.BodyHandlers.ofString());
+        } catch (java.net.ConnectException e) {
+            throw new IOException("nothing answers at " + url + " (is the mount or NFS server still running?)", e);
         } catch (IOException e) {
             throw new IOException("cannot read " + url + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
         }
