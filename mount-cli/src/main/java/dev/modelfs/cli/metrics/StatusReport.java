@@ -99,13 +99,21 @@ public final class StatusReport {
         return fmt(", mean %s%s", seconds(sum("modelfs_read_seconds_sum", which) / n), p99.isEmpty() ? "" : ", " + p99);
     }
 
-    /** The label values of {@code name}'s samples by their total, largest first: {@code "EIO 2, ENOENT 1"}. */
+    /** How many label values a line lists before it sums up the rest (the report fits one screen). */
+    static final int TOP = 5;
+
+    /**
+     * The label values of {@code name}'s samples by their total, largest first, at most {@value #TOP} and then
+     * how many more: {@code "EIO 2, ENOENT 1"}, {@code "a 9, b 8, c 7, d 6, e 5 and 3 more"}.
+     */
     private String top(String name, String label) {
         Map<String, Double> by = samples.stream().filter(s -> s.name().equals(name))
                 .collect(Collectors.groupingBy(s -> s.label(label), TreeMap::new, Collectors.summingDouble(MetricsText.Sample::value)));
-        return by.entrySet().stream().filter(e -> e.getValue() > 0)
+        List<String> all = by.entrySet().stream().filter(e -> e.getValue() > 0)
                 .sorted(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()))
-                .map(e -> e.getKey() + " " + count(e.getValue())).collect(Collectors.joining(", "));
+                .map(e -> e.getKey() + " " + count(e.getValue())).toList();
+        String shown = String.join(", ", all.subList(0, Math.min(TOP, all.size())));
+        return all.size() > TOP ? shown + " and " + (all.size() - TOP) + " more" : shown;
     }
 
     /** {@code 1,234}. */

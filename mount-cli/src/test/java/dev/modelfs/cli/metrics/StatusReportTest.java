@@ -68,4 +68,15 @@ class StatusReportTest {
         assertEquals(12, lines.size());
         assertFalse(new StatusReport(MetricsText.parse("modelfs_info{front=\"mount\"} 1")).render("t").contains("NFS"));
     }
+
+    @Test
+    void longListsStopAfterTheLargestFew() {
+        StringBuilder text = new StringBuilder("modelfs_info{front=\"mount\"} 1\n");
+        for (int m = 1; m <= StatusReport.TOP + 3; m++) {
+            text.append("modelfs_errors_total{errno=\"EIO\",model=\"m").append(m).append("\"} ").append(m).append('\n');
+        }
+        String errors = new StatusReport(MetricsText.parse(text.toString())).render("t").lines()
+                .filter(l -> l.startsWith("errors")).findFirst().orElseThrow();
+        assertEquals("errors       36: EIO 36; by model: m8 8, m7 7, m6 6, m5 5, m4 4 and 3 more", errors);
+    }
 }
