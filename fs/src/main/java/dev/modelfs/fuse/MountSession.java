@@ -11,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -23,14 +24,14 @@ public final class MountSession implements AutoCloseable {
 
     private final Path mountpoint;
     private final ServedTree served;
-    private final ModelFs fs;
     private final FuseWorkers workers;
+    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, IntSupplier openFiles) {
+        this.openFiles = openFiles;
         this.mountpoint = mountpoint;
         this.served = served;
-        this.fs = fs;
         this.workers = workers;
     }
 
@@ -62,7 +63,7 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers);
+        return new MountSession(mp, served, workers, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -87,13 +88,14 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
-    public ModelFs fs() {
-        return fs;
-    }
-
     /** The tree, mappings and chunk cache this mount serves. */
     public ServedTree served() {
         return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return openFiles.getAsInt();
     }
 
     @Override

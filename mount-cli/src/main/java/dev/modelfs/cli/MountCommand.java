@@ -81,7 +81,7 @@ final class MountCommand implements Callable<Integer> {
             throw e;
         }
         if (telemetry != null) {
-            telemetry.watch(session.served(), session.fs()::openFiles);
+            telemetry.watch(session.served(), session::openFiles);
         }
         System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop; "
                 + dev.modelfs.quant.Kernels.describe() + MetricsOption.describe(telemetry) + ")");
