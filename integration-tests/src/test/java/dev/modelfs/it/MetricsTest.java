@@ -204,12 +204,15 @@ class MetricsTest {
                 "job=\"nfs\",procedure=\"READ\",client=\"127.0.0.1\""), reads + failed), "READs = answered + failed");
         assertEquals(5, prometheus.await(q("modelfs_models", "job=\"nfs\",state=\"served\""), 5));
 
+        long calls = Math.round(prometheus.query("sum(modelfs_nfs_operations_total{job=\"nfs\"})"));
         Env.Run status = Env.run(60, CliMount.command("status", nfsMetrics));
         assertEquals(0, status.exit(), status.output());
         String out = status.output();
         System.out.println(out);
         assertTrue(out.startsWith("modelfs NFS server (metrics http://" + nfsMetrics + "/metrics)"), out);
-        assertTrue(Pattern.compile("(?m)^NFS calls +[0-9,]+: .*READ [0-9,]+.*; by client: 127\\.0\\.0\\.1 [0-9,]+$").matcher(out).find(), out);
+        String n = String.format(Locale.ROOT, "%,d", calls);
+        assertTrue(Pattern.compile("(?m)^NFS calls +" + n + ": [A-Z]+ [0-9,]+.*; by client: 127\\.0\\.0\\.1 " + n + "$").matcher(out).find(),
+                "the calls Prometheus counted (" + n + "), all from 127.0.0.1:\n" + out);
     }
 
     @Test
