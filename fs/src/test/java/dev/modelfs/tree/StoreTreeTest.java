@@ -81,8 +81,13 @@ class StoreTreeTest {
         manifest("short", manifestWith(config, 3));                                // the blob has 2 bytes
         manifest("gone", manifestWith("sha256:" + "ab".repeat(32), 2));            // no such blob
         manifest("unparsable", "{not json");
+        Path namespaced = root.resolve("manifests/registry.ollama.ai/x/img/latest");
+        Files.createDirectories(namespaced.getParent());
+        Files.writeString(namespaced, manifestWith(config, 2));
         StoreTree tree = new StoreTree(new OllamaStore(root), new ModelDirectory(List.of()));
-        assertEquals(new StoreTree.ModelCounts(3, 3), tree.modelCounts(), "3 served; short, gone and unparsable broken");
+        assertEquals(new StoreTree.ModelCounts(4, 3), tree.modelCounts(), "4 served; short, gone and unparsable broken");
+        assertEquals("x/img", tree.modelOf("/x/img/ollama/manifest.json"));
+        assertNull(tree.modelOf("/x"), "a namespace folder is no model");
 
         assertEquals("good", tree.modelOf("/good/ollama/config.json"));
         assertEquals("good", tree.modelOf("good"));
@@ -94,6 +99,6 @@ class StoreTreeTest {
 
         Files.delete(root.resolve("manifests/registry.ollama.ai/library/short/latest"));
         assertTrue(tree.refresh());
-        assertEquals(new StoreTree.ModelCounts(2, 2), tree.modelCounts());
+        assertEquals(new StoreTree.ModelCounts(3, 2), tree.modelCounts());
     }
 }
