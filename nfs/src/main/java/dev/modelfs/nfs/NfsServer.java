@@ -1,6 +1,6 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
