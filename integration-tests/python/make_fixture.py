@@ -633,14 +633,37 @@ def component_of(name):
     return name.split("/", 1)[0] if "/" in name else ""
 
 
+def draft_layout(m):
+    """(tensor prefix, folder) of a draft imported with the model, as Ollama's runner finds it
+    (x/mlxrunner/model/root.go readDraftConfig, FORMATS.md §4.3 H), or None."""
+    cfg = json.loads(m.config[1]) if m.config else {}
+    d = cfg.get("draft") if isinstance(cfg, dict) else None
+    if isinstance(d, dict):
+        if d.get("model_format", "") not in ("", "safetensors"):
+            return None
+        conf = d.get("config") or ""
+        head, _, tail = conf.partition("/")
+        folder = head if tail == "config.json" and head not in ("", ".", "..") else "draft"
+        return d.get("tensor_prefix") or "draft.", folder
+    if any(lj.get("name") == "draft/config.json" for lj, _, _ in m.layers):
+        return "draft.", "draft"
+    return None
+
+
 def st_views(fx: Fixture, m: Model):
     json_layers = {}
     for lj, data, mode in m.layers:
         if base_media_type(lj["mediaType"])[0] == MT_JSON and lj["name"].endswith("config.json"):
             json_layers[lj["name"]] = json.loads(data)
-    comps = {}
+    draft = draft_layout(m)
+    comps, rels = {}, {}
     for lt in m.lts:
-        comps.setdefault(component_of(lt.name), []).append(lt)
+        if draft and lt.name.startswith(draft[0]) and len(lt.name) > len(draft[0]):
+            c, rels[lt.name] = draft[1], lt.name[len(draft[0]):]
+        else:
+            c = component_of(lt.name)
+            rels[lt.name] = lt.name[len(c) + 1:] if c else lt.name
+        comps.setdefault(c, []).append(lt)
     conv, absent = {}, []
     for c in sorted(set(comps) | m.broken_components):
         cfg = json_layers.get(f"{c}/config.json" if c else "config.json")
@@ -652,7 +675,7 @@ def st_views(fx: Fixture, m: Model):
             continue
         stored, var = {}, {v: {} for v in VARIANTS}
         for lt in comps[c]:
-            rel = lt.name[len(prefix):]
+            rel = rels[lt.name]
             stored[rel] = {"dtype": lt.dtype, "shape": lt.shape, "sha256": L.sha256_hex(lt.data),
                            "source": lt.src[""]}
             for suf, (dt, sh, b) in lt.comps.items():
@@ -1338,6 +1361,7 @@ def build_hf_ggufs(fx):
 
 
 def main(argv):
+    import layouts_fixture
     if len(argv) != 2:
         print("usage: make_fixture.py OUT", file=sys.stderr)
         return 2
@@ -1358,6 +1382,8 @@ def main(argv):
     build_moe_old(fx)
     build_param_mt(fx)
     build_tiny_llama_st(fx)
+    layouts_fixture.build_mixed(fx)
+    layouts_fixture.build_modelopt(fx)
     build_bad(fx)
     build_hf_ggufs(fx)
     build_junk_manifests(fx)
