@@ -431,7 +431,7 @@ class Model:
         has_model = any(base_media_type(lj["mediaType"])[0] == MT_MODEL for lj, _, _ in self.layers)
         has_tensor = any(base_media_type(lj["mediaType"])[0] == MT_TENSOR for lj, _, _ in self.layers)
         text = {}
-        gguf_model = None
+        gguf_model = gguf_draft = None
         for lj, data, mode in self.layers:
             mt, params = base_media_type(lj["mediaType"])
             if mt in GGUF_FILE:
@@ -447,6 +447,9 @@ class Model:
                 add_file(rel, data, lj, mode, extra)
                 if mt == MT_MODEL and counters[stem] == 1:
                     gguf_model = (lj, data, mode)
+                if mt == MT_DRAFT and counters[stem] == 1:   # the draft's model folder (FORMATS.md §4.3 H)
+                    add_file("draft/model.gguf", data, lj, mode, extra)
+                    gguf_draft = (lj, data, mode)
             elif mt in (MT_TEMPLATE, MT_PROMPT):
                 add_file("ollama/template", data, lj, mode)
                 text["template"] = data.decode()
@@ -490,6 +493,11 @@ class Model:
             else:
                 absent += ["model.safetensors"] + [f"model.{v}.safetensors" for v in VARIANTS] + \
                           [f"model.{v}.gguf" for v in VARIANTS]
+            if gguf_draft and gguf_draft[2] in ("normal", "legacy"):
+                named = "gguf/" if hf_folder_expected(gguf_draft[1]) else ""
+                converted.update(gguf_views(fx, self.dir, gguf_draft[0], gguf_draft[1], named, folder="draft/"))
+                if named:   # the HF files of a draft folder are those of any GGUF model (check_hf_gguf.py)
+                    self.optional += ["draft/" + f for f in HF_FOLDER_FILES]
         elif has_tensor:
             fmt = fmt or "safetensors"
             converted, abs2 = st_views(fx, self)
@@ -578,7 +586,11 @@ def hf_folder_expected(buf) -> bool:
                     for n in names))
 
 
-def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
+def gguf_views(fx: Fixture, model_dir, lj, buf, named="", folder=""):
+    """The converted files of one GGUF layer; `folder` ("" or "draft/") prefixes every path (a draft layer's
+    files are in draft/, FORMATS.md §4.3 H), `named` the GGUF-named safetensors within it ("gguf/")."""
+    model_dir = model_dir + ("/" + folder.rstrip("/") if folder else "")    # the oracles' folder
+    named = folder + named
     g = L.gguf_read(buf)
     digest = lj["digest"]
     as_stored, var_st = {}, {v: {} for v in VARIANTS}
@@ -623,7 +635,7 @@ def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
                 break
         else:
             kvs.append(["general.file_type", "UINT32", ft])
-        conv[f"model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": "model.gguf", "source_blob": digest,
+        conv[f"{folder}model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": f"{folder}model.gguf", "source_blob": digest,
                                    "version": g["version"], "alignment": g["alignment"], "kvs": kvs,
                                    "tensors": gg_tensors[v]}
     return conv
@@ -1358,6 +1370,17 @@ def build_hf_ggufs(fx):
         m.finish()
         fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname,
                              "gguf_loader": (name, tag) not in HG.NO_GGUF_LOADER}
+    # a GGUF model with a GGUF draft layer (`ollama create` with a DRAFT line, server/create.go
+    # convertDraftModelFromFiles): the draft's folder draft/ is a Hugging Face folder of its own
+    target, draft = built[("hf-qwen3", "f16")], built[("hf-llama", "f32")]
+    m = fx.model("registry.ollama.ai", "library", "hf-qwen3", "draft",
+                 "GGUF qwen3 (F16) with a GGUF llama draft layer (F32): draft/ is the draft's Hugging Face folder")
+    m.set_config(dict(gguf_config("qwen3", "1M", "F16"), draft={"model_format": "gguf", "architecture": "llama"}))
+    m.layer(MT_MODEL, target[1])
+    m.layer(MT_DRAFT, draft[1])
+    m.finish()
+    fx.hf_gguf[m.dir + "/draft"] = {"source": os.path.relpath(draft[0], fx.out), "kind": "llama", "ggml_type": "F32",
+                                    "gguf_loader": True}
 
 
 def main(argv):

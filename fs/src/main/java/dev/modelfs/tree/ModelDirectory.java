@@ -221,5 +221,9 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, n == 1 ? base + ".gguf" : base + "-" + n + ".gguf", l, kind.name().toLowerCase() + " layer");
             }
         });
+        Layer draft = ctx.manifest().first(Kind.DRAFT);
+        if (draft != null) {   // the draft's model folder (docs/FORMATS.md §4.3 H), beside its converted files
+            putBlob(ctx, tree, ModelTables.DRAFT_FOLDER + "/model.gguf", draft, "draft layer");
+        }
     }
 }
