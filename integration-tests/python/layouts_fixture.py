@@ -109,3 +109,38 @@ def build_modelopt(fx):
     m.json_layer("config.json", MF.llm_config(quantization_config=q))
     m.set_config(MF.st_config(""))
     m.finish()
+
+
+def build_nvfp4_experts(fx):
+    """Compressed-tensors NVFP4 experts as v0.22.0-v0.31.1 stored them: per-expert weights stacked into
+    `<layer>.mlp.switch_mlp.<proj>.weight` U32 [E, out, in/8] with `.weight.scale` U8 [E, out, in/16] and
+    one global scale per expert, `.weight.global_scale` F32 [E, 1, 1] (the reciprocal of each source
+    `weight_global_scale`), in one Go-written blob per expert group with blob-level and per-tensor
+    quant metadata (ollama/ollama x/create/create.go at 964ea42c0^ stackPackedNVFP4ExpertGroup)."""
+    rng = np.random.default_rng(2206)
+    g = lambda *s: MF.gaussian(rng, s)  # noqa: E731
+    m = fx.model("registry.ollama.ai", "library", "layouts-nvfp4-experts", "latest",
+                 "stacked compressed-tensors nvfp4 experts (v0.22-v0.31.1): switch_mlp, global scale per expert [E,1,1]")
+    emb = MF.lt_plain("model.embed_tokens.weight", g(32, 64), "BF16")
+    m.tensor_blob(emb.name, [(emb, emb.name)])
+    p = "model.layers.0.mlp.switch_mlp"
+    parts, md = [], {"quant_type": "nvfp4", "group_size": "16"}
+    for proj, shape, gs in (("down_proj", (3, 32, 64), (0.5, 0.001, 3.0)), ("gate_proj", (3, 64, 32), (0.125, 2.0, 0.03)),
+                            ("up_proj", (3, 64, 32), (1.0, 0.25, 8.0))):
+        name = f"{p}.{proj}.weight"
+        w = g(*shape) * 30
+        packed, sc = L.quantize_nvfp4(w)
+        G = np.array(gs, dtype=np.float32).reshape(-1, 1, 1)
+        per = L.dequant_nvfp4(packed, sc, 16, None, K=shape[-1]).reshape(shape)
+        oracle = (per * G).astype(np.float32)          # E2M1*E4M3 rounded to f32, then times the expert's G (FORMATS 5.4)
+        lt = MF.LT(name, "U32", packed.shape, packed.tobytes(), oracle=oracle,
+                   oracle_from="numpy FORMATS 5.4 nvfp4: E2M1*E4M3 then *global_scale of the expert",
+                   quant={"mode": "nvfp4", "bits": 4, "group_size": 16, "quant_type": "nvfp4"},
+                   comps={".scale": ("U8", sc.shape, sc.tobytes()), ".global_scale": ("F32", [3, 1, 1], G.tobytes())},
+                   logical_shape=shape)
+        parts.append((lt, name))
+        md[name + ".quant_type"], md[name + ".group_size"] = "nvfp4", "16"
+    m.tensor_blob("model.layers.0.mlp.experts", parts, writer="go", metadata=md)
+    m.json_layer("config.json", MF.llm_config())
+    m.set_config(MF.st_config(""))
+    m.finish()

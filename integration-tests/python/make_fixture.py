@@ -1407,6 +1407,7 @@ def main(argv):
     build_tiny_llama_st(fx)
     layouts_fixture.build_mixed(fx)
     layouts_fixture.build_modelopt(fx)
+    layouts_fixture.build_nvfp4_experts(fx)
     build_bad(fx)
     build_hf_ggufs(fx)
     build_junk_manifests(fx)

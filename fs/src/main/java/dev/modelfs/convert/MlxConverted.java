@@ -29,9 +29,15 @@ public final class MlxConverted extends UnitConverted {
         return parts.blobs();
     }
 
+    /** Cut at the groups where the global scale changes (one per expert of a stacked nvfp4 tensor). */
     @Override
     void convert(List<MemorySegment> segs, long first, long count, FloatFormat format, MemorySegment dst) {
-        deq.dequantize(parts.data(segs), first, count, format, dst, 0);
+        long per = parts.groupsPerGlobal();
+        for (long g = first; g < first + count; ) {
+            long n = Math.min(first + count, (g / per + 1) * per) - g;
+            deq.dequantize(parts.data(segs, g), g, n, format, dst, (g - first) * q.groupSize() * format.bytes);
+            g += n;
+        }
     }
 
     @Override

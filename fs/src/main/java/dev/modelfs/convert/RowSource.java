@@ -131,10 +131,12 @@ public sealed interface RowSource permits RowSource.Plain, RowSource.MlxRows, Ro
         @Override
         public void write(List<MemorySegment> blobs, long first, long count, QkPermutation permutation, MemorySegment dst) {
             long rowElems = groupsPerRow * parts.t.quant().groupSize();
-            MlxTensorData data = parts.data(blobs);
+            // one global scale (or none): one MlxTensorData for all rows; one per expert: per row (a row never spans two)
+            MlxTensorData whole = parts.groupsPerGlobal() == parts.t.logicalNumel() / parts.t.quant().groupSize() ? parts.data(blobs) : null;
             NarrowingDequant.units((f, n, f32, off) -> {
                 for (long i = 0; i < n; i++) {
-                    deq.dequantize(data, sourceRow(permutation, first + f + i) * groupsPerRow, groupsPerRow, f32, off + i * rowElems * 4);
+                    long group = sourceRow(permutation, first + f + i) * groupsPerRow;
+                    deq.dequantize(whole != null ? whole : parts.data(blobs, group), group, groupsPerRow, f32, off + i * rowElems * 4);
                 }
             }, count, Math.toIntExact(rowElems), out.format, dst, 0);
         }

@@ -135,7 +135,7 @@ public final class TensorTableBuilder {
                 }
             }
             if (k.endsWith(".global_scale") && (base = byKey.get(k.substring(0, k.length() - 13))) != null && base.dtype() == Dtype.U32
-                    && byKey.get(k).dtype() == Dtype.F32 && byKey.get(k).numel() == 1) {
+                    && byKey.get(k).dtype() == Dtype.F32 && QuantResolver.globalScaleShape(base.shape(), byKey.get(k).shape())) {
                 companions.add(k);
             }
         }

@@ -310,4 +310,19 @@ class TensorTableBuilderTest {
         assertEquals("", get(t, "model.norm.weight").component());
         assertEquals(java.util.Set.of("draft"), t.disabledComponents(), "a broken draft blob disables the draft folder only");
     }
+
+    @Test
+    void stackedNvfp4ExpertsWithOneGlobalScalePerExpert() {
+        // v0.22-v0.31.1 compressed-tensors experts stacked as switch_mlp (Go writer): global scale [E, 1, 1]
+        String w = "model.layers.0.mlp.switch_mlp.up_proj.weight";
+        layer("model.layers.0.mlp.experts", mlxBlob("{\"group_size\":\"16\",\"quant_type\":\"nvfp4\"}",
+                new E(w, "U32", 4, 8, 4), new E(w + ".scale", "U8", 4, 8, 2), new E(w + ".global_scale", "F32", 4, 1, 1),
+                new E("x.weight", "U32", 4, 8, 4), new E("x.weight.scale", "U8", 4, 8, 2), new E("x.weight.global_scale", "F32", 2, 1, 1)));
+        TensorTable t = build();
+        LogicalTensor up = get(t, w);
+        assertEquals(MlxMode.NVFP4, up.quant().mode());
+        assertArrayEquals(new long[] {4, 1, 1}, up.globalScale().shape());
+        assertNull(get(t, "x.weight").globalScale(), "a global scale that is not one per expert is no companion");
+        assertNotNull(get(t, "x.weight.global_scale"));
+    }
 }

@@ -1,0 +1,57 @@
+package dev.modelfs.convert;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.model.BlobRange;
+import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.StoredTensor;
+import dev.modelfs.quant.mlx.MlxQuant;
+import dev.modelfs.store.Digest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** nvfp4 with one global scale per expert of a stacked tensor (docs/FORMATS.md §4.6, §5.4). */
+class MlxConvertedTest {
+    /** E2M1 values of codes 0..7 (docs/FORMATS.md §5.7). */
+    static final float[] E2M1 = {0f, 0.5f, 1f, 1.5f, 2f, 3f, 4f, 6f};
+
+    @Test
+    void eachExpertIsMultipliedByItsOwnGlobalScale() {
+        int experts = 2, rows = 2, k = 32;                 // [2, 2, 32] logical: 4 codes words a row, 2 scales a row
+        int words = experts * rows * k / 8;
+        int scales = experts * rows * k / 16;
+        ByteBuffer b = ByteBuffer.allocate(words * 4 + scales + experts * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (int w = 0; w < words; w++) {
+            b.putInt(0x76543210);  // codes 0..7, element 0 in the low nibble
+        }
+        for (int s = 0; s < scales; s++) {
+            b.put((byte) (s % 2 == 0 ? 0x38 : 0x40));        // E4M3 1.0 and 2.0
+        }
+        float[] global = {2f, 0.25f};
+        b.putFloat(global[0]).putFloat(global[1]);
+        Digest d = new Digest("ab".repeat(32));
+        long size = b.capacity();
+        StoredTensor codes = new StoredTensor("w", Dtype.U32, new long[] {experts, rows, k / 8}, new BlobRange(d, size, 0, words * 4L));
+        StoredTensor scale = new StoredTensor("w.scale", Dtype.U8, new long[] {experts, rows, k / 16}, new BlobRange(d, size, words * 4L, scales));
+        StoredTensor g = new StoredTensor("w.global_scale", Dtype.F32, new long[] {experts, 1, 1},
+                new BlobRange(d, size, words * 4L + scales, experts * 4L));
+        LogicalTensor t = new LogicalTensor("w", "", "w", codes, scale, null, g, MlxQuant.of("nvfp4", 16), new long[] {experts, rows, k});
+        MlxConverted c = new MlxConverted(t, OutputType.F32);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(c.length());
+            c.compute(0, List.of(MemorySegment.ofArray(b.array())), dst);
+            for (int i = 0; i < experts * rows * k; i++) {
+                int expert = i / (rows * k);
+                float blockScale = (i / 16) % 2 == 0 ? 1f : 2f;
+                float want = E2M1[i % 8] * blockScale * global[expert];
+                assertEquals(want, dst.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i), "element " + i);
+            }
+        }
+    }
+}
