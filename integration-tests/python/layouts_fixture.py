@@ -15,19 +15,25 @@ import fixture_lib as L
 import make_fixture as MF
 
 
+def _model(fx, name, seed, about):
+    """A new library model with a BF16 embedding (kind A); returns it and its gaussian generator."""
+    rng = np.random.default_rng(seed)
+    g = lambda *s: MF.gaussian(rng, s)  # noqa: E731
+    m = fx.model("registry.ollama.ai", "library", name, "latest", about)
+    emb = MF.lt_plain("model.embed_tokens.weight", g(32, 64), "BF16")
+    m.tensor_blob(emb.name, [(emb, emb.name)])
+    return m, g
+
+
 def build_mixed(fx):
     """v0.21.0-v0.31.1 packed expert-group blobs whose tensors got different types: the MLX writer, no
     blob-level quant_type/group_size, per-tensor `<name>.quant_type`/`<name>.group_size` for each
     quantized tensor only, unquantized tensors in the same blob (ollama/ollama
     x/create/client/quantize.go quantizePackedGroup at 964ea42c0^; the metadata rule is unchanged in
     today's x/create/quantize.go quantizeBlobLocked)."""
-    rng = np.random.default_rng(2104)
-    g = lambda *s: MF.gaussian(rng, s)  # noqa: E731
-    m = fx.model("registry.ollama.ai", "library", "layouts-mixed", "latest",
-                 "mixed blobs (v0.21-v0.31 packed shared_experts groups): per-tensor quant metadata only, "
-                 "int4 g64 + int8 g64, nvfp4 g16 + mxfp8 g32 (U8 scales) + an unquantized tensor")
-    emb = MF.lt_plain("model.embed_tokens.weight", g(32, 64), "BF16")
-    m.tensor_blob(emb.name, [(emb, emb.name)])
+    m, g = _model(fx, "layouts-mixed", 2104,
+                  "mixed blobs (v0.21-v0.31 packed shared_experts groups): per-tensor quant metadata only, "
+                  "int4 g64 + int8 g64, nvfp4 g16 + mxfp8 g32 (U8 scales) + an unquantized tensor")
     # --quantize int4: gate/up int4, down_proj promoted to int8 (FORMATS.md §5.9 rule 8)
     p = "model.layers.0.mlp.shared_experts"
     parts, md = [], {}
@@ -57,13 +63,9 @@ def build_modelopt(fx):
     blob (Go writer), per-expert tensors in one packed group blob (ollama/ollama x/create/create.go at
     v0.21.0: no `.scales` companion, so createPrequantizedLayer declines and the tensors are copied).
     Ollama's runner reads these names (x/mlxrunner/model/linear.go `weight_scale_2`)."""
-    rng = np.random.default_rng(2205)
-    g = lambda *s: MF.gaussian(rng, s)  # noqa: E731
-    m = fx.model("registry.ollama.ai", "library", "layouts-modelopt", "latest",
-                 "ModelOpt NVFP4 under its source names (pre-v0.22 pass-through): .weight U8, "
-                 ".weight_scale F8_E4M3, .weight_scale_2 F32, .input_scale; one blob each and a packed expert blob")
-    emb = MF.lt_plain("model.embed_tokens.weight", g(32, 64), "BF16")
-    m.tensor_blob(emb.name, [(emb, emb.name)])
+    m, g = _model(fx, "layouts-modelopt", 2205,
+                  "ModelOpt NVFP4 under its source names (pre-v0.22 pass-through): .weight U8, "
+                  ".weight_scale F8_E4M3, .weight_scale_2 F32, .input_scale; one blob each and a packed expert blob")
 
     def raw(lt):
         """The ModelOpt source entries of a fused nvfp4 LT: (key, dtype, shape, bytes) per suffix."""
@@ -117,12 +119,8 @@ def build_nvfp4_experts(fx):
     one global scale per expert, `.weight.global_scale` F32 [E, 1, 1] (the reciprocal of each source
     `weight_global_scale`), in one Go-written blob per expert group with blob-level and per-tensor
     quant metadata (ollama/ollama x/create/create.go at 964ea42c0^ stackPackedNVFP4ExpertGroup)."""
-    rng = np.random.default_rng(2206)
-    g = lambda *s: MF.gaussian(rng, s)  # noqa: E731
-    m = fx.model("registry.ollama.ai", "library", "layouts-nvfp4-experts", "latest",
-                 "stacked compressed-tensors nvfp4 experts (v0.22-v0.31.1): switch_mlp, global scale per expert [E,1,1]")
-    emb = MF.lt_plain("model.embed_tokens.weight", g(32, 64), "BF16")
-    m.tensor_blob(emb.name, [(emb, emb.name)])
+    m, g = _model(fx, "layouts-nvfp4-experts", 2206,
+                  "stacked compressed-tensors nvfp4 experts (v0.22-v0.31.1): switch_mlp, global scale per expert [E,1,1]")
     p = "model.layers.0.mlp.switch_mlp"
     parts, md = [], {"quant_type": "nvfp4", "group_size": "16"}
     for proj, shape, gs in (("down_proj", (3, 32, 64), (0.5, 0.001, 3.0)), ("gate_proj", (3, 64, 32), (0.125, 2.0, 0.03)),

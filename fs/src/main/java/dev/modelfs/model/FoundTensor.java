@@ -1,7 +1,10 @@
 package dev.modelfs.model;
 
 import dev.modelfs.store.Layer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One main entry found in a tensor blob while a {@link TensorTable} is built, with the companions
@@ -18,5 +21,17 @@ record FoundTensor(String logicalName, Layer layer, String key, StoredTensor mai
     /** The same entry with other stored pieces (companions attached, or relabelled codes). */
     FoundTensor with(StoredTensor newMain, StoredTensor s, StoredTensor b, StoredTensor g) {
         return new FoundTensor(logicalName, layer, key, newMain, s, b, g, metadata, legacyData);
+    }
+
+    /** Removes the entries at {@code indices} (companions now attached to another entry), keeping the order. */
+    static void removeAll(List<FoundTensor> found, Set<Integer> indices) {
+        List<FoundTensor> kept = new ArrayList<>(found.size());
+        for (int i = 0; i < found.size(); i++) {
+            if (!indices.contains(i)) {
+                kept.add(found.get(i));
+            }
+        }
+        found.clear();
+        found.addAll(kept);
     }
 }

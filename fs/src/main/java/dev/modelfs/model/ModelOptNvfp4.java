@@ -1,7 +1,6 @@
 package dev.modelfs.model;
 
 import dev.modelfs.format.safetensors.Dtype;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -60,14 +59,7 @@ final class ModelOptNvfp4 {
                 consumed.add(ii);
             }
         }
-        List<FoundTensor> kept = new ArrayList<>();
-        for (int i = 0; i < found.size(); i++) {
-            if (!consumed.contains(i)) {
-                kept.add(found.get(i));
-            }
-        }
-        found.clear();
-        found.addAll(kept);
+        FoundTensor.removeAll(found, consumed);
     }
 
     /** The weight as U32 words: a U8 weight relabelled ({@code [..., n]} → {@code [..., n/4]}), a U32 one as is. */

@@ -191,14 +191,7 @@ public final class TensorTableBuilder {
                 consumed.add(b);
             }
         }
-        List<FoundTensor> kept = new ArrayList<>();
-        for (int i = 0; i < found.size(); i++) {
-            if (!consumed.contains(i)) {
-                kept.add(found.get(i));
-            }
-        }
-        found.clear();
-        found.addAll(kept);
+        FoundTensor.removeAll(found, consumed);
     }
 
     private List<LogicalTensor> resolve(List<FoundTensor> found) {
