@@ -43,15 +43,24 @@ class MlxConvertedTest {
                 new BlobRange(d, size, words * 4L + scales, experts * 4L));
         LogicalTensor t = new LogicalTensor("w", "", "w", codes, scale, null, g, MlxQuant.of("nvfp4", 16), new long[] {experts, rows, k});
         MlxConverted c = new MlxConverted(t, OutputType.F32);
+        List<MemorySegment> blobs = List.of(MemorySegment.ofArray(b.array()));
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment dst = arena.allocate(c.length());
-            c.compute(0, List.of(MemorySegment.ofArray(b.array())), dst);
+            MemorySegment whole = arena.allocate(c.length());
+            c.compute(0, blobs, whole);
+            // the synthesized GGUF's row path: rows 1..3 (the second row of expert 0 and both rows of expert 1)
+            MemorySegment rows3 = arena.allocate(3L * k * 4);
+            RowSource.MlxRows.of(t, k, OutputType.F32).write(blobs, 1, 3, null, rows3);
             for (int i = 0; i < experts * rows * k; i++) {
                 int expert = i / (rows * k);
                 float blockScale = (i / 16) % 2 == 0 ? 1f : 2f;
                 float want = E2M1[i % 8] * blockScale * global[expert];
-                assertEquals(want, dst.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i), "element " + i);
+                assertEquals(want, whole.getAtIndex(F32, i), "element " + i);
+                if (i >= k) {
+                    assertEquals(want, rows3.getAtIndex(F32, i - k), "row path, element " + i);
+                }
             }
         }
     }
+
+    static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 }
