@@ -1,5 +1,7 @@
 package dev.modelfs.convert;
 
+import static dev.modelfs.format.LittleEndian.F32;
+
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.model.BlobRange;
@@ -9,7 +11,6 @@ import dev.modelfs.quant.mlx.MlxTensorData;
 import dev.modelfs.quant.mlx.ScaleType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,7 +24,6 @@ import java.util.List;
  * {@link #groupsPerGlobal()} consecutive groups).
  */
 public final class MlxParts {
-    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     final LogicalTensor t;
     final ScaleType scaleType;
@@ -92,7 +92,7 @@ public final class MlxParts {
      */
     public MlxTensorData data(List<MemorySegment> segs, long group) {
         float global = globalIdx < 0 ? 1f
-                : segs.get(globalIdx).get(F32_LE, t.globalScale().bytes().offset() + group / groupsPerGlobal * Float.BYTES);
+                : segs.get(globalIdx).get(F32, t.globalScale().bytes().offset() + group / groupsPerGlobal * Float.BYTES);
         return new MlxTensorData(segs.get(codesIdx), t.main().bytes().offset(),
                 segs.get(scalesIdx), t.scale().bytes().offset(), scaleType,
                 biasesIdx < 0 ? null : segs.get(biasesIdx), biasesIdx < 0 ? 0 : t.bias().bytes().offset(), global);

@@ -17,7 +17,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** nvfp4 with one global scale per expert of a stacked tensor (docs/FORMATS.md §4.6, §5.4). */
-class MlxConvertedTest {
+class MlxGlobalScalePerExpertTest {
     /** E2M1 values of codes 0..7 (docs/FORMATS.md §5.7). */
     static final float[] E2M1 = {0f, 0.5f, 1f, 1.5f, 2f, 3f, 4f, 6f};
 
@@ -42,22 +42,26 @@ class MlxConvertedTest {
         StoredTensor g = new StoredTensor("w.global_scale", Dtype.F32, new long[] {experts, 1, 1},
                 new BlobRange(d, size, words * 4L + scales, experts * 4L));
         LogicalTensor t = new LogicalTensor("w", "", "w", codes, scale, null, g, MlxQuant.of("nvfp4", 16), new long[] {experts, rows, k});
-        MlxConverted c = new MlxConverted(t, OutputType.F32);
         List<MemorySegment> blobs = List.of(MemorySegment.ofArray(b.array()));
+        int units = experts * rows;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment whole = arena.allocate(c.length());
-            c.compute(0, blobs, whole);
-            // the synthesized GGUF's row path: rows 1..3 (the second row of expert 0 and both rows of expert 1)
-            MemorySegment rows3 = arena.allocate(3L * k * 4);
-            RowSource.MlxRows.of(t, k, OutputType.F32).write(blobs, 1, 3, null, rows3);
+            // group by group (the safetensors files), row by row in order, and rows reversed (a permuted GGUF row order)
+            UnitConverted groups = UnitConverted.mlx(t, OutputType.F32);
+            UnitConverted inRows = new UnitConverted(UnitSource.MlxGroups.of(t, k, OutputType.F32), units, null, "rows");
+            UnitConverted reversed = new UnitConverted(UnitSource.MlxGroups.of(t, k, OutputType.F32), units, u -> units - 1 - u, "reversed");
+            MemorySegment a = arena.allocate(groups.length());
+            MemorySegment r = arena.allocate(inRows.length());
+            MemorySegment v = arena.allocate(reversed.length());
+            groups.compute(0, blobs, a);
+            inRows.compute(0, blobs, r);
+            reversed.compute(0, blobs, v);
             for (int i = 0; i < experts * rows * k; i++) {
                 int expert = i / (rows * k);
                 float blockScale = (i / 16) % 2 == 0 ? 1f : 2f;
                 float want = E2M1[i % 8] * blockScale * global[expert];
-                assertEquals(want, whole.getAtIndex(F32, i), "element " + i);
-                if (i >= k) {
-                    assertEquals(want, rows3.getAtIndex(F32, i - k), "row path, element " + i);
-                }
+                assertEquals(want, a.getAtIndex(F32, i), "element " + i);
+                assertEquals(want, r.getAtIndex(F32, i), "rows, element " + i);
+                assertEquals(want, v.getAtIndex(F32, (units - 1 - i / k) * k + i % k), "reversed rows, element " + i);
             }
         }
     }
