@@ -75,17 +75,17 @@ class SynthesizedGgufTest {
         List<String> seen = new ArrayList<>();
         files.forEach(f -> seen.add(f.get("file").asText() + " " + f.path("architecture").asText(f.path("absent").asText())));
         assertEquals(List.of("model.gguf qwen3", "draft/model.gguf llama"), seen);
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-qwen3-draft/draft/model.gguf")));
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-qwen3-draft:int4/draft/model.bf16.safetensors")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft/draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft:int4/draft/model.bf16.safetensors")));
         JsonNode refused = show("synth-dflash-draft", false).get("synthesized_gguf");
         assertEquals(2, refused.size(), refused.toString());
         assertEquals("draft/model.gguf", refused.get(1).get("file").asText());
         assertTrue(refused.get(1).get("absent").asText().contains("DFlashDraftModel"), refused.toString());
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-dflash-draft/model.gguf")));
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-dflash-draft/draft/model.safetensors")));
-        assertFalse(Files.exists(mount.mountpoint.resolve("synth-dflash-draft/draft/model.gguf")));
-        long lines = mount.log().lines().filter(l -> l.contains("synth-dflash-draft") && l.contains("draft/model.gguf left out")).count();
-        assertTrue(lines >= 1, "one log line for the draft's GGUF:\n" + mount.log());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.gguf")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-dflash-draft") && l.contains("draft/model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line for the draft's GGUF:\n" + mounted.cli().log());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {
