@@ -532,6 +532,9 @@ class Model:
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_ADAPTER:
                 out.append(f"ADAPTER {store}/blobs/{lj['digest'].replace(':', '-')}")
+        drafts = [lj for lj, _, _ in self.layers if base_media_type(lj["mediaType"])[0] == MT_DRAFT]
+        if drafts:   # server/images.go Model.String: DRAFT with the last draft layer's blob, after ADAPTER
+            out.append(f"DRAFT {q(store + '/blobs/' + drafts[-1]['digest'].replace(':', '-'))}")
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_PROJECTOR:
                 out.append(f"FROM {store}/blobs/{lj['digest'].replace(':', '-')}")

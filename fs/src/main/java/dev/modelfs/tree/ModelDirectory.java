@@ -147,6 +147,9 @@ public final class ModelDirectory {
         for (Layer l : m.layers(Kind.ADAPTER)) {
             l.digest().ifPresent(d -> r.adapter(ctx.store().canonicalBlobPath(d).toString()));
         }
+        for (Layer l : m.layers(Kind.DRAFT)) {
+            l.digest().ifPresent(d -> r.draft(ctx.store().canonicalBlobPath(d).toString()));
+        }
         for (Layer l : m.layers(Kind.PROJECTOR)) {
             l.digest().ifPresent(d -> r.projector(ctx.store().canonicalBlobPath(d).toString()));
         }
