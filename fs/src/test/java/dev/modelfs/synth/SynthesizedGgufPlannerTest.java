@@ -126,7 +126,9 @@ class SynthesizedGgufPlannerTest {
         extra.add(plain("model.layers.0.mystery.weight", Dtype.BF16, 64));
         assertTrue(reason(plan(extra, config("Qwen3ForCausalLM"))).contains("no GGUF name"));
         assertTrue(reason(plan(qwen3Tensors().subList(0, 10), config("Qwen3ForCausalLM"))).contains("missing"));
-        assertTrue(reason(plan(qwen3Tensors(), config("Phi3ForCausalLM"))).contains("phi3 safetensors models is not tested"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Phi3ForCausalLM"))).contains("original_max_position_embeddings"));
+        ObjectNode phi3 = ((ObjectNode) config("Phi3ForCausalLM")).put("original_max_position_embeddings", 256);
+        assertTrue(reason(plan(qwen3Tensors(), phi3)).contains("self_attn.q_proj.weight has no GGUF name for phi3"));
         assertTrue(reason(plan(qwen3Tensors(), config("Gemma2ForCausalLM"))).contains("only Gemma3ForCausalLM"));
         ObjectNode smallVocab = (ObjectNode) config("Qwen3ForCausalLM");
         smallVocab.put("vocab_size", 3);
@@ -179,6 +181,69 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(gemma3Tensors(), layers)).contains("every 6th layer"));
         ObjectNode vocab = gemma3Config().put("vocab_size", 5);
         assertTrue(reason(plan(gemma3Tensors(), vocab)).contains("extra embedding rows"));
+    }
+
+    /** Gemma 3 4B and larger: linear rope scaling of the global layers, a tokenizer.json listing added tokens in its vocabulary too. */
+    @Test
+    void plansGemma3WithGlobalRopeScalingAndAddedTokensInTheVocabulary() throws Exception {
+        ObjectNode c = gemma3Config();
+        ((ObjectNode) c.get("rope_parameters").get("full_attention")).put("rope_type", "linear").put("factor", 8.0);
+        ObjectNode tok = (ObjectNode) tokenizer();
+        ((ObjectNode) tok.get("model").get("vocab")).put("<|im_end|>", 3);   // also an added token: 4 distinct ids, not 5
+        var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, SynthesizedGgufPlanner.plan("", gemma3Tensors(),
+                new SynthesizedGgufPlanner.Inputs("m", c, tok, null, null), t -> true)).plan();
+        Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals("linear", kv.get("gemma3.rope.scaling.type").value());
+        assertEquals(8f, kv.get("gemma3.rope.scaling.factor").value());
+        assertEquals(1000000f, kv.get("gemma3.rope.freq_base").value());
+        assertEquals(10000f, kv.get("gemma3.rope.freq_base_swa").value());
+        ((ObjectNode) c.get("rope_parameters").get("full_attention")).put("rope_type", "yarn");
+        assertTrue(reason(SynthesizedGgufPlanner.plan("", gemma3Tensors(), new SynthesizedGgufPlanner.Inputs("m", c, tok, null, null),
+                t -> true)).contains("yarn"));
+    }
+
+    private static JsonNode moeConfig(String arch, String experts) throws Exception {
+        return ((ObjectNode) config(arch)).put(experts, 3).put("num_experts_per_tok", 2).put("moe_intermediate_size", 32)
+                .put("shared_expert_intermediate_size", 96);
+    }
+
+    private static List<LogicalTensor> attention(String p) {
+        return new ArrayList<>(List.of(plain("model.embed_tokens.weight", Dtype.BF16, 4, 64), plain("model.norm.weight", Dtype.BF16, 64),
+                plain("lm_head.weight", Dtype.BF16, 4, 64), plain(p + "input_layernorm.weight", Dtype.BF16, 64),
+                plain(p + "post_attention_layernorm.weight", Dtype.BF16, 64), plain(p + "self_attn.q_proj.weight", Dtype.BF16, 64, 64),
+                plain(p + "self_attn.k_proj.weight", Dtype.BF16, 32, 64), plain(p + "self_attn.v_proj.weight", Dtype.BF16, 32, 64),
+                plain(p + "self_attn.o_proj.weight", Dtype.BF16, 64, 64)));
+    }
+
+    /** Mixtral: per-expert w1/w3/w2 (as Ollama keeps them) stacked into ffn_*_exps, expert after expert; llama KVs with experts. */
+    @Test
+    void plansMixtralFromPerExpertTensors() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = attention(p);
+        ts.add(plain(p + "block_sparse_moe.gate.weight", Dtype.BF16, 3, 64));
+        for (int e = 2; e >= 0; e--) {
+            ts.add(plain(p + "block_sparse_moe.experts." + e + ".w1.weight", Dtype.BF16, 128, 64));
+            ts.add(plain(p + "block_sparse_moe.experts." + e + ".w3.weight", Dtype.BF16, 128, 64));
+            ts.add(plain(p + "block_sparse_moe.experts." + e + ".w2.weight", Dtype.BF16, 64, 128));
+        }
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, moeConfig("MixtralForCausalLM", "num_local_experts"))).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        var down = byName.get("blk.0.ffn_down_exps.weight");
+        assertEquals(List.of(128L, 64L, 3L), List.of(down.ne()[0], down.ne()[1], down.ne()[2]));
+        assertEquals(List.of("model.layers.0.block_sparse_moe.experts.0.w2.weight", "model.layers.0.block_sparse_moe.experts.1.w2.weight",
+                "model.layers.0.block_sparse_moe.experts.2.w2.weight"), down.parts().stream().map(t -> t.source().name()).toList());
+        assertEquals(GgmlType.BF16, down.type());
+        assertEquals(List.of(128L, 64L), List.of(down.parts().getFirst().ne()[0], down.parts().getFirst().ne()[1]));
+        assertEquals(GgmlType.F32, byName.get("blk.0.ffn_gate_inp.weight").type(), "the router stays F32");
+        assertEquals(new QkPermutation(2, 32), byName.get("blk.0.attn_k.weight").permutation(), "llama attention");
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals("llama", kv.get("general.architecture").value());
+        assertEquals(3, kv.get("llama.expert_count").value());
+        assertEquals(2, kv.get("llama.expert_used_count").value());
+        assertEquals(16, kv.get("llama.rope.dimension_count").value());
+        List<LogicalTensor> missing = ts.stream().filter(t -> !t.name().contains("experts.1.w3")).toList();
+        assertTrue(reason(plan(missing, moeConfig("MixtralForCausalLM", "num_local_experts"))).contains("experts [0, 2] stored"));
     }
 
     /** A shifted source adds the constant in f32 to the widened values. */

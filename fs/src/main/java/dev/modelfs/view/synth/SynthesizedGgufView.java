@@ -184,11 +184,16 @@ public final class SynthesizedGgufView implements ModelView {
         long pos = 0;
         for (int i = 0; i < plan.tensors().size(); i++) {
             segs.add(new Segment.Zeros(offsets[i] - pos));
-            Segment data = data(plan.tensors().get(i), types.get(i), plan.architecture().normShift());
-            if (data.length() != sizes.get(i)) {
-                throw new IllegalStateException(plan.tensors().get(i).ggufName() + ": " + data.length() + " bytes planned as " + sizes.get(i));
+            TensorPlan t = plan.tensors().get(i);
+            List<Segment> data = new ArrayList<>();
+            for (TensorPlan part : t.parts() == null ? List.of(t) : t.parts()) {   // experts stacked: one after the other
+                data.add(data(part, types.get(i), plan.architecture().normShift()));
             }
-            segs.add(data);
+            long length = data.stream().mapToLong(Segment::length).sum();
+            if (length != sizes.get(i)) {
+                throw new IllegalStateException(t.ggufName() + ": " + length + " bytes planned as " + sizes.get(i));
+            }
+            segs.addAll(data);
             pos = offsets[i] + sizes.get(i);
         }
         segs.add(new Segment.Zeros(GgufWriter.align(pos, ALIGNMENT) - pos));

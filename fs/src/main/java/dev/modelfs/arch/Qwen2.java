@@ -1,0 +1,38 @@
+package dev.modelfs.arch;
+
+import java.util.List;
+
+/** Qwen2 / Qwen2.5 ({@code Qwen2ForCausalLM}): q/k/v biases (required), NeoX rope, no row permutation. */
+public final class Qwen2 implements ArchSpec {
+    static final List<String> QKV_BIASES = List.of("attn_q", "attn_k", "attn_v");
+    private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
+            List.of(Layers.FFN_NORM), Layers.DENSE_MLP);
+
+    Qwen2() {
+    }
+
+    @Override
+    public String ggufName() {
+        return "qwen2";
+    }
+
+    @Override
+    public List<String> hfArchitectures() {
+        return List.of("Qwen2ForCausalLM");
+    }
+
+    @Override
+    public List<String> hfModelTypes() {
+        return List.of("qwen2");
+    }
+
+    @Override
+    public List<LayerRule> layers() {
+        return LAYERS;
+    }
+
+    @Override
+    public List<String> requiredBiases() {
+        return QKV_BIASES;
+    }
+}
