@@ -19,7 +19,7 @@ import java.util.Optional;
  * per-layer tensor llama.cpp requires, each once per GGUF name. Methods that refuse throw
  * {@link IllegalArgumentException} with a one-line reason.
  */
-public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen3, Qwen3Moe, Phi3, Gemma3 {
+public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3 {
 
     /** {@code general.architecture}; also the prefix of the architecture's GGUF keys. */
     String ggufName();

@@ -22,6 +22,8 @@ public enum Architecture {
     MIXTRAL(new Mixtral()),
     /** Qwen2 / Qwen2.5 (q/k/v biases, NeoX RoPE). */
     QWEN2(new Qwen2()),
+    /** Qwen2 MoE (Qwen2 attention, routed and shared experts). */
+    QWEN2MOE(new Qwen2Moe()),
     /** Qwen3 dense (q_norm/k_norm, no biases, NeoX RoPE). */
     QWEN3(new Qwen3()),
     /** Qwen3 MoE (stacked experts, router {@code ffn_gate_inp}). */

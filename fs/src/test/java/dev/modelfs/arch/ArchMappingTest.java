@@ -33,6 +33,8 @@ class ArchMappingTest {
                         "self_attn.o_proj", "post_attention_layernorm"));
         switch (a) {
             case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
+            case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
+                    "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
                     "block_sparse_moe.experts.w3"));
             case PHI3 -> { }
@@ -141,7 +143,7 @@ class ArchMappingTest {
                 TensorNames.expertSlice(Architecture.MIXTRAL, "blk.1.ffn_gate_exps.weight", 2).orElseThrow().hfName());
         assertFalse(TensorNames.perExpert(Architecture.MIXTRAL, "model.layers.1.mlp.experts.7.up_proj.weight").isPresent());
         assertFalse(TensorNames.perExpert(Architecture.MIXTRAL, "model.layers.1.block_sparse_moe.experts.7.w4.weight").isPresent());
-
+        assertEquals("model.layers.3.mlp.shared_expert_gate.weight", TensorNames.toHf(Architecture.QWEN2MOE, "blk.3.ffn_gate_inp_shexp.weight").orElseThrow());
     }
 
     @Test
@@ -185,6 +187,7 @@ class ArchMappingTest {
         assertEquals(Optional.of(Architecture.LLAMA), Architecture.fromGguf("llama", params(0L)));
         assertEquals(Optional.empty(), Architecture.fromGguf("mixtral", params(8L)));
         assertEquals(new Architecture.Resolution.Supported(Architecture.MIXTRAL), Architecture.fromHf("MixtralForCausalLM", "mixtral"));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.QWEN2MOE), Architecture.fromHf(null, "qwen2_moe"));
         assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
         assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
         var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));

@@ -246,6 +246,37 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(missing, moeConfig("MixtralForCausalLM", "num_local_experts"))).contains("experts [0, 2] stored"));
     }
 
+    /** Qwen2 MoE: stacked experts (Ollama's x/create), a shared expert with its [1, hidden] gate, q/k/v biases required. */
+    @Test
+    void plansQwen2MoeFromStackedTensors() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = attention(p);
+        for (String b : List.of("q", "k", "v")) {
+            ts.add(plain(p + "self_attn." + b + "_proj.bias", Dtype.BF16, b.equals("q") ? 64 : 32));
+        }
+        ts.add(plain(p + "mlp.gate.weight", Dtype.BF16, 3, 64));
+        ts.add(plain(p + "mlp.experts.gate_proj.weight", Dtype.BF16, 3, 32, 64));
+        ts.add(plain(p + "mlp.experts.up_proj.weight", Dtype.BF16, 3, 32, 64));
+        ts.add(plain(p + "mlp.experts.down_proj.weight", Dtype.BF16, 3, 64, 32));
+        ts.add(plain(p + "mlp.shared_expert_gate.weight", Dtype.BF16, 1, 64));
+        ts.add(plain(p + "mlp.shared_expert.gate_proj.weight", Dtype.BF16, 96, 64));
+        ts.add(plain(p + "mlp.shared_expert.up_proj.weight", Dtype.BF16, 96, 64));
+        ts.add(plain(p + "mlp.shared_expert.down_proj.weight", Dtype.BF16, 64, 96));
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, moeConfig("Qwen2MoeForCausalLM", "num_experts"))).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        assertEquals(null, byName.get("blk.0.ffn_up_exps.weight").parts(), "already stacked: one source");
+        assertEquals(GgmlType.F32, byName.get("blk.0.ffn_gate_inp_shexp.weight").type());
+        assertEquals(GgmlType.BF16, byName.get("blk.0.ffn_down_shexp.weight").type());
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(32, kv.get("qwen2moe.expert_feed_forward_length").value());
+        assertEquals(96, kv.get("qwen2moe.expert_shared_feed_forward_length").value());
+        assertTrue(reason(plan(ts.stream().filter(t -> !t.name().endsWith("k_proj.bias")).toList(),
+                moeConfig("Qwen2MoeForCausalLM", "num_experts"))).contains("blk.0.attn_k.bias"));
+        assertTrue(reason(plan(ts, ((ObjectNode) moeConfig("Qwen2MoeForCausalLM", "num_experts")).put("norm_topk_prob", true)))
+                .contains("norm_topk_prob"));
+    }
+
     /** A shifted source adds the constant in f32 to the widened values. */
     @Test
     void shiftedRowsAddInF32() {
