@@ -42,6 +42,8 @@ CASES = [
     ("hf-qwen3", "q4_k", "qwen3", "Q4_K", BIG),
     ("hf-qwen2", "tied", "qwen2", "F16", dict(tie_word_embeddings=True)),
     ("hf-qwen3moe", "q8_0", "qwen3moe", "Q8_0", {}),
+    ("hf-qwen2moe", "q8_0", "qwen2moe", "Q8_0", {}),
+    ("hf-mixtral", "q8_0", "mixtral", "Q8_0", {}),
     ("hf-phi3", "f32", "phi3", "F32", BIG),
     ("hf-phi3", "q8_0", "phi3", "Q8_0", BIG),
     ("hf-gemma3", "f32", "gemma3", "F32", GEMMA),

@@ -293,7 +293,8 @@ public final class SynthesizedGgufPlanner {
     /**
      * The GGUF tensor {@code g} stacked from per-expert tensors {@code byExpert} (expert index → tensor): experts
      * {@code 0 … E-1} each of the {@code [out, in]} slice of the stacked shape config.json implies, all planned
-     * as the same type.
+     * as the same type: when the lossless choices differ (int4 experts of which only some have f16-exact scales
+     * and biases), every expert is planned without Q4_1 (dequantized to BF16); if they still differ, refused.
      */
     private static TensorPlan stacked(Architecture arch, ConfigKeys.Dims d, String g, TreeMap<Integer, LogicalTensor> byExpert,
                                       Predicate<LogicalTensor> f16Exact) {
@@ -301,23 +302,29 @@ public final class SynthesizedGgufPlanner {
         if (byExpert.size() != want[0] || byExpert.firstKey() != 0 || byExpert.lastKey() != want[0] - 1) {
             throw new IllegalArgumentException(g + ": experts " + byExpert.keySet() + " stored, config.json implies " + want[0]);
         }
-        List<TensorPlan> parts = new ArrayList<>();
         for (LogicalTensor t : byExpert.values()) {
             long[] shape = t.logicalShape();
             if (!Arrays.equals(shape, new long[]{want[1], want[2]})) {
                 throw new IllegalArgumentException(t.relativeName() + " has shape " + Arrays.toString(shape) + ", config.json implies "
                         + Arrays.toString(new long[]{want[1], want[2]}));
             }
-            TensorPlan p = choose(g, new long[]{want[2], want[1]}, t, null, f16Exact);
-            if (!parts.isEmpty() && (p.type() != parts.getFirst().type() || p.choice() != parts.getFirst().choice())) {
-                throw new IllegalArgumentException(g + ": experts stored in different types (" + parts.getFirst().describe()
-                        + "; " + p.describe() + ")");
-            }
-            parts.add(p);
+        }
+        long[] ne = {want[2], want[1]};
+        List<TensorPlan> parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, f16Exact)).toList();
+        if (!sameChoice(parts)) {
+            parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, x -> false)).toList();
+        }
+        if (!sameChoice(parts)) {
+            throw new IllegalArgumentException(g + ": experts stored in different types (" + parts.stream()
+                    .map(TensorPlan::describe).distinct().limit(2).collect(java.util.stream.Collectors.joining("; ")) + ")");
         }
         TensorPlan first = parts.getFirst();
         return new TensorPlan(g, new long[]{want[2], want[1], want[0]}, first.type(), first.choice(), first.source(), null, null,
                 List.copyOf(parts));
+    }
+
+    private static boolean sameChoice(List<TensorPlan> parts) {
+        return parts.stream().allMatch(p -> p.type() == parts.getFirst().type() && p.choice() == parts.getFirst().choice());
     }
 
     /** The HF shape config.json implies for GGUF tensor {@code g}. */

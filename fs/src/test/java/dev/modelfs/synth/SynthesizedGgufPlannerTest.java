@@ -52,6 +52,15 @@ class SynthesizedGgufPlannerTest {
         return new LogicalTensor(name, "", name, s, null, null, null, null, shape);
     }
 
+    /** An MLX int4 group-64 tensor of {@code rows × cols} (codes, BF16 scales and biases). */
+    private static LogicalTensor int4(String name, long rows, long cols) {
+        long groups = rows * cols / 64;
+        StoredTensor codes = new StoredTensor(name, Dtype.U32, new long[]{rows, cols / 8}, new BlobRange(BLOB, 1L << 40, 0, rows * cols / 2));
+        StoredTensor scale = new StoredTensor(name + ".scale", Dtype.BF16, new long[]{rows, cols / 64}, new BlobRange(BLOB, 1L << 40, 0, 2 * groups));
+        StoredTensor bias = new StoredTensor(name + ".bias", Dtype.BF16, new long[]{rows, cols / 64}, new BlobRange(BLOB, 1L << 40, 0, 2 * groups));
+        return new LogicalTensor(name, "", name, codes, scale, bias, null, MlxQuant.of("int4", 64), new long[]{rows, cols});
+    }
+
     private static JsonNode config(String arch) throws Exception {
         return JSON.readTree("""
                 {"architectures":["%s"],"hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,
@@ -242,6 +251,22 @@ class SynthesizedGgufPlannerTest {
         assertEquals(3, kv.get("llama.expert_count").value());
         assertEquals(2, kv.get("llama.expert_used_count").value());
         assertEquals(16, kv.get("llama.rope.dimension_count").value());
+        // int4 experts: Q4_1 only when every expert's scales and biases are f16-exact, else every expert BF16
+        List<LogicalTensor> q = new ArrayList<>(ts.stream().filter(t -> !t.name().contains(".experts.")).toList());
+        for (int e = 0; e < 3; e++) {
+            q.add(int4(p + "block_sparse_moe.experts." + e + ".w1.weight", 128, 64));
+            q.add(int4(p + "block_sparse_moe.experts." + e + ".w3.weight", 128, 64));
+            q.add(int4(p + "block_sparse_moe.experts." + e + ".w2.weight", 64, 128));
+        }
+        JsonNode mixtral = moeConfig("MixtralForCausalLM", "num_local_experts");
+        var all = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, SynthesizedGgufPlanner.plan("", q,
+                new SynthesizedGgufPlanner.Inputs("m", mixtral, tokenizer(), null, null), t -> true)).plan();
+        assertEquals(GgmlType.Q4_1, all.tensors().stream().filter(t -> t.ggufName().equals("blk.0.ffn_up_exps.weight")).findFirst().orElseThrow().type());
+        var some = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, SynthesizedGgufPlanner.plan("", q,
+                new SynthesizedGgufPlanner.Inputs("m", mixtral, tokenizer(), null, null), t -> !t.name().contains("experts.1."))).plan();
+        var up = some.tensors().stream().filter(t -> t.ggufName().equals("blk.0.ffn_up_exps.weight")).findFirst().orElseThrow();
+        assertEquals(GgmlType.BF16, up.type());
+        assertEquals(List.of(SynthesizedGgufPlanner.Choice.DEQUANT_BF16), up.parts().stream().map(SynthesizedGgufPlanner.TensorPlan::choice).distinct().toList());
         List<LogicalTensor> missing = ts.stream().filter(t -> !t.name().contains("experts.1.w3")).toList();
         assertTrue(reason(plan(missing, moeConfig("MixtralForCausalLM", "num_local_experts"))).contains("experts [0, 2] stored"));
     }
