@@ -162,6 +162,8 @@ def check_config(r, d, mdir, src):
             va, vb = getattr(a, f, None), getattr(b, f)
             if f == "rms_norm_eps":
                 va, vb = float(np.float32(va)), float(np.float32(vb))
+            if f == "head_dim" and vb is None:   # MixtralConfig leaves it None: hidden / heads
+                vb = b.hidden_size // b.num_attention_heads
             r.ok(va == vb, f"{d}/config.json: {f} = {va!r}, source has {vb!r}")
     ta = (getattr(a, "rope_parameters", None) or {}).get("rope_theta", getattr(a, "rope_theta", None))
     tb = (getattr(b, "rope_parameters", None) or {}).get("rope_theta", getattr(b, "rope_theta", None))

@@ -59,6 +59,8 @@ NO_GGUF_LOADER = {
     ("hf-llama", "rope-llama3"): "it ignores rope_freqs.weight (Llama 3.x rope scaling)",
     ("hf-gemma3", "f32"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
     ("hf-gemma3", "q8_0"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+    ("hf-qwen2moe", "q8_0"): "it fails on the stacked expert tensors (t() expects a tensor with <= 2 dimensions)",
+    ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
