@@ -21,17 +21,27 @@ import java.util.Optional;
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3 {
 
+    /**
+     * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
+     * keys); {@code hfArchitectures} the HF {@code architectures[0]} values and {@code hfModelTypes} the
+     * {@code model_type} values, non-empty, the first of each canonical; {@code layers} the per-layer
+     * tensors in llama.cpp's order, each required in every layer.
+     */
+    record Tables(String gguf, List<String> hfArchitectures, List<String> hfModelTypes, List<LayerRule> layers) {
+    }
+
+    /** The tables of this architecture. */
+    Tables tables();
+
     /** {@code general.architecture}; also the prefix of the architecture's GGUF keys. */
-    String ggufName();
-
-    /** HF {@code architectures[0]} values; the first is canonical. */
-    List<String> hfArchitectures();
-
-    /** HF {@code model_type} values; the first is canonical. */
-    List<String> hfModelTypes();
+    default String ggufName() {
+        return tables().gguf();
+    }
 
     /** The per-layer tensors, in llama.cpp's order. */
-    List<LayerRule> layers();
+    default List<LayerRule> layers() {
+        return tables().layers();
+    }
 
     /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */
     default List<String> requiredBiases() {

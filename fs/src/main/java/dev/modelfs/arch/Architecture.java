@@ -51,12 +51,12 @@ public enum Architecture {
 
     /** HF {@code architectures[0]} values; the first is canonical. */
     public List<String> hfArchitectures() {
-        return spec.hfArchitectures();
+        return spec.tables().hfArchitectures();
     }
 
     /** HF {@code model_type} values; the first is canonical. */
     public List<String> hfModelTypes() {
-        return spec.hfModelTypes();
+        return spec.tables().hfModelTypes();
     }
 
     /** The canonical HF {@code architectures[0]} ({@code LlamaForCausalLM} …). */

@@ -39,29 +39,12 @@ public final class Gemma3 implements ArchSpec {
                     LayerRule.norm("pre_feedforward_layernorm", "ffn_norm"),
                     LayerRule.norm("post_feedforward_layernorm", "post_ffw_norm")),
             Layers.DENSE_MLP);
+    private static final Tables TABLES = new Tables("gemma3", List.of("Gemma3ForCausalLM"), List.of("gemma3_text"), LAYERS);
     private static final int PATTERN = 6;
 
-    Gemma3() {
-    }
-
     @Override
-    public String ggufName() {
-        return "gemma3";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Gemma3ForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("gemma3_text");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override

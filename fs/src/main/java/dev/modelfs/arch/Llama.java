@@ -22,28 +22,11 @@ public final class Llama implements ArchSpec {
     static final int ORIGINAL = 8192;
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
             List.of(Layers.FFN_NORM), Layers.DENSE_MLP);
-
-    Llama() {
-    }
+    private static final Tables TABLES = new Tables("llama", List.of("LlamaForCausalLM", "MistralForCausalLM"), List.of("llama", "mistral"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "llama";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("LlamaForCausalLM", "MistralForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("llama", "mistral");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override

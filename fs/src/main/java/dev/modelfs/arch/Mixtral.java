@@ -18,31 +18,14 @@ public final class Mixtral implements ArchSpec {
     static final Experts EXPERTS = new Experts("block_sparse_moe.experts", "w1", "w3", "w2", "intermediate_size", null);
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
             List.of(Layers.FFN_NORM), Layers.routedExperts("block_sparse_moe.gate", EXPERTS));
+    private static final Tables TABLES = new Tables("llama", List.of("MixtralForCausalLM"), List.of("mixtral"), LAYERS);
     private static final List<ConfigKeys.Entry> ENTRIES = List.of(
             new ConfigKeys.Entry("expert_count", GgufValueType.UINT32, List.of("num_local_experts", "num_experts"), true),
             new ConfigKeys.Entry("expert_used_count", GgufValueType.UINT32, List.of("num_experts_per_tok"), true));
 
-    Mixtral() {
-    }
-
     @Override
-    public String ggufName() {
-        return "llama";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("MixtralForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("mixtral");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override

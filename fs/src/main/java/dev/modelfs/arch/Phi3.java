@@ -21,28 +21,11 @@ public final class Phi3 implements ArchSpec {
             Layers.FFN_NORM,
             new LayerRule("mlp.gate_up_proj", "ffn_up", d -> new long[]{2L * d.ff(), d.hidden()}),
             new LayerRule("mlp.down_proj", "ffn_down", d -> new long[]{d.hidden(), d.ff()}));
-
-    Phi3() {
-    }
+    private static final Tables TABLES = new Tables("phi3", List.of("Phi3ForCausalLM"), List.of("phi3"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "phi3";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Phi3ForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("phi3");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     /** {@code rope.dimension_count}, {@code rope.scaling.original_context_length}, {@code attention.sliding_window}. */

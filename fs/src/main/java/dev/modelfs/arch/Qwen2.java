@@ -7,28 +7,11 @@ public final class Qwen2 implements ArchSpec {
     static final List<String> QKV_BIASES = List.of("attn_q", "attn_k", "attn_v");
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
             List.of(Layers.FFN_NORM), Layers.DENSE_MLP);
-
-    Qwen2() {
-    }
+    private static final Tables TABLES = new Tables("qwen2", List.of("Qwen2ForCausalLM"), List.of("qwen2"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "qwen2";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Qwen2ForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("qwen2");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override

@@ -26,28 +26,11 @@ public final class Qwen2Moe implements ArchSpec {
                     new LayerRule("mlp.shared_expert.gate_proj", "ffn_gate_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
                     new LayerRule("mlp.shared_expert.up_proj", "ffn_up_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
                     new LayerRule("mlp.shared_expert.down_proj", "ffn_down_shexp", d -> new long[]{d.hidden(), d.sharedFf()})));
-
-    Qwen2Moe() {
-    }
+    private static final Tables TABLES = new Tables("qwen2moe", List.of("Qwen2MoeForCausalLM"), List.of("qwen2_moe"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "qwen2moe";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Qwen2MoeForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("qwen2_moe");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override

@@ -6,27 +6,10 @@ import java.util.List;
 public final class Qwen3 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
             List.of(Layers.FFN_NORM), Layers.DENSE_MLP);
-
-    Qwen3() {
-    }
+    private static final Tables TABLES = new Tables("qwen3", List.of("Qwen3ForCausalLM"), List.of("qwen3"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "qwen3";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Qwen3ForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("qwen3");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 }

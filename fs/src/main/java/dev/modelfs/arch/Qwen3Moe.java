@@ -19,28 +19,11 @@ public final class Qwen3Moe implements ArchSpec {
             new ConfigKeys.Entry("expert_feed_forward_length", GgufValueType.UINT32, List.of("moe_intermediate_size"), true));
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
             List.of(Layers.FFN_NORM), Layers.routedExperts("mlp.gate", EXPERTS));
-
-    Qwen3Moe() {
-    }
+    private static final Tables TABLES = new Tables("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), LAYERS);
 
     @Override
-    public String ggufName() {
-        return "qwen3moe";
-    }
-
-    @Override
-    public List<String> hfArchitectures() {
-        return List.of("Qwen3MoeForCausalLM");
-    }
-
-    @Override
-    public List<String> hfModelTypes() {
-        return List.of("qwen3_moe");
-    }
-
-    @Override
-    public List<LayerRule> layers() {
-        return LAYERS;
+    public Tables tables() {
+        return TABLES;
     }
 
     @Override
