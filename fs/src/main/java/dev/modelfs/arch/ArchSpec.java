@@ -70,11 +70,6 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     // ---- Hugging Face → GGUF (the synthesized GGUF)
 
-    /** Why the synthesized GGUF of this architecture is refused, or empty. */
-    default Optional<String> synthesizedGgufRefusal() {
-        return Optional.empty();
-    }
-
     /**
      * The architecture KVs written after the entries and before rope scaling (prefix {@code p} =
      * {@code "<ggufName>."}), given the ones {@code done} already written; may refuse the config.

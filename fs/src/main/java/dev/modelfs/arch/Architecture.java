@@ -74,19 +74,9 @@ public enum Architecture {
         return spec.permutesQk();
     }
 
-    /** Whether the feed-forward is a mixture of experts (stacked {@code ffn_*_exps}). */
-    public boolean isMoe() {
-        return spec.experts().isPresent();
-    }
-
     /** What llama.cpp's converter adds to every norm weight; the HF value is {@code stored - normShift()}. */
     public float normShift() {
         return spec.normShift();
-    }
-
-    /** Why the synthesized GGUF view of a safetensors model of this architecture is refused, or empty. */
-    public Optional<String> synthesizedGgufRefusal() {
-        return spec.synthesizedGgufRefusal();
     }
 
     /** The architecture of a GGUF with this {@code general.architecture} and metadata {@code m}, if supported. */

@@ -186,9 +186,6 @@ public final class SynthesizedGgufPlanner {
             case Architecture.Resolution.Supported s -> s.architecture();
             case Architecture.Resolution.Unsupported u -> throw new IllegalArgumentException(u.reason());
         };
-        arch.synthesizedGgufRefusal().ifPresent(r -> {
-            throw new IllegalArgumentException(r);
-        });
         ConfigKeys.Dims d = ConfigKeys.dims(arch, cfg);
         List<GgufKv> archKvs = ConfigKeys.toGguf(arch, cfg);
         if (in.tokenizerProblem() != null) {

@@ -188,15 +188,10 @@ class ArchMappingTest {
         assertEquals(Optional.empty(), Architecture.fromGguf("mixtral", params(8L)));
         assertEquals(new Architecture.Resolution.Supported(Architecture.MIXTRAL), Architecture.fromHf("MixtralForCausalLM", "mixtral"));
         assertEquals(new Architecture.Resolution.Supported(Architecture.QWEN2MOE), Architecture.fromHf(null, "qwen2_moe"));
-        assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
         assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
         var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
         assertTrue(gemma.reason().contains("only Gemma3ForCausalLM (text) is mapped"), gemma.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
-        assertFalse(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
-        for (Architecture a : Architecture.values()) {
-            assertFalse(a.synthesizedGgufRefusal().isPresent(), a.toString());
-        }
         var deepseek = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("DeepseekV2ForCausalLM", null));
         assertTrue(deepseek.reason().contains("mixture-of-experts"), deepseek.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
