@@ -13,6 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * blobs named by {@link #blobs()}; {@link #id()} is unique in the process (it keys the chunk cache).
  */
 public abstract class ConvertedData {
+    /** Target output bytes per chunk: the one chunk size of converted data (and of read-ahead windows). */
+    public static final long CHUNK_TARGET = 1 << 20;
+
     private static final AtomicLong IDS = new AtomicLong();
 
     private final long id = IDS.incrementAndGet();
