@@ -14,10 +14,10 @@ import java.util.Optional;
  * closed list of them, and no code outside this package asks which architecture it has.
  *
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
- * {@link #claims} tells them apart (Mixtral is llama with experts). {@link #hfArchitectures()} and
- * {@link #hfModelTypes()} are non-empty, their first element canonical. {@link #layers()} names every
- * per-layer tensor llama.cpp requires, each once per GGUF name. Methods that refuse throw
- * {@link IllegalArgumentException} with a one-line reason.
+ * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
+ * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
+ * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
+ * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3 {
 
