@@ -75,6 +75,28 @@ class ArchMappingTest {
         };
     }
 
+    /** ArchSpec's invariants, for every architecture: unique layer names both ways, disjoint HF names, experts iff stacked rules. */
+    @Test
+    void everyArchitectureKeepsTheSpecInvariants() {
+        Set<String> hfNames = new HashSet<>();
+        for (Architecture a : Architecture.values()) {
+            ArchSpec s = a.spec();
+            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::gguf).distinct().count(), a + " GGUF names");
+            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
+            for (String n : s.tables().hfArchitectures()) {
+                assertTrue(hfNames.add(n), n + " claimed twice");
+            }
+            for (String n : s.tables().hfModelTypes()) {
+                assertTrue(hfNames.add("model_type " + n), n + " claimed twice");
+            }
+            boolean stacked = s.layers().stream().anyMatch(r -> r.gguf().endsWith("_exps"));
+            assertEquals(stacked, s.experts().isPresent(), a + " experts");
+            for (String b : s.requiredBiases()) {
+                assertTrue(s.layers().stream().anyMatch(r -> r.gguf().equals(b)), a + " bias of " + b);
+            }
+        }
+    }
+
     @Test
     void namesRoundTripBothWaysForEveryArchitecture() {
         for (Architecture a : Architecture.values()) {
