@@ -37,6 +37,8 @@ public final class TensorNames {
     private static final Pattern GGUF_LAYER = Pattern.compile("blk\\." + NUM + "\\.(.+)\\.(weight|bias)");
     private static final Pattern GGUF_EXPERTS = Pattern.compile("blk\\." + NUM + "\\.ffn_(gate|up|down)_exps\\.weight");
     private static final Pattern SUFFIX = Pattern.compile("(.+)\\.(weight|bias)");
+    /** The middle of a per-expert HF name: {@code <prefix>.<expert>.<proj>}. */
+    private static final Pattern EXPERT_MID = Pattern.compile("(.+)\\." + NUM + "\\.([a-z0-9_]+)");
 
     /** The GGUF name of HF tensor {@code hfName} in architecture {@code a}, if it has one. */
     public static Optional<String> toGguf(Architecture a, String hfName) {
@@ -98,12 +100,12 @@ public final class TensorNames {
             return Optional.empty();
         }
         Experts e = experts.get();
-        Matcher x = Pattern.compile(Pattern.quote(e.hfPrefix()) + "\\." + NUM + "\\.([a-z0-9_]+)").matcher(m.group(2));
-        if (!x.matches()) {
+        Matcher x = EXPERT_MID.matcher(m.group(2));
+        if (!x.matches() || !x.group(1).equals(e.hfPrefix())) {
             return Optional.empty();
         }
-        return e.ggufProj(x.group(2)).map(g -> new ExpertSlice("blk." + m.group(1) + ".ffn_" + g + "_exps.weight",
-                Integer.parseInt(m.group(1)), Integer.parseInt(x.group(1)), hfName));
+        return e.ggufProj(x.group(3)).map(g -> new ExpertSlice("blk." + m.group(1) + ".ffn_" + g + "_exps.weight",
+                Integer.parseInt(m.group(1)), Integer.parseInt(x.group(2)), hfName));
     }
 
     /**
