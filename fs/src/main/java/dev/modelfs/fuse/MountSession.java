@@ -1,6 +1,7 @@
 package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
@@ -10,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -23,9 +25,11 @@ public final class MountSession implements AutoCloseable {
     private final Path mountpoint;
     private final ServedTree served;
     private final FuseWorkers workers;
+    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, IntSupplier openFiles) {
+        this.openFiles = openFiles;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
@@ -33,12 +37,18 @@ public final class MountSession implements AutoCloseable {
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry);
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -53,7 +63,7 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, workers);   // the workers hold the file system (its callbacks) while mounted
+        return new MountSession(mp, served, workers, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -76,6 +86,16 @@ public final class MountSession implements AutoCloseable {
 
     public StoreTree tree() {
         return served.tree();
+    }
+
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return openFiles.getAsInt();
     }
 
     @Override
