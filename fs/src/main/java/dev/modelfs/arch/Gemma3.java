@@ -6,11 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Gemma 3 text ({@code Gemma3ForCausalLM}, 1B and the text part of 4B and larger): q/k norms, four norms a
@@ -23,8 +19,9 @@ import java.util.Set;
  * legacy {@code rope_scaling}) as {@code rope.scaling.type/factor} ({@link ConfigKeys#toGguf}); llama.cpp
  * applies it to the global layers only, as transformers does. Refused: layer types other than llama.cpp's
  * fixed pattern (every 6th layer global), a query scale other than the one llama.cpp assumes, attention logit
- * soft-capping, rope scaling other than linear, no {@code head_dim}, and a {@code tokenizer.json} with fewer
- * distinct token ids than {@code vocab_size} (llama.cpp's converter drops those embedding rows; modelfs does not).
+ * soft-capping, rope scaling other than linear, no {@code head_dim}, and a {@code tokenizer.json} whose
+ * vocabulary plus added tokens are fewer than {@code vocab_size} (llama.cpp's converter then drops embedding
+ * rows; modelfs does not).
  *
  * <p>GGUF → HF: sliding-window layers every layer but each {@code sliding_window_pattern}-th (default 6) when
  * {@code attention.sliding_window > 0}, else none; local rope base {@code rope.freq_base_swa}, else
@@ -99,19 +96,18 @@ public final class Gemma3 implements ArchSpec {
     }
 
     /**
-     * The distinct token ids of {@code tokenizer.json} (the vocabulary's and the added tokens', which a
-     * SentencePiece-derived tokenizer.json lists in both) must be {@code vocab_size}.
+     * llama.cpp's converter cuts {@code token_embd} of a Gemma 3 without {@code tokenizer.model} to
+     * {@code len(model.vocab) + len(added_tokens)} rows (a SentencePiece-derived tokenizer.json lists its added
+     * tokens in both, so this count exceeds the distinct ids and usually cuts nothing); modelfs keeps every
+     * row, so a count below {@code vocab_size} is refused. Ids the tokenizer does not list become
+     * {@code [PAD<id>]} tokens, as the converter's.
      */
     @Override
     public void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
-        Set<Integer> ids = new HashSet<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = tokenizer.path("model").path("vocab").fields(); it.hasNext(); ) {
-            ids.add(it.next().getValue().asInt(-1));
-        }
-        tokenizer.path("added_tokens").forEach(a -> ids.add(a.path("id").asInt(-1)));
-        if (ids.size() != d.vocab()) {
-            throw new IllegalArgumentException("gemma3: tokenizer.json has " + ids.size() + " distinct token ids, vocab_size is " + d.vocab()
-                    + " (llama.cpp's converter drops the extra embedding rows; modelfs does not)");
+        int count = tokenizer.path("model").path("vocab").size() + tokenizer.path("added_tokens").size();
+        if (count < d.vocab()) {
+            throw new IllegalArgumentException("gemma3: tokenizer.json has " + count + " tokens (vocabulary plus added), vocab_size is "
+                    + d.vocab() + " (llama.cpp's converter drops the extra embedding rows; modelfs does not)");
         }
     }
 

@@ -188,7 +188,7 @@ class SynthesizedGgufPlannerTest {
         ObjectNode c = gemma3Config();
         ((ObjectNode) c.get("rope_parameters").get("full_attention")).put("rope_type", "linear").put("factor", 8.0);
         ObjectNode tok = (ObjectNode) tokenizer();
-        ((ObjectNode) tok.get("model").get("vocab")).put("<|im_end|>", 3);   // also an added token: 4 distinct ids, not 5
+        ((ObjectNode) tok.get("model").get("vocab")).put("<|im_end|>", 3);   // also an added token: 4 ids, counted 5 times
         var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, SynthesizedGgufPlanner.plan("", gemma3Tensors(),
                 new SynthesizedGgufPlanner.Inputs("m", c, tok, null, null), t -> true)).plan();
         Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
