@@ -77,7 +77,8 @@ def kv_value(f):
 
 
 def norm_like(name, shape):
-    return len(shape) == 1 or name.endswith("_norm.weight") or name.endswith("ffn_gate_inp.weight")
+    return len(shape) == 1 or name.endswith("_norm.weight") or name.endswith("ffn_gate_inp.weight") \
+        or name.endswith("ffn_gate_inp_shexp.weight")
 
 
 def same_bits(a, b):

@@ -26,7 +26,8 @@ expected.json schema (version 1)
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
   "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
-                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3", "ggml_type": "Q4_K",
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3" | "qwen2moe" | "mixtral",
+                            "ggml_type": "Q4_K",
                             "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
     "<model dir>": {                # relative to the mount root, e.g. "tinyllama", "x/flux-old"
@@ -572,7 +573,7 @@ GGUF_PY_TYPES = _gguf_py_types()
 # ---------------------------------------------------------------------------------------------
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
-HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
+HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe")
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -649,7 +650,7 @@ def hf_folder_expected(buf) -> bool:
     arch = kv.get("general.architecture", [None, None, None])[2]
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
-                       r"(gate|up|down)_exps)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
+                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -39,11 +40,25 @@ IMPORTS = {
     "qwen3": ["bf16", "int4", "int8", "nvfp4", "mxfp4", "mxfp8"],
     "qwen3moe": ["bf16", "mxfp4"],
     "gemma3": ["bf16", "int4"],
+    "phi3": ["bf16", "int8"],
+    "qwen2moe": ["bf16", "int4"],        # experts stacked into [E, out, in] as Ollama's x/create writes them
+    "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
+    "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
-GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3"}
+GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
+             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
-NORM_SHIFT = {"gemma3": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+# model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
+# token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
+# fixtures are named so that it does not
+NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b"}
+REF_NAMES = {"phi3": "tiny-phi"}
+# kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
+PERMUTED = ("llama", "mixtral")
+# Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
+MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
 
 def ollama_quant(name, shape, req, draft=False):
@@ -133,7 +148,8 @@ def expected_tensor(lt, gname, perm_heads, rounded=True, shift=0.0):
         vals = vals + np.float32(shift)
     if perm_heads:
         vals = permute(vals, perm_heads)
-    norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight")
+    norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight") \
+        or gname.endswith("ffn_gate_inp_shexp.weight")
     q = lt.quant
     if norm_like:
         return "F32", True, vals
@@ -171,7 +187,8 @@ class Builder:
         if not os.path.exists(out):
             os.makedirs(os.path.dirname(out), exist_ok=True)
             r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_convert.py"),
-                                self.llama_src, self.hf(kind), out], capture_output=True, text=True)
+                                self.llama_src, self.hf(kind), out] + (["qwen2", REF_NAMES[kind]] if kind in REF_NAMES else []),
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"convert_hf_to_gguf.py failed for {kind}:\n{r.stdout}\n{r.stderr}")
         return out
@@ -197,7 +214,10 @@ class Builder:
             tensors[k] = qt
         for gp, parts in sorted(groups.items()):                                       # kind C homogeneous
             qts = {qt for _, _, qt in parts}
-            assert len(qts) == 1, qts
+            if len(qts) > 1:   # mixed precisions: one blob per projection (x/create's homogeneousExpertBlobs)
+                for k, lt, qt in parts:
+                    m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))
+                continue
             qt = qts.pop()
             if qt is None:
                 m.tensor_blob(prefix + gp, [(lt, k) for k, lt, _ in parts])
@@ -221,7 +241,7 @@ class Builder:
         DRAFT line and --draft-quantize does (x/create/client/create.go, FORMATS.md §4.3 H): tensors and blobs
         prefixed "draft.", the draft's JSON files as draft/<file>, the config blob's "draft" object; the draft
         is expected as the model folder <model>/draft (`draft_mutate` may change its JSON files)."""
-        name = name or f"synth-{kind}"
+        name = name or NAMES.get(kind, f"synth-{kind}")
         tag = "latest" if quant == "bf16" else quant
         m = self.fx.model("registry.ollama.ai", "library", name, tag,
                           about or f"hf_models {kind} imported as Ollama {quant}")
@@ -251,10 +271,16 @@ class Builder:
         cfg = json.loads(files["config.json"])
         n_layers = cfg["num_hidden_layers"]
         perm = {}
-        if kind == "llama":
+        if kind in PERMUTED:
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
         expected = {}
+        per_expert = {}
         for k, lt in lts.items():
+            x = MIXTRAL_EXPERT.fullmatch(k)
+            if x:
+                per_expert.setdefault(gguf_name(kind, f"layers.{x.group(1)}.feed_forward.experts.{x.group(3)}.weight",
+                                                n_layers), {})[int(x.group(2))] = (k, lt)
+                continue
             g = gguf_name(kind, k, n_layers)
             heads = next((h for p, h in perm.items() if f".self_attn.{p}." in k), None)
             shift = NORM_SHIFT.get(kind, 0.0) if k.endswith("norm.weight") else 0.0
@@ -263,6 +289,20 @@ class Builder:
                            "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
             if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
                 _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift)
+                expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
+        for g, by_e in per_expert.items():   # stacked expert after expert, all of one type (FORMATS.md §7.5)
+            parts = [by_e[e] for e in sorted(by_e)]
+            typed = [expected_tensor(lt, g, None) for _, lt in parts]
+            if len({t for t, _, _ in typed}) > 1:   # int4 experts not all f16-exact: every expert BF16
+                typed = [("BF16", False, bf16_round(v)) for _, _, v in (expected_tensor(lt, g, None, rounded=False)
+                                                                        for _, lt in parts)]
+            typ, exact = typed[0][0], typed[0][1]
+            vals = np.stack([v for _, _, v in typed])
+            stored = {tensors[k] or "BF16" for k, _ in parts}
+            expected[g] = {"type": typ, "exact": exact, "hf_name": parts[0][0], "stored": "+".join(sorted(stored)),
+                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
+            if not exact:
+                full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
