@@ -1,10 +1,12 @@
 package dev.modelfs.fuse;
 
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.view.ModelView;
 import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ServedTree;
 import dev.modelfs.view.StoreTree;
+import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,14 +28,17 @@ public final class MountSession implements AutoCloseable {
     private final ModelFs fs;
     private final FuseWorkers workers;
     private final ReadAhead readAhead;
+    private final KernelWarmup warmup;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead) {
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead,
+                         KernelWarmup warmup) {
         this.mountpoint = mountpoint;
         this.served = served;
         this.fs = fs;
         this.workers = workers;
         this.readAhead = readAhead;
+        this.warmup = warmup;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -43,7 +48,8 @@ public final class MountSession implements AutoCloseable {
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), disk);
         ReadAhead readAhead = ReadAhead.forCores();
         ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
         FuseWorkers workers;
@@ -60,7 +66,8 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers, readAhead);
+        KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT) : null;
+        return new MountSession(mp, served, fs, workers, readAhead, warmup);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -95,6 +102,9 @@ public final class MountSession implements AutoCloseable {
             return;
         }
         closed = true;
+        if (warmup != null) {
+            warmup.close();
+        }
         if (!MountTable.unmount(mountpoint, 10_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }

@@ -38,6 +38,21 @@ public final class BlockConverted extends UnitConverted {
     }
 
     @Override
+    protected String identity() {
+        return "blocks " + blob.digest().hex() + " " + blob.expectedSize() + " @" + srcOffset + " " + kernelType() + " -> " + out();
+    }
+
+    /** The kernel's type ("GGML Q8_0 dequantizer"): both implementations write the same bytes, so neither is named. */
+    private String kernelType() {
+        return deq.toString().replace(" (Vector API)", "");
+    }
+
+    @Override
+    public String kernel() {
+        return deq + " -> " + out();
+    }
+
+    @Override
     public String describe() {
         return what + " -> " + out().dtype;
     }

@@ -1,6 +1,8 @@
 package dev.modelfs.view;
 
+import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.FloatFormat;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxQuant;
@@ -31,6 +33,25 @@ public final class MlxConverted extends UnitConverted {
     @Override
     void convert(List<MemorySegment> segs, long first, long count, FloatFormat format, MemorySegment dst) {
         deq.dequantize(parts.data(segs), first, count, format, dst, 0);
+    }
+
+    @Override
+    protected String identity() {
+        StringBuilder b = new StringBuilder("mlx ").append(q).append(' ').append(parts.t.logicalNumel()).append(" -> ").append(out());
+        for (StoredTensor s : new StoredTensor[] {parts.t.main(), parts.t.scale(), parts.t.bias(), parts.t.globalScale()}) {
+            b.append(" | ");
+            if (s != null) {
+                BlobRange r = s.bytes();
+                b.append(s.dtype()).append(' ').append(r.blob().hex()).append(' ').append(r.blobSize())
+                        .append(" @").append(r.offset()).append('+').append(r.length());
+            }
+        }
+        return b.toString();
+    }
+
+    @Override
+    public String kernel() {
+        return "MLX " + q.mode() + " " + q.bits() + "-bit, " + parts.scaleType + " scales -> " + out();
     }
 
     @Override

@@ -203,7 +203,8 @@ public final class OpenedSource implements AutoCloseable {
                     requestAhead(filePos);
                 }
                 try {
-                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out));
+                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.persistentName(chunk), data.chunkLength(chunk),
+                            out -> compute(data, chunk, out));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
@@ -253,7 +254,8 @@ public final class OpenedSource implements AutoCloseable {
 
     /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
     void convertAhead(ConvertedData data, long chunk) {
-        chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out)).release();
+        chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.persistentName(chunk), data.chunkLength(chunk),
+                out -> compute(data, chunk, out)).release();
     }
 
     private void compute(ConvertedData data, long chunk, MemorySegment out) {

@@ -55,6 +55,11 @@ public final class PermutedRows extends UnitConverted {
     }
 
     @Override
+    public String kernel() {
+        return deq + " -> " + out();
+    }
+
+    @Override
     public String describe() {
         return what + " rows reordered -> " + out().dtype;
     }

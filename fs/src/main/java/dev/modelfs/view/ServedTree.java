@@ -2,6 +2,7 @@ package dev.modelfs.view;
 
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
 import java.nio.file.Files;
 import java.util.List;
@@ -41,12 +42,21 @@ public final class ServedTree implements AutoCloseable {
 
     /** Builds the tree over {@code store} with {@code views} and starts refreshing it. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
+        return open(store, views, cacheBytes, refreshMillis, null);
+    }
+
+    /**
+     * Builds the tree over {@code store} with {@code views}, converted chunks cached in memory and, when
+     * {@code disk} is not null, on disk (the served tree then owns and closes it), and starts refreshing it.
+     */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  DiskChunkStore disk) {
         if (!Files.isDirectory(store.root().resolve("manifests"))) {
             LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        ChunkCache chunks = new ChunkCache(cacheBytes);     // native memory, not the heap
+        ChunkCache chunks = new ChunkCache(cacheBytes, disk);     // native memory, not the heap
         BlobResolver resolver = BlobResolver.forStore(store, mappings);
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");

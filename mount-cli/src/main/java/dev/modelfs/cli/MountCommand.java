@@ -25,6 +25,9 @@ final class MountCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
 
+    @Mixin
+    ConversionOptions conversion;
+
     @Parameters(paramLabel = "MOUNTPOINT", description = "existing empty directory")
     Path mountpoint;
 
@@ -107,7 +110,8 @@ final class MountCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
             }
         }
-        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads);
+        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads,
+                conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -117,6 +121,7 @@ final class MountCommand implements Callable<Integer> {
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
+        cmd.addAll(conversion.args());
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));

@@ -5,6 +5,7 @@ import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.view.ServedTree;
 import dev.modelfs.view.StandardViews;
+import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +26,9 @@ import sun.misc.Signal;
 final class NfsCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
+
+    @Mixin
+    ConversionOptions conversion;
 
     @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
             description = "address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
@@ -70,7 +74,7 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis);
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, conversion.openDisk());
         NfsServer server;
         try {
             server = NfsServer.start(served, st.root(), new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
@@ -78,6 +82,8 @@ final class NfsCommand implements Callable<Integer> {
             served.close();
             throw e;
         }
+        KernelWarmup warmup = conversion.noWarmup ? null
+                : KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
         int actual = server.address().getPort();
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
@@ -85,6 +91,9 @@ final class NfsCommand implements Callable<Integer> {
                 + bind + ":/ DIR)");
         System.out.flush();
         stop.await();
+        if (warmup != null) {
+            warmup.close();
+        }
         server.close();
         System.out.println("modelfs: NFS server stopped");
         return 0;
@@ -95,6 +104,7 @@ final class NfsCommand implements Callable<Integer> {
         long before = Files.exists(log) ? Files.size(log) : 0;
         List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
                 "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
+        cmd.addAll(conversion.args());
         if (!allow.isEmpty()) {
             cmd.add("--allow");
             cmd.add(String.join(",", allow));

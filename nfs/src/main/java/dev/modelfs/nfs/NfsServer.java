@@ -1,5 +1,6 @@
 package dev.modelfs.nfs;
 
+import dev.modelfs.view.ReadAhead;
 import dev.modelfs.view.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -18,6 +19,7 @@ import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
  *
  * <p>Invariants: registers with rpcbind only when one answers on port 111 (clients that know the port
  * need none); owns the served tree it was given and closes it on {@link #close()}, which is idempotent.
+ * Sequential readers of converted files get read-ahead ({@link ReadAhead#forCores()}), as on the FUSE mount.
  */
 public final class NfsServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(NfsServer.class.getName());
@@ -28,14 +30,17 @@ public final class NfsServer implements AutoCloseable {
     private final OncRpcSvc svc;
     private final ServedTree served;
     private final OpenFiles open;
+    private final ReadAhead readAhead;
     private final InetSocketAddress address;
     private final boolean published;
     private boolean closed;
 
-    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, InetSocketAddress address, boolean published) {
+    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, ReadAhead readAhead, InetSocketAddress address,
+                      boolean published) {
         this.svc = svc;
         this.served = served;
         this.open = open;
+        this.readAhead = readAhead;
         this.address = address;
         this.published = published;
     }
@@ -43,7 +48,8 @@ public final class NfsServer implements AutoCloseable {
     /** Starts serving {@code served} (whose store lives at {@code storeRoot}). */
     public static NfsServer start(ServedTree served, Path storeRoot, Config config) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), 256);
+        ReadAhead readAhead = ReadAhead.forCores();
+        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), readAhead, 256);
         Wire.Owner owner = new Wire.Owner(config.uid(), config.gid(), 0x6d6f64656c6673L);   // "modelfs"
         boolean rpcbind = rpcbindRunning();
         OncRpcSvcBuilder b = new OncRpcSvcBuilder()
@@ -64,13 +70,14 @@ public final class NfsServer implements AutoCloseable {
             svc.start();
         } catch (IOException | RuntimeException e) {
             open.close();
+            readAhead.close();
             throw new IOException("cannot serve NFS on " + config.bind() + ":" + config.port() + ": " + e.getMessage(), e);
         }
         InetSocketAddress addr = svc.getInetSocketAddress(IpProtocolType.TCP);
         if (rpcbind) {
             LOG.info("registered NFS and MOUNT with rpcbind");
         }
-        return new NfsServer(svc, served, open, addr, rpcbind);
+        return new NfsServer(svc, served, open, readAhead, addr, rpcbind);
     }
 
     private static boolean rpcbindRunning() {
@@ -102,6 +109,7 @@ public final class NfsServer implements AutoCloseable {
             LOG.fine("stop: " + e);
         }
         open.close();
+        readAhead.close();
         served.close();
     }
 }

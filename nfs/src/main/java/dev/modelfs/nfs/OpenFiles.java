@@ -7,6 +7,7 @@ import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.view.BlobResolver;
 import dev.modelfs.view.FileNode;
 import dev.modelfs.view.OpenedSource;
+import dev.modelfs.view.ReadAhead;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -18,10 +19,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Invariants: at most {@code maxOpen} sources are cached; an evicted source is closed only once
  * no READ still uses it (reference counted), so a read never sees its blobs unmapped underneath.
+ * Sources are opened with the server's {@link ReadAhead}: a client reading a converted file
+ * sequentially (READs within the read-ahead slack of each other, in any order) gets the chunks ahead
+ * converted on every core, as a FUSE reader does.
  */
 final class OpenFiles implements AutoCloseable {
     private final BlobResolver resolver;
     private final ChunkCache chunks;
+    private final ReadAhead readAhead;
     private final Cache<FileNode, Opened> cache;
 
     /** A cached source and its users: the cache holds one reference, every READ in flight one more. */
@@ -57,9 +62,10 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
-    OpenFiles(BlobResolver resolver, ChunkCache chunks, int maxOpen) {
+    OpenFiles(BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, int maxOpen) {
         this.resolver = resolver;
         this.chunks = chunks;
+        this.readAhead = readAhead;
         this.cache = Caffeine.newBuilder().maximumSize(maxOpen).expireAfterAccess(Duration.ofMinutes(2))
                 .executor(Runnable::run)
                 .<FileNode, Opened>removalListener((k, v, cause) -> {
@@ -76,7 +82,7 @@ final class OpenFiles implements AutoCloseable {
             try {
                 o = cache.get(node, n -> {
                     try {
-                        return new Opened(OpenedSource.open(n.source(), resolver, chunks));
+                        return new Opened(OpenedSource.open(n.source(), resolver, chunks, readAhead));
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }

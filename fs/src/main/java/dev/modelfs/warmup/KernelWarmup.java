@@ -1,0 +1,225 @@
+package dev.modelfs.warmup;
+
+import dev.modelfs.cache.BlobLease;
+import dev.modelfs.view.BlobRef;
+import dev.modelfs.view.BlobResolver;
+import dev.modelfs.view.ConvertedData;
+import dev.modelfs.view.DirNode;
+import dev.modelfs.view.FileNode;
+import dev.modelfs.view.Node;
+import dev.modelfs.view.StoreTree;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Logger;
+
+/**
+ * Warms up the conversion kernels a served store actually uses, in the background at the lowest CPU
+ * priority, so that the first read of a converted file on a fresh mount does not run them cold (a Vector
+ * API loop runs about 100x slower until C2 has compiled it; BENCHMARKS.md, "First touch").
+ *
+ * <p>It builds the model directories of the store (what the first {@code ls} of each would do: headers
+ * only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and for
+ * each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
+ * buffer: the same code, with the same segment classes, that a read runs.
+ *
+ * <p>Invariants: one daemon thread at nice 19 ({@link ThreadNice}); at most {@link Budget#maxModels()}
+ * model directories visited, {@link Budget#maxKernels()} kernels, {@link Budget#chunksPerKernel()} chunks
+ * per kernel and about {@link Budget#cpu()} of this thread's CPU time in total; one 1 MiB native buffer;
+ * it never writes into the chunk cache, a blob or anything a reader sees, so no served byte depends on
+ * it; every blob lease it takes is released before it moves to the next kernel; a failure (a broken
+ * model, a truncated blob) skips that model or kernel with a fine-level log line; {@link #close()} stops
+ * it at the next chunk.
+ */
+public final class KernelWarmup implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(KernelWarmup.class.getName());
+
+    /**
+     * Bounds of one warm-up.
+     *
+     * @param maxModels       model directories built and looked at
+     * @param maxKernels      distinct kernels warmed
+     * @param chunksPerKernel chunks converted per kernel
+     * @param cpu             CPU time of the warm-up thread after which it stops
+     */
+    public record Budget(int maxModels, int maxKernels, int chunksPerKernel, Duration cpu) {
+        /** The mount's default: enough chunks for C2 to compile a kernel's loops (BENCHMARKS.md), at most 10 s of CPU. */
+        public static final Budget DEFAULT = new Budget(256, 64, 24, Duration.ofSeconds(10));
+
+        public Budget {
+            if (maxModels < 0 || maxKernels < 0 || chunksPerKernel < 0 || cpu.isNegative()) {
+                throw new IllegalArgumentException("negative warm-up budget");
+            }
+        }
+    }
+
+    /**
+     * What a warm-up did.
+     *
+     * @param kernels  the kernels warmed, in the order they were found
+     * @param chunks   chunks converted in total
+     * @param cpuNanos CPU time of the warm-up thread
+     * @param models   model directories looked at
+     * @param nice     the warm-up thread's nice value as Linux reported it (19; -100 when unknown)
+     */
+    public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int nice) {
+        public Report {
+            kernels = List.copyOf(kernels);
+        }
+
+        /** One line for the log. */
+        public String describe() {
+            return String.format("warm-up: %d kernels of %d models, %d chunks, %.2f s CPU", kernels.size(), models, chunks, cpuNanos / 1e9);
+        }
+    }
+
+    private final StoreTree tree;
+    private final BlobResolver resolver;
+    private final Budget budget;
+    private final CompletableFuture<Report> done = new CompletableFuture<>();
+    private volatile boolean stopped;
+
+    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget) {
+        this.tree = tree;
+        this.resolver = resolver;
+        this.budget = budget;
+    }
+
+    /** Starts warming the kernels of {@code tree}'s models on a background thread. */
+    public static KernelWarmup start(StoreTree tree, BlobResolver resolver, Budget budget) {
+        KernelWarmup w = new KernelWarmup(tree, resolver, budget);
+        Thread t = new Thread(w::run, "modelfs-warmup");
+        t.setDaemon(true);
+        t.start();
+        return w;
+    }
+
+    /** The report, once the warm-up has finished (or was stopped). */
+    public Report await(Duration timeout) throws InterruptedException, TimeoutException {
+        try {
+            return done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("warm-up failed", e.getCause());
+        }
+    }
+
+    /** Stops the warm-up at the next chunk (idempotent). */
+    @Override
+    public void close() {
+        stopped = true;
+    }
+
+    private void run() {
+        ThreadNice.lowest();
+        int nice = ThreadNice.current();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cpu0 = mx.getCurrentThreadCpuTime();
+        int chunks = 0;
+        List<String> warmed = new ArrayList<>();
+        int models = 0;
+        try {
+            Map<String, ConvertedData> kernels = new LinkedHashMap<>();
+            models = collect(kernels);
+            long cpuLimit = budget.cpu().toNanos();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment scratch = null;
+                for (Map.Entry<String, ConvertedData> k : kernels.entrySet()) {
+                    if (stopped || mx.getCurrentThreadCpuTime() - cpu0 >= cpuLimit) {
+                        break;
+                    }
+                    ConvertedData data = k.getValue();
+                    if (scratch == null || scratch.byteSize() < data.chunkBytes()) {
+                        scratch = arena.allocate(Math.max(data.chunkBytes(), 1 << 20), 64);
+                    }
+                    int n = warm(data, scratch, mx, cpu0 + cpuLimit);
+                    if (n > 0) {
+                        warmed.add(k.getKey());
+                        chunks += n;
+                    }
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            LOG.fine("warm-up stopped: " + e);
+        } finally {
+            Report r = new Report(warmed, chunks, mx.getCurrentThreadCpuTime() - cpu0, models, nice);
+            LOG.info(r.describe());
+            done.complete(r);
+        }
+    }
+
+    /** Fills {@code kernels} with the largest data of each kernel in the first models; returns how many models it looked at. */
+    private int collect(Map<String, ConvertedData> kernels) {
+        int models = 0;
+        for (StoreTree.ModelEntry m : tree.models().values()) {
+            if (stopped || models >= budget.maxModels()) {
+                break;
+            }
+            models++;
+            try {
+                Deque<DirNode> dirs = new ArrayDeque<>(List.of(m.dir()));
+                while (!dirs.isEmpty()) {
+                    for (Node n : dirs.pop().children().values()) {
+                        switch (n) {
+                            case DirNode d -> dirs.push(d);
+                            case FileNode f -> f.source().convertedData().forEach(d -> keep(kernels, d));
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.fine("warm-up skips " + m.manifest().name() + ": " + e);
+            }
+        }
+        return models;
+    }
+
+    private void keep(Map<String, ConvertedData> kernels, ConvertedData d) {
+        String k = d.kernel();
+        ConvertedData old = kernels.get(k);
+        if (old == null ? kernels.size() < budget.maxKernels() : d.length() > old.length()) {
+            kernels.put(k, d);
+        }
+    }
+
+    /** Converts up to the budget's chunks of {@code data} into {@code scratch}; returns how many. */
+    private int warm(ConvertedData data, MemorySegment scratch, ThreadMXBean mx, long cpuUntil) {
+        List<BlobRef> refs = data.blobs();
+        List<BlobLease> leases = new ArrayList<>(refs.size());
+        try {
+            List<MemorySegment> segs = new ArrayList<>(refs.size());
+            for (BlobRef r : refs) {
+                BlobLease l = resolver.acquire(r);
+                leases.add(l);
+                segs.add(l.segment());
+            }
+            long chunkCount = (data.length() + data.chunkBytes() - 1) / data.chunkBytes();
+            if (chunkCount == 0) {
+                return 0;
+            }
+            int n = 0;
+            while (n < budget.chunksPerKernel() && !stopped && mx.getCurrentThreadCpuTime() < cpuUntil) {
+                long chunk = n % Math.min(chunkCount, 4);          // a few distinct chunks, their source pages stay cached
+                data.compute(chunk, segs, scratch.asSlice(0, data.chunkLength(chunk)));
+                n++;
+            }
+            return n;
+        } catch (IOException | RuntimeException | InternalError e) {
+            LOG.fine("warm-up skips " + data.kernel() + " (" + data.describe() + "): " + e);
+            return 0;
+        } finally {
+            leases.forEach(BlobLease::close);
+        }
+    }
+}
