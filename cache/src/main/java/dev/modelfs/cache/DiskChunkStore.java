@@ -67,6 +67,17 @@ public final class DiskChunkStore implements AutoCloseable {
      * @throws IOException when the directory cannot be created
      */
     public DiskChunkStore(Path dir, long maxBytes) throws IOException {
+        this(dir, maxBytes, DEFAULT_QUEUE);
+    }
+
+    /** Chunks waiting to be written at most (each holds its buffer, up to 1 MiB): {@value}. */
+    public static final int DEFAULT_QUEUE = 64;
+
+    /**
+     * Like {@link #DiskChunkStore(Path, long)}, with at most {@code queuedWrites} chunks waiting to be written
+     * (more are not written).
+     */
+    public DiskChunkStore(Path dir, long maxBytes, int queuedWrites) throws IOException {
         if (maxBytes <= 0) {
             throw new IllegalArgumentException("cache-dir size must be positive: " + maxBytes);
         }
@@ -75,7 +86,7 @@ public final class DiskChunkStore implements AutoCloseable {
         this.maxBytes = maxBytes;
         removeStaleTemporaries();
         bytesOnDisk.set(sizeOf(listChunks()));
-        this.writer = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(32), r -> {
+        this.writer = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queuedWrites), r -> {
             Thread t = new Thread(r, "modelfs-chunk-writer");
             t.setDaemon(true);
             return t;

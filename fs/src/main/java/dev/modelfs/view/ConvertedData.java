@@ -66,11 +66,12 @@ public abstract class ConvertedData {
     }
 
     /**
-     * The kernel this data's chunks run through (e.g. {@code "GGML Q8_0 dequantizer -> BF16"}): the warm-up
-     * converts one chunk of each distinct kernel a store uses.
+     * The kernel this data's chunks run through (e.g. {@code "GGML Q8_0 dequantizer -> BF16"}), or null for data
+     * that runs no conversion kernel (a rebuilt JSON file, a shifted vector): the warm-up converts a few chunks
+     * of each distinct kernel a store uses.
      */
     public String kernel() {
-        return getClass().getSimpleName();
+        return null;
     }
 
     /**

@@ -53,6 +53,21 @@ final class RowConverted extends ConvertedData {
     }
 
     @Override
+    public String kernel() {
+        return "rows: " + kernelOf(source);
+    }
+
+    private static String kernelOf(RowSource s) {
+        return switch (s) {
+            case RowSource.Plain p -> p.deq() + " -> " + p.out();
+            case RowSource.MlxRows m -> "MLX " + m.parts().t.quant().mode() + " " + m.parts().t.quant().bits() + "-bit, "
+                    + m.parts().scaleType + " scales -> " + m.out();
+            case RowSource.Repack r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
+            case RowSource.Shifted sh -> kernelOf(sh.inner()) + ", shifted";
+        };
+    }
+
+    @Override
     public String describe() {
         return what;
     }

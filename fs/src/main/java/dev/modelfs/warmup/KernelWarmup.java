@@ -187,6 +187,9 @@ public final class KernelWarmup implements AutoCloseable {
 
     private void keep(Map<String, ConvertedData> kernels, ConvertedData d) {
         String k = d.kernel();
+        if (k == null) {
+            return;                     // no conversion kernel (a rebuilt JSON file): nothing to warm
+        }
         ConvertedData old = kernels.get(k);
         if (old == null ? kernels.size() < budget.maxKernels() : d.length() > old.length()) {
             kernels.put(k, d);
