@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
-import dev.modelfs.view.OpenedSource;
+import dev.modelfs.read.OpenedSource;
 
 /**
  * Persistent, JVM-owned FUSE worker threads driving libfuse2's session through FFM downcalls

@@ -2,10 +2,10 @@ package dev.modelfs.fuse;
 
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ModelView;
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ServedTree;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.read.ReadAhead;
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;

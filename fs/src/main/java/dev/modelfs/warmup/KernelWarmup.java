@@ -1,13 +1,13 @@
 package dev.modelfs.warmup;
 
 import dev.modelfs.cache.BlobLease;
-import dev.modelfs.view.BlobRef;
-import dev.modelfs.view.BlobResolver;
-import dev.modelfs.view.ConvertedData;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.bytes.ConvertedData;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

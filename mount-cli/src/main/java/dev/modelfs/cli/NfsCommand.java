@@ -3,7 +3,7 @@ package dev.modelfs.cli;
 import dev.modelfs.nfs.AllowList;
 import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServedTree;
 import dev.modelfs.view.StandardViews;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.read.ReadAhead;
+import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

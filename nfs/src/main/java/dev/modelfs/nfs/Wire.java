@@ -1,7 +1,7 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
 import java.io.IOException;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcCall;
