@@ -150,6 +150,11 @@ public final class ChunkCache implements AutoCloseable {
         return cache.getIfPresent(key) != null;
     }
 
+    /** The disk tier, or null. */
+    public DiskChunkStore disk() {
+        return disk;
+    }
+
     /** How many chunks were converted ({@code fill} called) since this cache was made. */
     public long conversions() {
         return conversions.sum();

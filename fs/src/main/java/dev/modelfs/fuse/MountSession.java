@@ -96,6 +96,11 @@ public final class MountSession implements AutoCloseable {
         return fs;
     }
 
+    /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
+    public String conversionSummary() {
+        return served.conversionSummary() + ", " + readAhead.chunksAhead() + " ahead of readers";
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {

@@ -89,6 +89,16 @@ public final class ServedTree implements AutoCloseable {
         return chunks;
     }
 
+    /**
+     * What was converted since start, for the front ends' last line: {@code "12 chunks converted"}, plus with a
+     * cache directory {@code ", 30 read from and 12 written to the cache directory"}.
+     */
+    public String conversionSummary() {
+        String s = chunks.conversions() + " chunks converted";
+        DiskChunkStore disk = chunks.disk();
+        return disk == null ? s : s + ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {

@@ -78,7 +78,7 @@ final class MountCommand implements Callable<Integer> {
             }
         }
         session.close();
-        System.out.println("modelfs: unmounted " + mp);
+        System.out.println("modelfs: unmounted " + mp + " (" + session.conversionSummary() + ")");
         return 0;
     }
 

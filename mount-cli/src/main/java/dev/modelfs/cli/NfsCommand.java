@@ -95,7 +95,7 @@ final class NfsCommand implements Callable<Integer> {
             warmup.close();
         }
         server.close();
-        System.out.println("modelfs: NFS server stopped");
+        System.out.println("modelfs: NFS server stopped (" + server.conversionSummary() + ")");
         return 0;
     }
 

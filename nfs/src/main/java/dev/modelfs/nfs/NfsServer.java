@@ -97,6 +97,11 @@ public final class NfsServer implements AutoCloseable {
         return published;
     }
 
+    /** What this server converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
+    public String conversionSummary() {
+        return served.conversionSummary() + ", " + readAhead.chunksAhead() + " ahead of readers";
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
