@@ -24,6 +24,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.ToIntFunction;
 import java.util.logging.Logger;
 
 /**
@@ -40,7 +42,7 @@ import java.util.logging.Logger;
  * model directories visited, {@link Budget#maxKernels()} kernels, {@link Budget#chunksPerKernel()} chunks
  * per kernel and about {@link Budget#cpu()} of this thread's CPU time in total; one 1 MiB native buffer;
  * it never writes into the chunk cache, a blob or anything a reader sees, so no served byte depends on
- * it; every blob lease it takes is released before it moves to the next kernel; a failure (a broken
+ * it (a front end's read-path warm-up, run after it on the same thread, reads like a client); every blob lease it takes is released before it moves to the next kernel; a failure (a broken
  * model, a truncated blob) skips that model or kernel with a fine-level log line; {@link #close()} stops
  * it at the next chunk.
  */
@@ -74,33 +76,45 @@ public final class KernelWarmup implements AutoCloseable {
      * @param cpuNanos CPU time of the warm-up thread
      * @param models   model directories looked at
      * @param nice     the warm-up thread's nice value as Linux reported it (19; -100 when unknown)
+     * @param files    files read by the front end's read-path warm-up after the kernels (0 without one)
      */
-    public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int nice) {
+    public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int nice, int files) {
         public Report {
             kernels = List.copyOf(kernels);
         }
 
         /** One line for the log. */
         public String describe() {
-            return String.format("warm-up: %d kernels of %d models, %d chunks, %.2f s CPU", kernels.size(), models, chunks, cpuNanos / 1e9);
+            return String.format("warm-up: %d kernels of %d models, %d chunks, %d files read through the front end, %.2f s CPU",
+                    kernels.size(), models, chunks, files, cpuNanos / 1e9);
         }
     }
 
     private final StoreTree tree;
     private final BlobResolver resolver;
     private final Budget budget;
+    private final ToIntFunction<BooleanSupplier> then;
     private final CompletableFuture<Report> done = new CompletableFuture<>();
     private volatile boolean stopped;
 
-    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget) {
+    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, ToIntFunction<BooleanSupplier> then) {
         this.tree = tree;
         this.resolver = resolver;
         this.budget = budget;
+        this.then = then;
     }
 
     /** Starts warming the kernels of {@code tree}'s models on a background thread. */
     public static KernelWarmup start(StoreTree tree, BlobResolver resolver, Budget budget) {
-        KernelWarmup w = new KernelWarmup(tree, resolver, budget);
+        return start(tree, resolver, budget, stop -> 0);
+    }
+
+    /**
+     * Like {@link #start(StoreTree, BlobResolver, Budget)}, then runs {@code then} on the same thread (a front
+     * end's read-path warm-up; it is given "stop now" and returns how many files it read).
+     */
+    public static KernelWarmup start(StoreTree tree, BlobResolver resolver, Budget budget, ToIntFunction<BooleanSupplier> then) {
+        KernelWarmup w = new KernelWarmup(tree, resolver, budget, then);
         Thread t = new Thread(w::run, "modelfs-warmup");
         t.setDaemon(true);
         t.start();
@@ -130,6 +144,7 @@ public final class KernelWarmup implements AutoCloseable {
         int chunks = 0;
         List<String> warmed = new ArrayList<>();
         int models = 0;
+        int files = 0;
         try {
             Map<String, ConvertedData> kernels = new LinkedHashMap<>();
             models = collect(kernels);
@@ -151,10 +166,13 @@ public final class KernelWarmup implements AutoCloseable {
                     }
                 }
             }
+            if (!stopped) {
+                files = then.applyAsInt(() -> stopped);
+            }
         } catch (RuntimeException | Error e) {
             LOG.fine("warm-up stopped: " + e);
         } finally {
-            Report r = new Report(warmed, chunks, mx.getCurrentThreadCpuTime() - cpu0, models, nice);
+            Report r = new Report(warmed, chunks, mx.getCurrentThreadCpuTime() - cpu0, models, nice, files);
             LOG.info(r.describe());
             done.complete(r);
         }
