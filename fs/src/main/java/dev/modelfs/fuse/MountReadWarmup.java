@@ -18,25 +18,28 @@ import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
- * The second half of a fresh mount's warm-up (after {@code KernelWarmup}'s kernels): reads the first
- * {@code bytesPerFile} of a few files through the mount itself, so that the FUSE read path (the
- * {@code read_buf} upcall, {@code OpenedSource}, the chunk cache, read-ahead) is compiled before a user's
- * first read. The files: for each conversion kernel the largest file that runs it, and the largest file
- * without conversions, in the first {@code maxModels} models.
+ * The second half of a fresh mount's warm-up (after {@code KernelWarmup}'s kernels): reads the start of a
+ * few files through the mount itself, in many small requests, so that the FUSE read path (the
+ * {@code read_buf} upcall, {@code OpenedSource}, the chunk cache, read-ahead) has run often enough to be
+ * compiled before a user's first read. The files: for each conversion kernel the largest file that runs it,
+ * and the largest file without conversions, in the first {@code maxModels} models.
  *
- * <p>Invariants: reads only, with {@code O_DIRECT} in 128 KiB requests, so the kernel caches no page of
- * the mount (a user's first read still asks modelfs); converted chunks it reads enter the chunk cache as
- * any reader's do (the same bytes); at most {@code maxFiles} files and {@code bytesPerFile} bytes each; it
- * stops at the next request once {@code stop} says so; a failure ends it with a fine-level log line.
+ * <p>Invariants: reads only, with {@code O_DIRECT} (4 KiB requests cycling over the first
+ * {@value #REGION} bytes, {@code requestsPerFile} of them), so the kernel caches no page of the mount (a
+ * user's first read still asks modelfs); converted chunks it reads (the first chunk, and the chunks
+ * read-ahead converts after it: 1 + 2 x cores MiB per converted file) enter the chunk cache as any
+ * reader's do (the same bytes); at most {@code maxFiles} files; it stops at the next request once
+ * {@code stop} says so; a failure ends it with a fine-level log line.
  */
 final class MountReadWarmup {
     private static final Logger LOG = Logger.getLogger(MountReadWarmup.class.getName());
-    private static final int REQUEST = 128 << 10;
+    private static final int REQUEST = 4 << 10;
+    private static final long REGION = 1 << 20;
 
     private MountReadWarmup() {}
 
     /** Reads the chosen files; returns how many it read. */
-    static int run(Path mountpoint, StoreTree tree, int maxModels, int maxFiles, long bytesPerFile, BooleanSupplier stop) {
+    static int run(Path mountpoint, StoreTree tree, int maxModels, int maxFiles, int requestsPerFile, BooleanSupplier stop) {
         Map<String, Path> files = choose(tree, maxModels, maxFiles);
         ByteBuffer buf = ByteBuffer.allocateDirect(REQUEST + 4096).alignedSlice(4096).limit(REQUEST);
         int read = 0;
@@ -45,9 +48,10 @@ final class MountReadWarmup {
                 break;
             }
             try (FileChannel ch = FileChannel.open(mountpoint.resolve(rel), StandardOpenOption.READ, ExtendedOpenOption.DIRECT)) {
-                for (long pos = 0; pos < bytesPerFile && !stop.getAsBoolean(); pos += REQUEST) {
+                long region = Math.max(REQUEST, Math.min(REGION, ch.size()) / REQUEST * REQUEST);
+                for (int i = 0; i < requestsPerFile && !stop.getAsBoolean(); i++) {
                     buf.clear();
-                    if (ch.read(buf, pos) <= 0) {
+                    if (ch.read(buf, (long) i * REQUEST % region) <= 0) {
                         break;
                     }
                 }

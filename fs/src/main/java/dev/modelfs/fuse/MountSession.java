@@ -67,7 +67,7 @@ public final class MountSession implements AutoCloseable {
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
         KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
-                stop -> MountReadWarmup.run(mp, served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8, 8L << 20, stop)) : null;
+                stop -> MountReadWarmup.run(mp, served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8, 1500, stop)) : null;
         return new MountSession(mp, served, fs, workers, readAhead, warmup);
     }
 
