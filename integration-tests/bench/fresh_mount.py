@@ -9,8 +9,10 @@ reused from WORKDIR when present. The blobs are in the page cache before every r
 bindfs (`-r -o kernel_cache`) serves `blobs/` for the FUSE reference, nfs-ganesha (VFS backend, NFSv4,
 exporting `blobs/`) for the NFS one. Each round, medians over --rounds:
   1. first touch: each converted file read right after a fresh mount (models listed, nothing else read),
-     then again on the same mount after dropping its pages ("warm"); with the warm-up (default) and with
-     --no-warmup; the warm-up's CPU seconds from its log line and the JVM's anonymous RSS after it;
+     then again on the same mount after dropping its pages ("warm"); with the warm-up (default), with
+     --no-warmup, once the warm-up has finished, and with --no-warmup but a JDK 25 AOT cache trained by one
+     mount that read the same files; the warm-up's CPU seconds from its log line and the JVM's anonymous
+     RSS after it;
   2. passthrough `model.gguf` and reassembled `model.safetensors` first reads on a fresh mount, and the
      reassembled file right after a conversion;
   3. NFS: nfs-cat and the parallel reader (--nfs-reader, INFLIGHT READs in flight) from a fresh
@@ -54,11 +56,11 @@ def cpu_seconds(pid):
 class Modelfs:
     """One `modelfs mount` or `modelfs nfs` process, with its output in a log file."""
 
-    def __init__(self, a, args, ready):
-        """Starts `modelfs ARGS`; returns once ready(self) is true."""
+    def __init__(self, a, args, ready, jvm=()):
+        """Starts `modelfs ARGS` (extra JVM flags `jvm`); returns once ready(self) is true."""
         self.log = tempfile.NamedTemporaryFile(prefix="modelfs-", suffix=".log", delete=False).name
         flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow "
-                               "-Xms32m -XX:+UseSerialGC --add-modules jdk.incubator.vector").split()
+                               "-Xms32m -XX:+UseSerialGC --add-modules jdk.incubator.vector").split() + list(jvm)
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, *args], stdout=out, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
@@ -89,8 +91,26 @@ class Modelfs:
         os.unlink(self.log)
 
 
-def mount(a, store, mnt, *extra):
-    return Modelfs(a, ["mount", "--store", store, *extra, mnt], lambda m: os.path.isdir(os.path.join(mnt, "big-gguf")))
+def mount(a, store, mnt, *extra, jvm=()):
+    return Modelfs(a, ["mount", "--store", store, *extra, mnt], lambda m: os.path.isdir(os.path.join(mnt, "big-gguf")), jvm)
+
+
+def train_aot_cache(a, store, mnt, blobs):
+    """A JDK 25 AOT cache (JEP 483/514/515: classes linked, method profiles) trained by one mount that reads every
+    converted file of the goals and the passthrough file; written when that JVM exits."""
+    aot = os.path.join(a.work, "modelfs.aot")
+    if os.path.exists(aot):
+        os.unlink(aot)
+    cache_blobs(store, blobs)
+    mf = mount(a, store, mnt, "--no-warmup", jvm=("-XX:AOTCacheOutput=" + aot,))
+    try:
+        for f in [*CONVERTED.values(), "big-gguf/model.gguf", "big-st/model.safetensors"]:
+            cat_seconds([os.path.join(mnt, f)])
+    finally:
+        mf.stop(mnt)
+    if not os.path.exists(aot):
+        sys.exit("the AOT training run wrote no cache")
+    return aot
 
 
 def nfs(a, store, port, *extra):
@@ -201,13 +221,16 @@ def main():
         r.setdefault(k, []).append(v)
 
     try:
+        aot = train_aot_cache(a, store, mnt, blobs)
         for _ in range(a.rounds):
-            # 1. first touch: right after mounting with and without the warm-up, and once the warm-up is done
-            for tag, extra in (("", ()), (" nowarm", ("--no-warmup",)), (" after", ())):
+            # 1. first touch: right after mounting with and without the warm-up, once the warm-up is done, and
+            #    with an AOT cache instead of the warm-up
+            for tag, extra, jvm in (("", (), ()), (" nowarm", ("--no-warmup",), ()), (" after", (), ()),
+                                    (" aot", ("--no-warmup",), ("-XX:AOTCache=" + aot,))):
                 for name, f in CONVERTED.items():
                     cache_blobs(store, blobs)
                     add("bindfs1", first_read_gbs(bindfs_blob))
-                    mf = mount(a, store, mnt, *extra)
+                    mf = mount(a, store, mnt, *extra, jvm=jvm)
                     try:
                         if tag == " after":
                             t0 = time.time()
@@ -312,6 +335,7 @@ def report(a, r):
         row(f"1. {name}, first read on a fresh mount", r[name + " fresh"], "bindfs first read of the blob", b1, 0.5)
         row("1. the same, `--no-warmup`", r[name + " fresh nowarm"], "with the warm-up", r[name + " fresh"])
         row("1. the same, read once the warm-up has finished", r[name + " fresh after"], "the same read on a warm mount", r[name + " warm"], 0.8)
+        row("1. the same, `--no-warmup` with a trained AOT cache (`-XX:AOTCache`)", r[name + " fresh aot"], "the same read on a warm mount", r[name + " warm"], 0.8)
     print(f"| 1. warm-up cost at mount | {fmt(r['warmup cpu'])} CPU s, done {fmt(r['warmup wall'])} s after the models are listed"
           f" | JVM anonymous RSS after it: {fmt(r['warmup anon MiB'])} MiB | |")
     row("2. `model.gguf` first read, fresh mount", r["pass1"], "bindfs first read", b1, 1.0)
