@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -15,7 +16,9 @@ import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -59,7 +62,7 @@ public final class DiskChunkStore implements AutoCloseable {
     private final LongAdder misses = new LongAdder();
     private final LongAdder writes = new LongAdder();
     private final LongAdder rejected = new LongAdder();
-    private final java.util.Set<String> logged = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     /**
      * Opens (creating it if needed) the chunk directory {@code dir}, bounded to about {@code maxBytes}.
@@ -333,7 +336,7 @@ public final class DiskChunkStore implements AutoCloseable {
     }
 
     private static long magic() {
-        return ByteBuffer.wrap(MAGIC.getBytes(java.nio.charset.StandardCharsets.US_ASCII)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        return ByteBuffer.wrap(MAGIC.getBytes(StandardCharsets.US_ASCII)).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
     private static long mtime(Path p) {
