@@ -21,6 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link #persistentName(long)}).
  */
 public abstract class ConvertedData {
+    /** Target output bytes per chunk: the one chunk size of converted data (and of read-ahead windows). */
+    public static final long CHUNK_TARGET = 1 << 20;
+
     private static final AtomicLong IDS = new AtomicLong();
 
     /** Bumped whenever a conversion's bytes change, so an on-disk cache of older bytes is never hit. */

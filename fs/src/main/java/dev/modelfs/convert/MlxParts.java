@@ -1,5 +1,7 @@
 package dev.modelfs.convert;
 
+import static dev.modelfs.format.LittleEndian.F32;
+
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.model.BlobRange;
@@ -9,7 +11,6 @@ import dev.modelfs.quant.mlx.MlxTensorData;
 import dev.modelfs.quant.mlx.ScaleType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,7 +23,6 @@ import java.util.List;
  * logical shape; a global scale is F32.
  */
 public final class MlxParts {
-    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     final LogicalTensor t;
     final ScaleType scaleType;
@@ -71,7 +71,7 @@ public final class MlxParts {
 
     /** The tensor's data in the mapped blobs {@code segs} (in {@link #blobs()} order). */
     public MlxTensorData data(List<MemorySegment> segs) {
-        float global = globalIdx < 0 ? 1f : segs.get(globalIdx).get(F32_LE, t.globalScale().bytes().offset());
+        float global = globalIdx < 0 ? 1f : segs.get(globalIdx).get(F32, t.globalScale().bytes().offset());
         return new MlxTensorData(segs.get(codesIdx), t.main().bytes().offset(),
                 segs.get(scalesIdx), t.scale().bytes().offset(), scaleType,
                 biasesIdx < 0 ? null : segs.get(biasesIdx), biasesIdx < 0 ? 0 : t.bias().bytes().offset(), global);

@@ -24,6 +24,16 @@ public enum OutputType {
     /** {@code general.file_type} (llama_ftype) of a GGUF whose quantized tensors are all this type. */
     public final int llamaFileType;
 
+    /** The output type whose GGML type is {@code t} (F32, F16 or BF16). */
+    public static OutputType of(GgmlType t) {
+        for (OutputType o : values()) {
+            if (o.ggml == t) {
+                return o;
+            }
+        }
+        throw new IllegalArgumentException(t + " is not a float output type");
+    }
+
     OutputType(String variant, Dtype dtype, FloatFormat format, int llamaFileType) {
         this.variant = variant;
         this.dtype = dtype;

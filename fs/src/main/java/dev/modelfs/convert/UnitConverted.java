@@ -2,66 +2,124 @@ package dev.modelfs.convert;
 
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ConvertedData;
-import dev.modelfs.quant.FloatFormat;
+import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.StoredTensor;
+import dev.modelfs.quant.BlockDequantizer;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.function.LongUnaryOperator;
 
 /**
- * A tensor dequantized unit by unit (GGML blocks, MLX groups) to an {@link OutputType}: the tail that
- * {@link BlockConverted}, {@link MlxConverted} and {@link PermutedRows} (unit = one row) share. Chunk {@code c} covers whole units only, so it
- * reads exactly the source units under it and converts them with one quant-level call.
+ * A converted tensor: {@code units} units of a {@link UnitSource} (dequantized, cast, shifted or re-packed),
+ * in source order or reordered ({@code order}: the llama q/k row permutation, docs/FORMATS.md §7.2). The
+ * one kind of converted tensor data, for every view and both directions.
  *
- * <p>Invariants: {@code units * unitElements} output values of {@code out.bytes} each; chunks are
- * {@code unitsPerChunk} units (about {@value #CHUNK_TARGET} output bytes, at least one unit).
+ * <p>Invariants: output length {@code units * source.outUnitBytes()}; a chunk is {@code unitsPerChunk}
+ * whole units (about {@value ConvertedData#CHUNK_TARGET} output bytes, at least one unit), so it reads
+ * exactly the source units under it; the source units lie inside their blobs (checked at construction).
  */
-public abstract sealed class UnitConverted extends ConvertedData permits BlockConverted, MlxConverted, PermutedRows {
-    /** Target output bytes per chunk. */
-    public static final long CHUNK_TARGET = 1 << 20;
-
+public final class UnitConverted extends ConvertedData {
+    private final UnitSource source;
     private final long units;
-    private final int unitElements;
-    private final OutputType out;
+    private final LongUnaryOperator order;
     private final long unitsPerChunk;
-
-    UnitConverted(long units, int unitElements, OutputType out) {
-        this.units = units;
-        this.unitElements = unitElements;
-        this.out = out;
-        this.unitsPerChunk = Math.max(1, CHUNK_TARGET / ((long) unitElements * out.bytes));
-    }
-
-    /** Requires {@code bytes} source bytes at {@code offset} to lie inside {@code blob}. */
-    static void requireInBlob(BlobRef blob, long offset, long bytes, String what) {
-        if (offset < 0 || Math.addExact(offset, bytes) > blob.expectedSize()) {
-            throw new IllegalArgumentException(what + ": tensor data outside its blob");
-        }
-    }
-
-    /** The output type. */
-    public final OutputType out() {
-        return out;
-    }
-
-    @Override
-    public final long length() {
-        return units * unitElements * out.bytes;
-    }
-
-    @Override
-    public final long chunkBytes() {
-        return unitsPerChunk * unitElements * out.bytes;
-    }
-
-    @Override
-    public final void compute(long chunk, List<MemorySegment> blobs, MemorySegment dst) {
-        long first = chunk * unitsPerChunk;
-        convert(blobs, first, Math.min(unitsPerChunk, units - first), out.format, dst);
-    }
+    private final String what;
 
     /**
-     * Writes units {@code [first, first+count)} in {@code format} to the start of {@code dst}.
-     *
-     * @param blobs the mapped bytes of each of {@link #blobs()}, in the same order
+     * @param order output unit {@code u} is source unit {@code order.applyAsLong(u)} (a permutation of
+     *              {@code [0, units)}); null: in order
      */
-    abstract void convert(List<MemorySegment> blobs, long first, long count, FloatFormat format, MemorySegment dst);
+    public UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what) {
+        source.requireUnits(units, what);
+        this.source = source;
+        this.units = units;
+        this.order = order;
+        this.unitsPerChunk = Math.max(1, CHUNK_TARGET / source.outUnitBytes());
+        this.what = what;
+        Math.multiplyExact(units, source.outUnitBytes());       // the length fits
+    }
+
+    /** {@code blocks} GGML blocks (or plain floats) of {@code deq} at {@code blob@offset}, converted to {@code out}. */
+    public static UnitConverted blocks(BlobRef blob, long offset, long blocks, BlockDequantizer deq, OutputType out, String what) {
+        return new UnitConverted(UnitSource.Blocks.converted(blob, offset, 1, deq, out), blocks, null, what + " -> " + out.dtype);
+    }
+
+    /** An MLX-quantized tensor dequantized to {@code out}, group by group. */
+    public static UnitConverted mlx(LogicalTensor t, OutputType out) {
+        int g = t.quant().groupSize();
+        return new UnitConverted(UnitSource.MlxGroups.of(t, g, out), t.logicalNumel() / g, null,
+                t.name() + " " + t.quant().canonicalName() + " g" + g + " -> " + out.dtype);
+    }
+
+    @Override
+    public long length() {
+        return units * source.outUnitBytes();
+    }
+
+    @Override
+    public long chunkBytes() {
+        return unitsPerChunk * source.outUnitBytes();
+    }
+
+    @Override
+    public List<BlobRef> blobs() {
+        return source.blobs();
+    }
+
+    @Override
+    public void compute(long chunk, List<MemorySegment> blobs, MemorySegment dst) {
+        long first = chunk * unitsPerChunk;
+        source.write(blobs, first, Math.min(unitsPerChunk, units - first), order, dst);
+    }
+
+    @Override
+    public String describe() {
+        return what;
+    }
+
+    /** In source order, GGML blocks and MLX groups have an identity (the on-disk chunk cache); reordered or derived data has none. */
+    @Override
+    protected String identity() {
+        if (order != null) {
+            return null;
+        }
+        return switch (source) {
+            case UnitSource.Blocks b -> "blocks " + b.blob() + " @" + b.offset()
+                    + " " + kernelType(b.deq()) + (b.copy() ? " copied" : "") + " -> " + b.out();
+            case UnitSource.MlxGroups m -> mlxIdentity(m.parts(), m.out());
+            case UnitSource.Shifted sh -> null;
+            case UnitSource.Repacked r -> null;
+        };
+    }
+
+    private static String mlxIdentity(MlxParts parts, OutputType out) {
+        StringBuilder b = new StringBuilder("mlx ").append(parts.t.quant()).append(' ').append(parts.t.logicalNumel()).append(" -> ").append(out);
+        for (StoredTensor s : new StoredTensor[] {parts.t.main(), parts.t.scale(), parts.t.bias(), parts.t.globalScale()}) {
+            b.append(" | ");
+            if (s != null) {
+                b.append(s.dtype()).append(' ').append(s.bytes());
+            }
+        }
+        return b.toString();
+    }
+
+    /** A kernel's type ("GGML Q8_0 dequantizer"): both implementations write the same bytes, so neither is named. */
+    private static String kernelType(BlockDequantizer deq) {
+        return deq.toString().replace(" (Vector API)", "");
+    }
+
+    @Override
+    public String kernel() {
+        return kernelOf(source);
+    }
+
+    private static String kernelOf(UnitSource s) {
+        return switch (s) {
+            case UnitSource.Blocks b -> b.copy() ? null : b.deq() + " -> " + b.out();
+            case UnitSource.MlxGroups m -> "MLX " + m.parts().t.quant().mode() + " " + m.parts().t.quant().bits() + "-bit, "
+                    + m.parts().scaleType + " scales -> " + m.out();
+            case UnitSource.Shifted sh -> kernelOf(sh.f32()) + ", shifted -> " + sh.out();
+            case UnitSource.Repacked r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
+        };
+    }
 }

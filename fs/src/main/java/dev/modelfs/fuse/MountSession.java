@@ -3,7 +3,6 @@ package dev.modelfs.fuse;
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.tree.ModelView;
-import dev.modelfs.read.ReadAhead;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.KernelWarmup;
@@ -25,19 +24,14 @@ public final class MountSession implements AutoCloseable {
 
     private final Path mountpoint;
     private final ServedTree served;
-    private final ModelFs fs;
     private final FuseWorkers workers;
-    private final ReadAhead readAhead;
     private final KernelWarmup warmup;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead,
-                         KernelWarmup warmup) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, KernelWarmup warmup) {
         this.mountpoint = mountpoint;
         this.served = served;
-        this.fs = fs;
         this.workers = workers;
-        this.readAhead = readAhead;
         this.warmup = warmup;
     }
 
@@ -50,8 +44,7 @@ public final class MountSession implements AutoCloseable {
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), disk);
-        ReadAhead readAhead = ReadAhead.forCores();
-        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
+        ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
             List<String> args = new ArrayList<>();
@@ -62,13 +55,13 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads());
         } catch (IOException | RuntimeException e) {
-            readAhead.close();
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
         KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
-                stop -> MountReadWarmup.run(mp, served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8, 1500, stop)) : null;
-        return new MountSession(mp, served, fs, workers, readAhead, warmup);
+                stop -> MountReadWarmup.run(mp, KernelWarmup.filesToRead(served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8),
+                        1500, stop)) : null;
+        return new MountSession(mp, served, workers, warmup);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -93,13 +86,9 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
-    public ModelFs fs() {
-        return fs;
-    }
-
     /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
     public String conversionSummary() {
-        return served.conversionSummary() + ", " + readAhead.chunksAhead() + " ahead of readers";
+        return served.conversionSummary();
     }
 
     @Override
@@ -118,7 +107,6 @@ public final class MountSession implements AutoCloseable {
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
         }
-        readAhead.close();
         served.close();
     }
 }

@@ -7,6 +7,7 @@ import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobLease;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.TruncatedMapping;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -122,20 +123,19 @@ public final class OpenedSource implements AutoCloseable {
                 i++;
             }
         } catch (InternalError e) {
-            // the JVM turns SIGBUS on a mapping whose file shrank into InternalError
-            throw new IOException("blob became unreadable (truncated while mapped): " + e.getMessage(), e);
+            throw TruncatedMapping.of("read at " + offset, e);
         }
         return end - offset;
     }
 
     /**
-     * Where {@code [offset, offset + length)}, clipped to the end of the file, lies in a blob, when it lies
-     * within one blob slice and that blob is still long enough ({@code fstat} now): the read can then hand the
-     * kernel the blob's descriptor and this position ({@code splice}) instead of copying. Returns -1 otherwise
-     * (other kinds of segment, a range across segments, at or past the end, a truncated blob: {@link #read}
-     * serves or fails those). The descriptor is {@link #blobDescriptor(long)}'s, valid until {@link #close()}.
+     * The segment holding {@code [offset, offset + length)}, clipped to the end of the file, when that range
+     * lies within one blob slice and the blob is still long enough ({@code fstat} now): the read can then hand
+     * the kernel the blob's descriptor and position ({@link #blobDescriptor}, {@link #blobPosition}: {@code splice})
+     * instead of copying. Returns -1 otherwise (other kinds of segment, a range across segments, at or past
+     * the end, a truncated blob: {@link #read} serves or fails those). The range's segment is searched once.
      */
-    public long blobPosition(long offset, long length) {
+    public int blobSegment(long offset, long length) {
         long size = source.size();
         if (closed || offset < 0 || length <= 0 || offset >= size) {
             return -1;
@@ -146,17 +146,22 @@ public final class OpenedSource implements AutoCloseable {
         if (!(source.segment(i) instanceof Segment.BlobSlice b) || end - offset > b.length() - within) {
             return -1;
         }
-        long pos = b.offset() + within;
-        if (leases[source.blobIndex(i)].file().currentSize() < pos + (end - offset)) {
+        if (leases[source.blobIndex(i)].file().currentSize() < b.offset() + within + (end - offset)) {
             return -1;                                          // truncated: read() reports it
         }
         lastEnd = end;
-        return pos;
+        return i;
     }
 
-    /** The descriptor of the blob under file offset {@code offset}, which {@link #blobPosition} found in a blob. */
-    public int blobDescriptor(long offset) {
-        return leases[source.blobIndex(source.segmentAt(offset))].file().descriptor();
+    /** The position in its blob of file offset {@code offset}, which lies in segment {@code segment} ({@link #blobSegment}). */
+    public long blobPosition(int segment, long offset) {
+        Segment.BlobSlice b = (Segment.BlobSlice) source.segment(segment);
+        return b.offset() + (offset - source.start(segment));
+    }
+
+    /** The descriptor of the blob of segment {@code segment} ({@link #blobSegment}), valid until {@link #close()}. */
+    public int blobDescriptor(int segment) {
+        return leases[source.blobIndex(segment)].file().descriptor();
     }
 
     /**
@@ -277,7 +282,7 @@ public final class OpenedSource implements AutoCloseable {
         try {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
-            throw new UncheckedIOException(new IOException("blob became unreadable while converting: " + e.getMessage(), e));
+            throw new UncheckedIOException(TruncatedMapping.of("converting " + data.describe() + " chunk " + chunk, e));
         }
         for (BlobRef r : needed) {      // zeros past a truncation inside the last page do not fault: never cache them
             BlobLease l = leases[refs.indexOf(r)];

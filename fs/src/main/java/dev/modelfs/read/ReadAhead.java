@@ -2,7 +2,6 @@ package dev.modelfs.read;
 
 import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.cache.ChunkCache;
-import dev.modelfs.convert.UnitConverted;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,7 +52,7 @@ public final class ReadAhead implements AutoCloseable {
     /** The default for this machine: one thread per core, two chunks per thread ahead. */
     public static ReadAhead forCores() {
         int cores = Runtime.getRuntime().availableProcessors();
-        return new ReadAhead(cores, 2L * cores * UnitConverted.CHUNK_TARGET);
+        return new ReadAhead(cores, 2L * cores * ConvertedData.CHUNK_TARGET);
     }
 
     long windowBytes() {

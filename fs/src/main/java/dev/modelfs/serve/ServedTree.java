@@ -4,6 +4,7 @@ import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.cache.DiskChunkStore;
+import dev.modelfs.read.ReadAhead;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.tree.ModelDirectory;
 import dev.modelfs.tree.ModelView;
@@ -17,13 +18,15 @@ import java.util.logging.Logger;
 
 /**
  * What every front end (the FUSE mount, the NFS server) serves: the {@link StoreTree} over a store,
- * its background refresher, the shared blob mappings, the one {@link BlobResolver} and the chunk
- * cache of converted bytes. Built in one place so both front ends show the same tree with the same
- * bytes and the same errors.
+ * its background refresher, the shared blob mappings, the one {@link BlobResolver}, the chunk
+ * cache of converted bytes and the read-ahead pool that fills it, and the {@link ServePolicy} both
+ * front ends answer with. Built in one place so both front ends show the same tree with the same
+ * bytes, attributes and errors.
  *
  * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
  * the chunk cache holds at most {@code cacheBytes} of native memory; {@link #close()} is idempotent and
- * releases the mappings and the cache (call it only once no reader uses them any more).
+ * stops the read-ahead pool, then releases the mappings and the cache (call it only once no reader uses
+ * them any more).
  */
 public final class ServedTree implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ServedTree.class.getName());
@@ -32,15 +35,17 @@ public final class ServedTree implements AutoCloseable {
     private final BlobMappings mappings;
     private final BlobResolver resolver;
     private final ChunkCache chunks;
+    private final ReadAhead readAhead;
     private final ScheduledExecutorService refresher;
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
-                       ScheduledExecutorService refresher) {
+                       ReadAhead readAhead, ScheduledExecutorService refresher) {
         this.tree = tree;
         this.mappings = mappings;
         this.resolver = resolver;
         this.chunks = chunks;
+        this.readAhead = readAhead;
         this.refresher = refresher;
     }
 
@@ -74,7 +79,7 @@ public final class ServedTree implements AutoCloseable {
                 LOG.warning("refresh failed: " + e);
             }
         }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
-        return new ServedTree(tree, mappings, resolver, chunks, refresher);
+        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher);
     }
 
     public StoreTree tree() {
@@ -90,13 +95,22 @@ public final class ServedTree implements AutoCloseable {
     }
 
     /**
-     * What was converted since start, for the front ends' last line: {@code "12 chunks converted"}, plus with a
-     * cache directory {@code ", 30 read from and 12 written to the cache directory"}.
+     * What was converted since start, for the front ends' last line: {@code "12 chunks converted, 11 ahead of
+     * readers"}, with a cache directory {@code "12 chunks converted, 30 read from and 12 written to the cache
+     * directory, 11 ahead of readers"}.
      */
     public String conversionSummary() {
         String s = chunks.conversions() + " chunks converted";
         DiskChunkStore disk = chunks.disk();
-        return disk == null ? s : s + ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
+        if (disk != null) {
+            s += ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
+        }
+        return s + ", " + readAhead.chunksAhead() + " ahead of readers";
+    }
+
+    /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
+    public ServePolicy policy(long uid, long gid) {
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid);
     }
 
     @Override
@@ -106,6 +120,7 @@ public final class ServedTree implements AutoCloseable {
         }
         closed = true;
         refresher.shutdownNow();
+        readAhead.close();
         mappings.close();
         chunks.close();
     }

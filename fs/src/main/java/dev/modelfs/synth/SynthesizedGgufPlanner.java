@@ -7,6 +7,7 @@ import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.arch.RopeFreqs;
 import dev.modelfs.arch.TensorNames;
 import dev.modelfs.arch.TokenizerKvs;
+import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
@@ -84,11 +85,7 @@ public final class SynthesizedGgufPlanner {
 
         /** Number of rows (product of {@code ne[1..]}). */
         public long rows() {
-            long r = 1;
-            for (int i = 1; i < ne.length; i++) {
-                r = Math.multiplyExact(r, ne[i]);
-            }
-            return r;
+            return Shapes.product(ne, 1);
         }
 
         /** Whether llama.cpp wants this tensor in F32 in every variant. */

@@ -15,7 +15,10 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 import java.util.logging.Logger;
@@ -180,19 +184,31 @@ public final class KernelWarmup implements AutoCloseable {
 
     /** Fills {@code kernels} with the largest data of each kernel in the first models; returns how many models it looked at. */
     private int collect(Map<String, ConvertedData> kernels) {
+        return forEachFile(tree, budget.maxModels(), () -> stopped, (p, f) -> f.source().convertedData().forEach(d -> keep(kernels, d)));
+    }
+
+    /**
+     * Calls {@code visit} with every file of the first {@code maxModels} models and its path below the root of the
+     * tree (building the model directories), until {@code stop} says so; returns how many models it looked at. A
+     * model whose directory fails to build is skipped with a fine-level log line.
+     */
+    private static int forEachFile(StoreTree tree, int maxModels, BooleanSupplier stop, BiConsumer<Path, FileNode> visit) {
         int models = 0;
         for (StoreTree.ModelEntry m : tree.models().values()) {
-            if (stopped || models >= budget.maxModels()) {
+            if (stop.getAsBoolean() || models >= maxModels) {
                 break;
             }
             models++;
+            Deque<Map.Entry<Path, DirNode>> dirs = new ArrayDeque<>();
+            dirs.push(Map.entry(Path.of(m.manifest().name().directoryPath()), m.dir()));
             try {
-                Deque<DirNode> dirs = new ArrayDeque<>(List.of(m.dir()));
                 while (!dirs.isEmpty()) {
-                    for (Node n : dirs.pop().children().values()) {
-                        switch (n) {
-                            case DirNode d -> dirs.push(d);
-                            case FileNode f -> f.source().convertedData().forEach(d -> keep(kernels, d));
+                    Map.Entry<Path, DirNode> d = dirs.pop();
+                    for (Map.Entry<String, Node> c : d.getValue().children().entrySet()) {
+                        Path p = d.getKey().resolve(c.getKey());
+                        switch (c.getValue()) {
+                            case DirNode sub -> dirs.push(Map.entry(p, sub));
+                            case FileNode f -> visit.accept(p, f);
                         }
                     }
                 }
@@ -242,5 +258,25 @@ public final class KernelWarmup implements AutoCloseable {
         } finally {
             leases.forEach(BlobLease::close);
         }
+    }
+
+    /**
+     * The files a front end's read-path warm-up reads: for each conversion kernel the largest file that runs it,
+     * and the largest file without conversions, in the first {@code maxModels} models; at most {@code maxFiles},
+     * as paths below the root of the tree.
+     */
+    public static Collection<Path> filesToRead(StoreTree tree, int maxModels, int maxFiles) {
+        Map<String, Path> best = new LinkedHashMap<>();
+        Map<String, Long> sizes = new LinkedHashMap<>();
+        forEachFile(tree, maxModels, () -> false, (p, f) -> {
+            List<String> kernels = f.source().convertedData().stream().map(ConvertedData::kernel).filter(k -> k != null).distinct().toList();
+            for (String k : kernels.isEmpty() ? List.of("") : kernels) {
+                if ((best.containsKey(k) || best.size() < maxFiles) && f.size() > sizes.getOrDefault(k, -1L)) {
+                    best.put(k, p);
+                    sizes.put(k, f.size());
+                }
+            }
+        });
+        return new LinkedHashSet<>(best.values());
     }
 }

@@ -167,6 +167,30 @@ class OpenedSourceTest {
         }
     }
 
+    /** A range inside one blob slice is found in one search and named by descriptor and position; any other range is not. */
+    @Test
+    void aRangeInsideOneBlobSliceIsSpliceableAtItsBlobPosition() throws IOException {
+        byte[] b = new byte[10_000];
+        new Random(5).nextBytes(b);
+        BlobRef r = blob(b);
+        ByteSource src = ByteSource.of(new Segment.Literal(new byte[100]), new Segment.BlobSlice(r, 1000, 5000),
+                new Segment.Converted(new XorConverted(r, 512)));
+        try (OpenedSource o = OpenedSource.open(src, resolver, new ChunkCache(1 << 20))) {
+            int seg = o.blobSegment(100 + 200, 4000);
+            assertEquals(1, seg);
+            assertEquals(1200, o.blobPosition(seg, 300));
+            java.nio.ByteBuffer got = java.nio.ByteBuffer.allocate(4000);
+            try (var ch = java.nio.channels.FileChannel.open(java.nio.file.Path.of("/proc/self/fd/" + o.blobDescriptor(seg)))) {
+                ch.read(got, 1200);
+            }
+            assertArrayEquals(java.util.Arrays.copyOfRange(b, 1200, 5200), got.array());
+            assertEquals(-1, o.blobSegment(50, 100), "starts in a literal");
+            assertEquals(-1, o.blobSegment(4000, 2000), "runs past the slice");
+            assertEquals(-1, o.blobSegment(5200, 10), "converted bytes");
+            assertEquals(-1, o.blobSegment(src.size(), 10), "at the end");
+        }
+    }
+
     @Test
     void convertedChunksAreComputedOnceThenCached() throws IOException {
         byte[] b = new byte[1000];

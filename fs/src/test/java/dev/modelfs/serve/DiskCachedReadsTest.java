@@ -41,6 +41,20 @@ class DiskCachedReadsTest {
         return n;
     }
 
+    /** How many converted data of the tree have a chunk named {@code name}. */
+    private static long readersOf(ServedTree served, String name) {
+        long n = 0;
+        for (FileNode f : TinyGgufStore.files(served.tree())) {
+            for (ConvertedData d : f.source().convertedData()) {
+                long chunks = (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
+                for (long c = 0; c < chunks; c++) {
+                    n += name.equals(d.persistentName(c)) ? 1 : 0;
+                }
+            }
+        }
+        return n;
+    }
+
     @Test
     void aRestartReadsTheConvertedChunksFromDiskWithTheSameBytes() throws Exception {
         OllamaStore store = TinyGgufStore.create(root);
@@ -84,8 +98,12 @@ class DiskCachedReadsTest {
         }
         DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
         try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, second)) {
+            long sharing = readersOf(served, victim.getFileName().toString());
             assertEquals(plain, TinyGgufStore.digests(served), "the truncated chunk is not served");
-            assertEquals(unnamedChunks(served) + 1, served.chunks().conversions(), "exactly the truncated chunk converted again");
+            long again = served.chunks().conversions() - unnamedChunks(served);
+            // the first file that meets it converts it again; another file showing the same chunk converts it too
+            // when it reads before the background rewrite lands
+            assertTrue(again >= 1 && again <= sharing, again + " conversions of the truncated chunk, " + sharing + " files show it");
             assertEquals(1, second.rejected());
         }
     }

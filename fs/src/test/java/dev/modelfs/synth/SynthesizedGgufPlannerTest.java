@@ -9,29 +9,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.arch.TokenizerTables;
-import dev.modelfs.convert.MlxParts;
-import dev.modelfs.convert.OutputType;
-import dev.modelfs.convert.RowConverted;
-import dev.modelfs.convert.RowSource;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.StoredTensor;
-import dev.modelfs.quant.FloatCasts;
-import dev.modelfs.quant.ggml.GgmlDequantizers;
-import dev.modelfs.quant.mlx.MlxDequantizer;
-import dev.modelfs.quant.mlx.MlxQuant;
 import dev.modelfs.store.Digest;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -181,101 +170,7 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(gemma3Tensors(), vocab)).contains("extra embedding rows"));
     }
 
-    /** A shifted source adds the constant in f32 to the widened values. */
-    @Test
-    void shiftedRowsAddInF32() {
-        int n = 6;
-        MemorySegment blob = Arena.ofAuto().allocate(2L * n);
-        for (int i = 0; i < n; i++) {
-            blob.set(U16, 2L * i, FloatCasts.f32ToBf16(i / 128f - 0.02f));
-        }
-        StoredTensor s = new StoredTensor("n", Dtype.BF16, new long[]{n}, new BlobRange(BLOB, blob.byteSize(), 0, blob.byteSize()));
-        RowConverted c = new RowConverted(new RowSource.Shifted(RowSource.Plain.of(s, n, OutputType.F32), 1f), 1, null, "n");
-        MemorySegment dst = Arena.ofAuto().allocate(c.length());
-        c.compute(0, List.of(blob), dst);
-        for (int i = 0; i < n; i++) {
-            float w = FloatCasts.bf16ToF32(blob.get(U16, 2L * i));
-            assertEquals(Float.floatToIntBits(w + 1f), Float.floatToIntBits(dst.get(F32, 4L * i)), "element " + i);
-        }
-    }
-
     private static String reason(SynthesizedGgufPlanner.Result r) {
         return assertInstanceOf(SynthesizedGgufPlanner.Result.Refused.class, r).reason();
-    }
-
-    /** MLX 4-bit tensors re-packed as GGUF blocks decode (ggml kernels) to what the MLX dequantizer gives. */
-    @Test
-    void repackedBlocksDecodeToTheMlxValues() {
-        Random rnd = new Random(7);
-        for (RowSource.Repack.Kind kind : RowSource.Repack.Kind.values()) {
-            int rows = 3, rowElems = 128;
-            MlxQuant q = switch (kind) {
-                case MXFP4 -> MlxQuant.of("mxfp4", null);
-                case NVFP4 -> MlxQuant.of("nvfp4", null);
-                case Q4_1 -> MlxQuant.of("int4", 64);
-            };
-            int groups = rows * rowElems / q.groupSize();
-            int codeBytes = rows * rowElems / 2;
-            boolean affine = kind == RowSource.Repack.Kind.Q4_1;
-            int scaleBytes = affine ? 2 : 1;
-            MemorySegment blob = Arena.ofAuto().allocate(codeBytes + 2L * groups * scaleBytes);
-            for (int i = 0; i < codeBytes; i++) {
-                blob.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt(256));
-            }
-            for (int g = 0; g < groups; g++) {
-                if (affine) {   // bf16 values that are exact in f16
-                    blob.set(U16, codeBytes + 2L * g, FloatCasts.f32ToBf16((rnd.nextInt(200) + 1) / 4096f));
-                    blob.set(U16, codeBytes + 2L * groups + 2L * g, FloatCasts.f32ToBf16(-(rnd.nextInt(200)) / 1024f));
-                } else {
-                    blob.set(ValueLayout.JAVA_BYTE, codeBytes + g, (byte) (kind == RowSource.Repack.Kind.MXFP4 ? 120 + rnd.nextInt(10) : 0x30 + rnd.nextInt(16)));
-                }
-            }
-            long size = blob.byteSize();
-            StoredTensor codes = new StoredTensor("w", Dtype.U32, new long[]{rows, rowElems / 8}, new BlobRange(BLOB, size, 0, codeBytes));
-            StoredTensor scale = new StoredTensor("w.scale", affine ? Dtype.BF16 : Dtype.U8, new long[]{rows, rowElems / q.groupSize()},
-                    new BlobRange(BLOB, size, codeBytes, (long) groups * scaleBytes));
-            StoredTensor bias = affine ? new StoredTensor("w.bias", Dtype.BF16, new long[]{rows, rowElems / q.groupSize()},
-                    new BlobRange(BLOB, size, codeBytes + 2L * groups, 2L * groups)) : null;
-            LogicalTensor t = new LogicalTensor("w", "", "w", codes, scale, bias, null, q, new long[]{rows, rowElems});
-            MlxParts parts = new MlxParts(t);
-            RowSource.Repack src = new RowSource.Repack(parts, rowElems, kind);
-            MemorySegment out = Arena.ofAuto().allocate(rows * src.outRowBytes());
-            src.write(List.of(blob), 0, rows, null, out);
-            GgmlType type = GgmlType.valueOf(kind.name());
-            MemorySegment got = Arena.ofAuto().allocate(4L * rows * rowElems);
-            GgmlDequantizers.forType(type).dequantize(out, 0, got, 0, (long) rows * rowElems / type.blockElements());
-            MemorySegment want = Arena.ofAuto().allocate(4L * rows * rowElems);
-            MlxDequantizer.of(q).dequantize(parts.data(List.of(blob)), 0, groups, want, 0);
-            for (int i = 0; i < rows * rowElems; i++) {
-                assertEquals(want.get(F32, 4L * i) + 0f, got.get(F32, 4L * i) + 0f, kind + " element " + i);
-            }
-        }
-    }
-
-    /** A permuted copy puts source row hfRowOf(r) at output row r. */
-    @Test
-    void rowConvertedPermutesWholeRows() {
-        int rows = 8, rowElems = 4;
-        MemorySegment blob = Arena.ofAuto().allocate(2L * rows * rowElems);
-        for (int i = 0; i < rows * rowElems; i++) {
-            blob.set(U16, 2L * i, FloatCasts.f32ToBf16(i));
-        }
-        StoredTensor s = new StoredTensor("k", Dtype.BF16, new long[]{rows, rowElems}, new BlobRange(BLOB, blob.byteSize(), 0, blob.byteSize()));
-        QkPermutation perm = new QkPermutation(2, rows);
-        for (OutputType out : OutputType.values()) {
-            RowConverted c = new RowConverted(RowSource.Plain.of(s, rowElems, out), rows, perm, "k");
-            MemorySegment dst = Arena.ofAuto().allocate(c.length());
-            c.compute(0, List.of(blob), dst);
-            for (int r = 0; r < rows; r++) {
-                for (int e = 0; e < rowElems; e++) {
-                    float v = switch (out) {
-                        case F32 -> dst.get(F32, 4L * (r * rowElems + e));
-                        case F16 -> FloatCasts.f16ToF32(dst.get(U16, 2L * (r * rowElems + e)));
-                        case BF16 -> FloatCasts.bf16ToF32(dst.get(U16, 2L * (r * rowElems + e)));
-                    };
-                    assertEquals(perm.hfRowOf(r) * rowElems + e, v, 0f, out + " row " + r);
-                }
-            }
-        }
     }
 }

@@ -77,7 +77,7 @@ final class NfsCommand implements Callable<Integer> {
         ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, conversion.openDisk());
         NfsServer server;
         try {
-            server = NfsServer.start(served, st.root(), new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
+            server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
         } catch (IOException | RuntimeException e) {
             served.close();
             throw e;

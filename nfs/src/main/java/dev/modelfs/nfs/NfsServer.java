@@ -1,11 +1,10 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.read.ReadAhead;
+import dev.modelfs.serve.ServePolicy;
 import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcProgram;
@@ -19,7 +18,7 @@ import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
  *
  * <p>Invariants: registers with rpcbind only when one answers on port 111 (clients that know the port
  * need none); owns the served tree it was given and closes it on {@link #close()}, which is idempotent.
- * Sequential readers of converted files get read-ahead ({@link ReadAhead#forCores()}), as on the FUSE mount.
+ * Sequential readers of converted files get the served tree's read-ahead, as on the FUSE mount.
  */
 public final class NfsServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(NfsServer.class.getName());
@@ -30,27 +29,25 @@ public final class NfsServer implements AutoCloseable {
     private final OncRpcSvc svc;
     private final ServedTree served;
     private final OpenFiles open;
-    private final ReadAhead readAhead;
     private final InetSocketAddress address;
     private final boolean published;
     private boolean closed;
 
-    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, ReadAhead readAhead, InetSocketAddress address,
+    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, InetSocketAddress address,
                       boolean published) {
         this.svc = svc;
         this.served = served;
         this.open = open;
-        this.readAhead = readAhead;
         this.address = address;
         this.published = published;
     }
 
-    /** Starts serving {@code served} (whose store lives at {@code storeRoot}). */
-    public static NfsServer start(ServedTree served, Path storeRoot, Config config) throws IOException {
+    /** Starts serving {@code served}. */
+    public static NfsServer start(ServedTree served, Config config) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        ReadAhead readAhead = ReadAhead.forCores();
-        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), readAhead, 256);
-        Wire.Owner owner = new Wire.Owner(config.uid(), config.gid(), 0x6d6f64656c6673L);   // "modelfs"
+        ServePolicy policy = served.policy(config.uid(), config.gid());
+        OpenFiles open = new OpenFiles(policy, 256);
+        Wire.Shown shown = new Wire.Shown(policy, 0x6d6f64656c6673L);   // fsid "modelfs"
         boolean rpcbind = rpcbindRunning();
         OncRpcSvcBuilder b = new OncRpcSvcBuilder()
                 .withTCP()
@@ -61,7 +58,7 @@ public final class NfsServer implements AutoCloseable {
                 .withWorkerThreadPoolSize(Math.max(8, 2 * Runtime.getRuntime().availableProcessors()))
                 .withServiceName("modelfs-nfs")
                 .withRpcService(new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION),
-                        new Nfs3Program(handles, open, config.allow(), owner, storeRoot))
+                        new Nfs3Program(handles, open, config.allow(), policy, shown))
                 .withRpcService(new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION),
                         new MountProgram(handles, config.allow()));
         b = rpcbind ? b.withAutoPublish() : b.withoutAutoPublish();
@@ -70,14 +67,13 @@ public final class NfsServer implements AutoCloseable {
             svc.start();
         } catch (IOException | RuntimeException e) {
             open.close();
-            readAhead.close();
             throw new IOException("cannot serve NFS on " + config.bind() + ":" + config.port() + ": " + e.getMessage(), e);
         }
         InetSocketAddress addr = svc.getInetSocketAddress(IpProtocolType.TCP);
         if (rpcbind) {
             LOG.info("registered NFS and MOUNT with rpcbind");
         }
-        return new NfsServer(svc, served, open, readAhead, addr, rpcbind);
+        return new NfsServer(svc, served, open, addr, rpcbind);
     }
 
     private static boolean rpcbindRunning() {
@@ -99,7 +95,7 @@ public final class NfsServer implements AutoCloseable {
 
     /** What this server converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
     public String conversionSummary() {
-        return served.conversionSummary() + ", " + readAhead.chunksAhead() + " ahead of readers";
+        return served.conversionSummary();
     }
 
     @Override
@@ -114,7 +110,6 @@ public final class NfsServer implements AutoCloseable {
             LOG.fine("stop: " + e);
         }
         open.close();
-        readAhead.close();
         served.close();
     }
 }

@@ -3,11 +3,9 @@ package dev.modelfs.nfs;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import dev.modelfs.cache.ChunkCache;
-import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.read.OpenedSource;
-import dev.modelfs.read.ReadAhead;
+import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -15,18 +13,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The opened sources of recently read files (NFS has no open/close): a bounded cache, so a stream of
- * READs maps a file's blobs once.
+ * READs maps a file's blobs once. Files are opened by the {@link ServePolicy}, so a sequential NFS
+ * reader of converted bytes gets the same read-ahead as a FUSE reader.
  *
  * <p>Invariants: at most {@code maxOpen} sources are cached; an evicted source is closed only once
  * no READ still uses it (reference counted), so a read never sees its blobs unmapped underneath.
- * Sources are opened with the server's {@link ReadAhead}: a client reading a converted file
- * sequentially (READs within the read-ahead slack of each other, in any order) gets the chunks ahead
- * converted on every core, as a FUSE reader does.
+ * Sources are opened by the {@link ServePolicy}, with the served tree's read-ahead: a client reading a
+ * converted file sequentially (READs within the read-ahead slack of each other, in any order) gets the
+ * chunks ahead converted on every core, as a FUSE reader does.
  */
 final class OpenFiles implements AutoCloseable {
-    private final BlobResolver resolver;
-    private final ChunkCache chunks;
-    private final ReadAhead readAhead;
+    private final ServePolicy policy;
     private final Cache<FileNode, Opened> cache;
 
     /** A cached source and its users: the cache holds one reference, every READ in flight one more. */
@@ -62,10 +59,8 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
-    OpenFiles(BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, int maxOpen) {
-        this.resolver = resolver;
-        this.chunks = chunks;
-        this.readAhead = readAhead;
+    OpenFiles(ServePolicy policy, int maxOpen) {
+        this.policy = policy;
         this.cache = Caffeine.newBuilder().maximumSize(maxOpen).expireAfterAccess(Duration.ofMinutes(2))
                 .executor(Runnable::run)
                 .<FileNode, Opened>removalListener((k, v, cause) -> {
@@ -82,7 +77,7 @@ final class OpenFiles implements AutoCloseable {
             try {
                 o = cache.get(node, n -> {
                     try {
-                        return new Opened(OpenedSource.open(n.source(), resolver, chunks, readAhead));
+                        return new Opened(policy.open(n));
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }

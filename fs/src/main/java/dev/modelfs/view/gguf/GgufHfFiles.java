@@ -2,12 +2,12 @@ package dev.modelfs.view.gguf;
 
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
-import dev.modelfs.convert.BlockConverted;
 import dev.modelfs.convert.OutputType;
-import dev.modelfs.convert.PermutedRows;
 import dev.modelfs.convert.RebuiltFile;
-import dev.modelfs.convert.ShiftedVector;
+import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
@@ -42,7 +42,7 @@ import java.util.Optional;
  * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
  * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
  * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
- * norm weights shifted back ({@link ShiftedVector}).
+ * norm weights shifted back ({@link UnitSource.Shifted}).
  */
 final class GgufHfFiles {
     private GgufHfFiles() {}
@@ -118,7 +118,9 @@ final class GgufHfFiles {
             if (t.add() != 0) {
                 OutputType o = out != null ? out : OutputType.F32;
                 dtype = o.dtype;
-                seg = new Segment.Converted(new ShiftedVector(blob, start, t.elements(), t.add(), o, t.name() + " " + src.type()));
+                var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
+                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
+                        t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
             } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
                 if (t.sourceRow() != null) {
                     throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
@@ -131,12 +133,13 @@ final class GgufHfFiles {
                 var deq = GgmlDequantizers.forType(src.type());
                 String desc = t.name() + " " + src.type();
                 seg = new Segment.Converted(t.sourceRow() == null
-                        ? new BlockConverted(blob, start, t.elements() / deq.blockElements(), deq, o, desc)
-                        : new PermutedRows(blob, start, t.rows(), t.elements() / t.rows() / deq.blockElements(), deq, o, t.sourceRow(), desc));
+                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, desc)
+                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
+                                t.rows(), t.sourceRow(), desc + " rows reordered -> " + o.dtype));
             }
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), seg);
         }
-        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
     }
 }

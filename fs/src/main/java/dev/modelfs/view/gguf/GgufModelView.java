@@ -2,12 +2,12 @@ package dev.modelfs.view.gguf;
 
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
-import dev.modelfs.convert.BlockConverted;
 import dev.modelfs.convert.OutputType;
+import dev.modelfs.convert.UnitConverted;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
-import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufTensorInfo;
@@ -24,7 +24,6 @@ import dev.modelfs.tree.ModelContext;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.tree.TreeBuilder;
 import dev.modelfs.tree.ViewFiles;
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -117,7 +116,7 @@ public final class GgufModelView implements ModelView {
     }
 
     private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
-        return new Segment.Converted(new BlockConverted(blob, Math.addExact(g.dataStart(), t.offset()),
+        return new Segment.Converted(UnitConverted.blocks(blob, Math.addExact(g.dataStart(), t.offset()),
                 t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name() + " " + t.type()));
     }
 
@@ -140,51 +139,26 @@ public final class GgufModelView implements ModelView {
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), seg);
         }
-        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
     }
 
     static ByteSource gguf(GgufFile g, BlobRef blob, OutputType out) {
         boolean hasFileType = g.kv(FILE_TYPE) != null;
-        List<Segment> segs = new ArrayList<>();
-        segs.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
+        List<Segment> head = new ArrayList<>();
+        head.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
         byte[] fileType = GgufWriter.encodeKv(FILE_TYPE, GgufValueType.UINT32, out.llamaFileType);
         for (GgufKv kv : g.kvs()) {
-            segs.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
+            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
         }
         if (!hasFileType) {
-            segs.add(new Segment.Literal(fileType));
+            head.add(new Segment.Literal(fileType));
         }
-        List<Long> sizes = new ArrayList<>();
-        List<GgmlType> types = new ArrayList<>();
+        List<FileAssembly.GgufTensor> tensors = new ArrayList<>();
         for (GgufTensorInfo t : g.tensors()) {
-            GgmlType type = t.type().isQuantized() ? out.ggml : t.type();
-            types.add(type);
-            sizes.add(Math.multiplyExact(t.elements() / type.blockElements(), (long) type.blockBytes()));
+            boolean convert = t.type().isQuantized();
+            tensors.add(new FileAssembly.GgufTensor(t.name(), t.ne(), convert ? out.ggml : t.type(),
+                    convert ? convert(g, blob, t, out) : slice(g, blob, t)));
         }
-        long[] offsets = GgufWriter.tensorOffsets(sizes, g.alignment());
-        ByteArrayOutputStream infos = new ByteArrayOutputStream();
-        for (int i = 0; i < g.tensors().size(); i++) {
-            GgufTensorInfo t = g.tensors().get(i);
-            infos.writeBytes(GgufWriter.encodeTensorInfo(t.name(), t.ne(), types.get(i), offsets[i]));
-        }
-        segs.add(new Segment.Literal(infos.toByteArray()));
-        long headerEnd = 0;
-        for (Segment s : segs) {
-            headerEnd += s.length();
-        }
-        if (!g.tensors().isEmpty()) {
-            segs.add(new Segment.Zeros(GgufWriter.align(headerEnd, g.alignment()) - headerEnd));
-        }
-        long pos = 0;
-        for (int i = 0; i < g.tensors().size(); i++) {
-            GgufTensorInfo t = g.tensors().get(i);
-            segs.add(new Segment.Zeros(offsets[i] - pos));
-            segs.add(t.type().isQuantized() ? convert(g, blob, t, out) : slice(g, blob, t));
-            pos = offsets[i] + sizes.get(i);
-        }
-        if (!g.tensors().isEmpty()) {
-            segs.add(new Segment.Zeros(GgufWriter.align(pos, g.alignment()) - pos));
-        }
-        return new ByteSource(segs);
+        return FileAssembly.gguf(head, tensors, g.alignment());
     }
 }

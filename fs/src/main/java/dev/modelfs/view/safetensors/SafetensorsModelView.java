@@ -3,10 +3,10 @@ package dev.modelfs.view.safetensors;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
-import dev.modelfs.convert.BlockConverted;
-import dev.modelfs.convert.MlxConverted;
 import dev.modelfs.convert.OutputType;
+import dev.modelfs.convert.UnitConverted;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.safetensors.Dtype;
@@ -86,7 +86,7 @@ public final class SafetensorsModelView implements ModelView {
                 metadata.put(t.relativeName() + ".group_size", Integer.toString(t.quant().groupSize()));
             }
         }
-        return ViewFiles.safetensors(specs, metadata, bytes);
+        return FileAssembly.safetensors(specs, metadata, bytes);
     }
 
     private static Segment slice(BlobRange r) {
@@ -109,10 +109,10 @@ public final class SafetensorsModelView implements ModelView {
             Segment seg;
             if (t.quantized()) {
                 dtype = out.dtype;
-                seg = new Segment.Converted(new MlxConverted(t, out));
+                seg = new Segment.Converted(UnitConverted.mlx(t, out));
             } else if (m.dtype().isFloat() && m.dtype() != out.dtype) {
                 dtype = out.dtype;
-                seg = new Segment.Converted(new BlockConverted(new BlobRef(m.bytes().blob(), m.bytes().blobSize()),
+                seg = new Segment.Converted(UnitConverted.blocks(new BlobRef(m.bytes().blob(), m.bytes().blobSize()),
                         m.bytes().offset(), m.numel(), GgmlDequantizers.forType(ElementTypes.ggml(m.dtype()).orElseThrow()), out, t.name()));
             } else {
                 dtype = m.dtype();
@@ -123,6 +123,6 @@ public final class SafetensorsModelView implements ModelView {
                 throw new FormatException("two tensors named " + t.relativeName());
             }
         }
-        return ViewFiles.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
     }
 }

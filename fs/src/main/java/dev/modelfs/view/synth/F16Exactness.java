@@ -1,5 +1,10 @@
 package dev.modelfs.view.synth;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+
+import dev.modelfs.cache.NativeFile;
+import dev.modelfs.cache.TruncatedMapping;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.FloatCasts;
@@ -9,9 +14,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Logger;
@@ -28,8 +30,6 @@ import java.util.logging.Logger;
  */
 final class F16Exactness {
     private static final Logger LOG = Logger.getLogger(F16Exactness.class.getName());
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final Map<String, Boolean> MEMO = new ConcurrentHashMap<>();
 
     private F16Exactness() {}
@@ -50,22 +50,26 @@ final class F16Exactness {
 
     private static boolean scan(OllamaStore store, StoredTensor s) {
         Digest d = s.bytes().blob();
-        try (FileChannel ch = FileChannel.open(store.blobPath(d).orElseThrow(() -> new IOException("blob missing")), StandardOpenOption.READ);
-             Arena arena = Arena.ofConfined()) {
-            if (ch.size() != s.bytes().blobSize() || s.bytes().length() == 0) {
+        try (NativeFile f = store.openBlob(d); Arena arena = Arena.ofConfined()) {
+            long size = f.stat().size();
+            if (size != s.bytes().blobSize() || s.bytes().length() == 0) {
                 return s.bytes().length() == 0;
             }
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_ONLY, s.bytes().offset(), s.bytes().length(), arena);
+            MemorySegment seg = f.map(size, arena).asSlice(s.bytes().offset(), s.bytes().length());
             boolean bf16 = s.dtype() == dev.modelfs.format.safetensors.Dtype.BF16;
             long n = bf16 ? seg.byteSize() / 2 : seg.byteSize() / 4;
-            for (long i = 0; i < n; i++) {
-                float v = bf16 ? FloatCasts.bf16ToF32(seg.get(U16, 2 * i)) : seg.get(F32, 4 * i);
-                if (!exactInF16(v)) {
-                    return false;
+            try {
+                for (long i = 0; i < n; i++) {
+                    float v = bf16 ? FloatCasts.bf16ToF32(seg.get(I16, 2 * i)) : seg.get(F32, 4 * i);
+                    if (!exactInF16(v)) {
+                        return false;
+                    }
                 }
+            } catch (InternalError e) {
+                throw TruncatedMapping.of(d.shortId() + " while checking scales", e);
             }
             return true;
-        } catch (IOException | RuntimeException | InternalError e) {
+        } catch (IOException | RuntimeException e) {
             LOG.fine(d.shortId() + ": cannot check scales for f16 exactness: " + e);
             return false;
         }

@@ -3,13 +3,15 @@ package dev.modelfs.view.synth;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.MlxParts;
 import dev.modelfs.convert.OutputType;
-import dev.modelfs.convert.RowConverted;
-import dev.modelfs.convert.RowSource;
+import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufKv;
@@ -17,6 +19,7 @@ import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.ModelTable;
+import dev.modelfs.quant.mlx.MlxRepack;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.MediaType;
@@ -38,6 +41,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongUnaryOperator;
 import java.util.logging.Logger;
 
 /**
@@ -45,7 +49,7 @@ import java.util.logging.Logger;
  * for every component whose {@code config.json} names a supported architecture, {@code [c/]model.gguf}
  * (lossless types where GGUF has one, else BF16) and {@code [c/]model.{fp32,fp16,bf16}.gguf} (every
  * tensor in that type, norms F32). Headers are built in memory from metadata; tensor bytes are blob
- * slices or {@link RowConverted} data. A component that cannot be planned gets no GGUF and one log line.
+ * slices or {@link UnitConverted} data. A component that cannot be planned gets no GGUF and one log line.
  */
 public final class SynthesizedGgufView implements ModelView {
     private static final Logger LOG = Logger.getLogger(SynthesizedGgufView.class.getName());
@@ -164,35 +168,12 @@ public final class SynthesizedGgufView implements ModelView {
         for (GgufKv kv : kvs) {
             header.writeBytes(GgufWriter.encodeKv(kv.key(), kv.type(), kv.value()));
         }
-        List<Long> sizes = new ArrayList<>();
+        List<FileAssembly.GgufTensor> tensors = new ArrayList<>();
         for (int i = 0; i < plan.tensors().size(); i++) {
             TensorPlan t = plan.tensors().get(i);
-            GgmlType type = types.get(i);
-            if (t.rowLength() % type.blockElements() != 0) {
-                throw new IllegalArgumentException(t.ggufName() + ": row of " + t.rowLength() + " is not whole " + type + " blocks");
-            }
-            sizes.add(Math.multiplyExact(Math.multiplyExact(t.rows(), t.rowLength() / type.blockElements()), (long) type.blockBytes()));
+            tensors.add(new FileAssembly.GgufTensor(t.ggufName(), t.ne(), types.get(i), data(t, types.get(i), plan.architecture().normShift())));
         }
-        long[] offsets = GgufWriter.tensorOffsets(sizes, ALIGNMENT);
-        for (int i = 0; i < plan.tensors().size(); i++) {
-            TensorPlan t = plan.tensors().get(i);
-            header.writeBytes(GgufWriter.encodeTensorInfo(t.ggufName(), t.ne(), types.get(i), offsets[i]));
-        }
-        List<Segment> segs = new ArrayList<>();
-        segs.add(new Segment.Literal(header.toByteArray()));
-        segs.add(new Segment.Zeros(GgufWriter.align(header.size(), ALIGNMENT) - header.size()));
-        long pos = 0;
-        for (int i = 0; i < plan.tensors().size(); i++) {
-            segs.add(new Segment.Zeros(offsets[i] - pos));
-            Segment data = data(plan.tensors().get(i), types.get(i), plan.architecture().normShift());
-            if (data.length() != sizes.get(i)) {
-                throw new IllegalStateException(plan.tensors().get(i).ggufName() + ": " + data.length() + " bytes planned as " + sizes.get(i));
-            }
-            segs.add(data);
-            pos = offsets[i] + sizes.get(i);
-        }
-        segs.add(new Segment.Zeros(GgufWriter.align(pos, ALIGNMENT) - pos));
-        return new ByteSource(segs);
+        return FileAssembly.gguf(List.of(new Segment.Literal(header.toByteArray())), tensors, ALIGNMENT);
     }
 
     /** The bytes of tensor {@code t} in {@code type}. */
@@ -213,24 +194,38 @@ public final class SynthesizedGgufView implements ModelView {
             if (type != GgmlType.F32) {
                 throw new IllegalArgumentException(t.ggufName() + ": shifted norms are F32");
             }
-            RowSource inner = src.quantized() ? RowSource.MlxRows.of(src, t.rowLength(), OutputType.F32)
-                    : RowSource.Plain.of(src.main(), t.rowLength(), OutputType.F32);
-            return new Segment.Converted(new RowConverted(new RowSource.Shifted(inner, normShift), t.rows(), null, what + " + " + normShift));
+            UnitSource inner = src.quantized() ? UnitSource.MlxGroups.of(src, t.rowLength(), OutputType.F32)
+                    : UnitSource.Blocks.stored(src.main(), t.rowLength(), OutputType.F32);
+            return new Segment.Converted(new UnitConverted(new UnitSource.Shifted(inner, normShift, OutputType.F32), t.rows(), null,
+                    what + " + " + normShift));
         }
         if (!src.quantized()) {
-            OutputType out = RowSource.outputOf(type);
+            OutputType out = OutputType.of(type);
             if (t.permutation() == null && src.main().dtype() == out.dtype) {
                 var r = src.main().bytes();
                 return new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length());
             }
-            return new Segment.Converted(new RowConverted(RowSource.Plain.of(src.main(), t.rowLength(), out), t.rows(), t.permutation(), what));
+            return new Segment.Converted(new UnitConverted(UnitSource.Blocks.stored(src.main(), t.rowLength(), out), t.rows(),
+                    order(t, what), what));
         }
-        RowSource rows = switch (type) {
-            case MXFP4 -> new RowSource.Repack(new MlxParts(src), t.rowLength(), RowSource.Repack.Kind.MXFP4);
-            case NVFP4 -> new RowSource.Repack(new MlxParts(src), t.rowLength(), RowSource.Repack.Kind.NVFP4);
-            case Q4_1 -> new RowSource.Repack(new MlxParts(src), t.rowLength(), RowSource.Repack.Kind.Q4_1);
-            default -> RowSource.MlxRows.of(src, t.rowLength(), RowSource.outputOf(type));
+        UnitSource rows = switch (type) {
+            case MXFP4 -> new UnitSource.Repacked(new MlxParts(src), t.rowLength(), MlxRepack.Kind.MXFP4);
+            case NVFP4 -> new UnitSource.Repacked(new MlxParts(src), t.rowLength(), MlxRepack.Kind.NVFP4);
+            case Q4_1 -> new UnitSource.Repacked(new MlxParts(src), t.rowLength(), MlxRepack.Kind.Q4_1);
+            default -> UnitSource.MlxGroups.of(src, t.rowLength(), OutputType.of(type));
         };
-        return new Segment.Converted(new RowConverted(rows, t.rows(), t.permutation(), what));
+        return new Segment.Converted(new UnitConverted(rows, t.rows(), order(t, what), what));
+    }
+
+    /** The GGUF row order of {@code t}: GGUF row {@code r} is Hugging Face row {@code hfRowOf(r)}; null when unpermuted. */
+    private static LongUnaryOperator order(TensorPlan t, String what) {
+        QkPermutation p = t.permutation();
+        if (p == null) {
+            return null;
+        }
+        if (p.rows() != t.rows()) {
+            throw new IllegalArgumentException(what + ": permutation of " + p.rows() + " rows for " + t.rows() + " rows");
+        }
+        return r -> p.hfRowOf((int) r);
     }
 }
