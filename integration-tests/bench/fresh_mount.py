@@ -236,13 +236,16 @@ def main():
                             t0 = time.time()
                             mf.warmup()
                             add("warmup wall", time.time() - t0)
+                            add("warmup anon MiB", rss_kib(mf.proc.pid)[1] / 1024)     # after the warm-up, before any read
+                        if tag == " nowarm":
+                            time.sleep(2)
+                            add("nowarm anon MiB", rss_kib(mf.proc.pid)[1] / 1024)
                         add(name + " fresh" + tag, first_read_gbs(m(f)))
                         if f == BF16 and tag == "":            # a reassembled read right after a conversion
                             add("reas after conv", first_read_gbs(m("big-st/model.safetensors")))
                         add(name + " warm" + tag, first_read_gbs(m(f)))
                         if tag == "":
                             add("warmup cpu", mf.warmup() or 0.0)
-                            add("warmup anon MiB", rss_kib(mf.proc.pid)[1] / 1024)
                     finally:
                         mf.stop(mnt)
             # 2. passthrough and reassembled on a fresh mount
@@ -337,7 +340,8 @@ def report(a, r):
         row("1. the same, read once the warm-up has finished", r[name + " fresh after"], "the same read on a warm mount", r[name + " warm"], 0.8)
         row("1. the same, `--no-warmup` with a trained AOT cache (`-XX:AOTCache`)", r[name + " fresh aot"], "the same read on a warm mount", r[name + " warm"], 0.8)
     print(f"| 1. warm-up cost at mount | {fmt(r['warmup cpu'])} CPU s, done {fmt(r['warmup wall'])} s after the models are listed"
-          f" | JVM anonymous RSS after it: {fmt(r['warmup anon MiB'])} MiB | |")
+          f" | JVM anonymous RSS after it, before any read: {fmt(r['warmup anon MiB'])} MiB; with `--no-warmup`:"
+          f" {fmt(r['nowarm anon MiB'])} MiB | |")
     row("2. `model.gguf` first read, fresh mount", r["pass1"], "bindfs first read", b1, 1.0)
     row("2. `model.safetensors` (as stored), first read, fresh mount", r["reas1"], "passthrough `model.gguf`", r["pass1"], 0.9)
     row("2. the same, right after a conversion", r["reas after conv"], "passthrough `model.gguf`", r["pass1"], 0.9)
