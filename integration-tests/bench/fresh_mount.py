@@ -34,9 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_throughput import build_store, cache_blobs, cat_seconds, drop, fio_iops, first_read_gbs, median, fmt, rss_kib  # noqa: E402
 
 GANESHA = "/usr/bin/ganesha.nfsd"
-BF16 = "big-st/model.bf16.safetensors"
+BF16 = "big-st/bf16/model.safetensors"
 FP32 = "big-gguf/model.fp32.gguf"
-CONVERTED = {"int4+bf16 -> bf16 (`big-st/model.bf16.safetensors`)": BF16,
+CONVERTED = {"int4+bf16 -> bf16 (`big-st/bf16/model.safetensors`)": BF16,
              "Q8_0+Q4_K -> f32 (`big-gguf/model.fp32.gguf`)": FP32}
 
 

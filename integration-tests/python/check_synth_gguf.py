@@ -175,7 +175,7 @@ def check_hostile(r, mount, d, e):
     base = os.path.join(mount, d)
     if not r.ok(os.path.isdir(base), f"{d}: hostile model's directory missing (only the GGUF may be left out)"):
         return
-    for f in ("config.json", "model.safetensors", "model.bf16.safetensors"):
+    for f in ("config.json", "model.safetensors", "bf16/model.safetensors", "bf16/config.json"):
         r.ok(os.path.isfile(os.path.join(base, f)), f"{d}: {f} missing ({e['why']})")
     for f in ["model.gguf"] + [f"model.{v}.gguf" for v in VARIANTS]:
         r.ok(not os.path.exists(os.path.join(base, f)), f"{d}: {f} exists although {e['why']}")

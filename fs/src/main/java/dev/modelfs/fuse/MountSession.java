@@ -2,6 +2,7 @@ package dev.modelfs.fuse;
 
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
@@ -12,6 +13,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -26,9 +28,11 @@ public final class MountSession implements AutoCloseable {
     private final ServedTree served;
     private final FuseWorkers workers;
     private final KernelWarmup warmup;
+    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, KernelWarmup warmup) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, KernelWarmup warmup, IntSupplier openFiles) {
+        this.openFiles = openFiles;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
@@ -37,13 +41,19 @@ public final class MountSession implements AutoCloseable {
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), disk);
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -61,7 +71,7 @@ public final class MountSession implements AutoCloseable {
         KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
                 stop -> MountReadWarmup.run(mp, KernelWarmup.filesToRead(served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8),
                         1500, stop)) : null;
-        return new MountSession(mp, served, workers, warmup);   // the workers hold the file system (its callbacks) while mounted
+        return new MountSession(mp, served, workers, warmup, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -89,6 +99,16 @@ public final class MountSession implements AutoCloseable {
     /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
     public String conversionSummary() {
         return served.conversionSummary();
+    }
+
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return openFiles.getAsInt();
     }
 
     @Override

@@ -32,7 +32,8 @@ public final class ModelTables {
         }
         if (m.first(MediaType.Kind.TENSOR) != null) {
             ComponentConfigs configs = ComponentConfigs.read(store, m);
-            TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType()).build(m);
+            TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType(),
+                    configs.imageQuantization()).build(m);
             out.add(new ModelTable.Safetensors(table, configs));
         }
         return out;

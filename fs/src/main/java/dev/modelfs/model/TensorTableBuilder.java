@@ -33,6 +33,7 @@ public final class TensorTableBuilder {
     private final HeaderSource headers;
     private final Function<String, JsonNode> quantConfig;
     private final String fileTypeHint;
+    private final String imageQuantization;
 
     private final List<String> problems = new ArrayList<>();
     private final Set<String> disabled = new HashSet<>();
@@ -43,9 +44,20 @@ public final class TensorTableBuilder {
      * @param fileTypeHint the config blob's {@code file_type} (e.g. {@code q4}), used only to break ties
      */
     public TensorTableBuilder(HeaderSource headers, Function<String, JsonNode> quantConfig, String fileTypeHint) {
+        this(headers, quantConfig, fileTypeHint, null);
+    }
+
+    /**
+     * @param imageQuantization the {@code quantization} of the model's {@code model_index.json} (an image
+     *                          model), or null; gives the type of v0.14–v0.15 {@code "data"} triples
+     *                          ({@link LegacyImageQuant})
+     */
+    public TensorTableBuilder(HeaderSource headers, Function<String, JsonNode> quantConfig, String fileTypeHint,
+                              String imageQuantization) {
         this.headers = headers;
         this.quantConfig = quantConfig;
         this.fileTypeHint = fileTypeHint;
+        this.imageQuantization = imageQuantization;
     }
 
     /** One main entry found in a blob, before quantization is resolved. */
@@ -207,7 +219,8 @@ public final class TensorTableBuilder {
                 continue;
             }
             MlxQuant q = QuantResolver.resolve(new QuantResolver.Pieces(f.key(), f.main(), f.scale(), f.bias(), f.globalScale(),
-                    f.metadata(), quantConfig.apply(component), relative, fileTypeHint));
+                    f.metadata(), quantConfig.apply(component), relative, fileTypeHint, f.legacyData(),
+                    component.isEmpty() ? null : imageQuantization));
             if (q == null) {
                 fail(component, "cannot tell how " + f.logicalName() + " is quantized (shapes/dtypes match no known type)");
                 continue;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
 import dev.modelfs.store.Digest;
@@ -48,6 +49,8 @@ public final class ModelDirectory {
             if (l.kind() == Kind.JSON) {
                 if (l.name() == null) {
                     LOG.warning(m.name() + ": json layer without a name, skipped");
+                } else if (l.name().equals(DiffusersModelIndex.NAME)) {
+                    putModelIndex(ctx, tree, l);
                 } else {
                     putBlob(ctx, tree, l.name(), l, "json layer");
                 }
@@ -93,6 +96,26 @@ public final class ModelDirectory {
                 ByteSource.of(new Segment.BlobSlice(ref, 0, l.size())),
                 Map.of("user.modelfs.digest", d.toString(), "user.modelfs.source", what + " " + d));
         return tree.put(path, f);
+    }
+
+    /**
+     * An image model's {@code model_index.json}: restored for diffusers ({@link DiffusersModelIndex}) when
+     * Ollama rewrote it, else the stored bytes; one log line when it cannot be read or parsed.
+     */
+    private static void putModelIndex(ModelContext ctx, TreeBuilder tree, Layer l) {
+        byte[] restored = null;
+        if (l.digest().isPresent()) {
+            try {
+                restored = DiffusersModelIndex.restore(ctx.store().readSmallBlob(l.digest().get(), MAX_TEXT));
+            } catch (IOException e) {
+                LOG.warning(ctx.manifest().name() + ": model_index.json served as stored: " + e.getMessage());
+            }
+        }
+        if (restored == null) {
+            putBlob(ctx, tree, l.name(), l, "json layer");
+        } else {
+            putLiteral(ctx, tree, l.name(), restored, "json layer " + l.digest().get() + " restored for diffusers");
+        }
     }
 
     private static void putLiteral(ModelContext ctx, TreeBuilder tree, String path, byte[] bytes, String what) {

@@ -102,6 +102,31 @@ class TensorTableBuilderTest {
         return build(c -> null, "");
     }
 
+    TensorTable buildImage(String fileType, String imageQuantization) {
+        Manifest m = ManifestParser.parse(ModelName.parse("t").orElseThrow(),
+                ("{\"layers\":[" + String.join(",", layers) + "]}").getBytes(StandardCharsets.UTF_8));
+        HeaderSource hs = (d, size) -> SafetensorsParser.parse(MemorySegment.ofArray(blobs.get(d)));
+        return new TensorTableBuilder(hs, c -> null, fileType, imageQuantization).build(m);
+    }
+
+    /** A v0.14–v0.15 quantized tensor: three "data" layers (weight, _scale, _qbias when affine). */
+    void legacyTriple(String name, long rows, long words, long groups, boolean affine) {
+        layer(name, mlxBlob("null", new E("data", "U32", rows, words)));
+        layer(name + "_scale", mlxBlob("null", new E("data", affine ? "BF16" : "U8", rows, groups)));
+        if (affine) {
+            layer(name + "_qbias", mlxBlob("null", new E("data", "BF16", rows, groups)));
+        }
+    }
+
+    static void assertQuant(TensorTable t, String name, MlxMode mode, int bits, int group, long... logical) {
+        LogicalTensor x = get(t, name);
+        assertNotNull(x, name + " " + t.problems());
+        assertEquals(mode, x.quant().mode(), name);
+        assertEquals(bits, x.quant().bits(), name);
+        assertEquals(group, x.quant().groupSize(), name);
+        assertArrayEquals(logical, x.logicalShape(), name);
+    }
+
     static LogicalTensor get(TensorTable t, String name) {
         return t.tensors().stream().filter(x -> x.name().equals(name)).findFirst().orElse(null);
     }
@@ -191,6 +216,58 @@ class TensorTableBuilderTest {
         assertEquals(MlxMode.MXFP8, m.quant().mode());
         assertEquals("text_encoder", get(t, "text_encoder/embed.weight").component());
         assertEquals(2, t.byComponent().size());
+    }
+
+    /** v0.14.0–v0.15.4 image import --quantize fp8: U32 [96,24] with a [96,3] scale is affine 8-bit g32, never int4 g64. */
+    @Test
+    void eraV014ImageFp8IsAffine8BitGroup32() {
+        legacyTriple("transformer/blocks.0.attn.qkv.weight", 96, 24, 3, true);
+        TensorTable t = buildImage("", "FP8");       // v0.14 image imports never set file_type
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        assertQuant(t, "transformer/blocks.0.attn.qkv.weight", MlxMode.AFFINE, 8, 32, 96, 96);
+    }
+
+    /** The same shapes with no model_index.json at all: a "data" triple's tie is decided by the era (8-bit g32). */
+    @Test
+    void eraV014DataTripleWithoutAnyHintIsStill8BitGroup32() {
+        legacyTriple("transformer/w", 96, 24, 3, true);
+        assertQuant(buildImage("", null), "transformer/w", MlxMode.AFFINE, 8, 32, 96, 96);
+    }
+
+    /** v0.14.3–v0.15.4 fp4: affine 4-bit g32 (shape inference agrees; the era value must not break it). */
+    @Test
+    void eraV015ImageFp4IsAffine4BitGroup32() {
+        legacyTriple("transformer/w", 96, 12, 3, true);
+        assertQuant(buildImage("", "FP4"), "transformer/w", MlxMode.AFFINE, 4, 32, 96, 96);
+    }
+
+    /** v0.15.5–v0.15.6: q8 is affine 8-bit g64, mxfp8 g32 with U8 scales. */
+    @Test
+    void eraV0155ImageQ8AndMxfp8() {
+        legacyTriple("transformer/a", 8, 32, 2, true);
+        legacyTriple("text_encoder/b", 8, 16, 2, false);
+        TensorTable t = buildImage("", "Q8");
+        assertQuant(t, "transformer/a", MlxMode.AFFINE, 8, 64, 8, 128);
+        assertQuant(t, "text_encoder/b", MlxMode.MXFP8, 8, 32, 8, 64);
+    }
+
+    /** v0.16+ image blobs carry metadata; model_index.json's "INT4" names no legacy type and the metadata wins. */
+    @Test
+    void eraV016ImageMetadataWins() {
+        layer("transformer/a.weight", mlxBlob("{\"quant_type\":\"int4\",\"group_size\":\"64\"}",
+                new E("transformer/a.weight", "U32", 96, 24), new E("transformer/a.weight.scale", "BF16", 96, 3),
+                new E("transformer/a.weight.bias", "BF16", 96, 3)));
+        assertQuant(buildImage("", "INT4"), "transformer/a.weight", MlxMode.AFFINE, 4, 64, 96, 192);
+    }
+
+    /** Names-keyed blobs without metadata (v0.18.0–v0.18.2 packed experts): the tie is int4 g64 unless file_type says 8 bits. */
+    @Test
+    void eraV018PackedExpertsTieFollowsFileTypeElseInt4Group64() {
+        layer("model.layers.0.mlp.experts", mlxBlob("null", new E("model.layers.0.mlp.experts.0.up_proj.weight", "U32", 8, 8),
+                new E("model.layers.0.mlp.experts.0.up_proj.weight.scale", "BF16", 8, 1),
+                new E("model.layers.0.mlp.experts.0.up_proj.weight.bias", "BF16", 8, 1)));
+        assertQuant(buildImage("", null), "model.layers.0.mlp.experts.0.up_proj.weight", MlxMode.AFFINE, 4, 64, 8, 64);
+        assertQuant(buildImage("int8", null), "model.layers.0.mlp.experts.0.up_proj.weight", MlxMode.AFFINE, 8, 32, 8, 32);
     }
 
     @Test

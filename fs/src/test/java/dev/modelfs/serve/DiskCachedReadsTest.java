@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.view.StandardViews;
 import java.nio.channels.FileChannel;
@@ -64,7 +65,7 @@ class DiskCachedReadsTest {
         }
         DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
         long converted;
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, first)) {
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
             assertEquals(plain, TinyGgufStore.digests(served));
             converted = served.chunks().conversions();
             assertTrue(first.flush(10_000));
@@ -72,7 +73,7 @@ class DiskCachedReadsTest {
                     first.writes() + " chunks written of " + converted + " converted");
         }
         DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, second)) {
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
             assertEquals(plain, TinyGgufStore.digests(served));
             assertEquals(unnamedChunks(served), served.chunks().conversions(), "only chunks without a persistent name converted again");
             assertEquals(first.writes() + first.hits(), second.hits(), "every named chunk came from disk");
@@ -85,7 +86,7 @@ class DiskCachedReadsTest {
         OllamaStore store = TinyGgufStore.create(root);
         Map<Long, String> plain;
         DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, first)) {
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
             plain = TinyGgufStore.digests(served);
             assertTrue(first.flush(10_000));
         }
@@ -97,7 +98,7 @@ class DiskCachedReadsTest {
             ch.truncate(ch.size() / 2);
         }
         DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, second)) {
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
             long sharing = readersOf(served, victim.getFileName().toString());
             assertEquals(plain, TinyGgufStore.digests(served), "the truncated chunk is not served");
             long again = served.chunks().conversions() - unnamedChunks(served);

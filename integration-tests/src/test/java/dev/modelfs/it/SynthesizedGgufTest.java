@@ -25,19 +25,20 @@ class SynthesizedGgufTest {
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-gguf-it", work -> {
-        Fixture.deleteTree(out);
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
-        return out.resolve("store");
+        return Fixture.generate(out.getFileName().toString(), "make_gguf_fixture.py", 1200, llamaSrc).resolve("store");
     });
 
     @Test
     void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
         mounted.cli().requireChecker(900, "check_synth_gguf.py", out.toString());
+    }
+
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.modelfs.cli;
 
+import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.nfs.AllowList;
 import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
@@ -29,6 +30,9 @@ final class NfsCommand implements Callable<Integer> {
 
     @Mixin
     ConversionOptions conversion;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
             description = "address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
@@ -67,6 +71,7 @@ final class NfsCommand implements Callable<Integer> {
         }
         int p = port != null ? port : UnixIds.uid() == 0 ? 2049 : 20490;
         OllamaStore st = store.open();
+        metrics.parse();
         if (daemon) {
             return daemonize(st, p);
         }
@@ -74,13 +79,21 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, conversion.openDisk());
+        PrometheusTelemetry telemetry = metrics.start(true);
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry),
+                conversion.openDisk());
         NfsServer server;
         try {
             server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
         } catch (IOException | RuntimeException e) {
             served.close();
+            if (telemetry != null) {
+                telemetry.close();
+            }
             throw e;
+        }
+        if (telemetry != null) {
+            telemetry.watch(served, server::openFiles);
         }
         KernelWarmup warmup = conversion.noWarmup ? null
                 : KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
@@ -88,13 +101,16 @@ final class NfsCommand implements Callable<Integer> {
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
                 + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",mountproto=tcp,nolock "
-                + bind + ":/ DIR)");
+                + bind + ":/ DIR" + MetricsOption.describe(telemetry) + ")");
         System.out.flush();
         stop.await();
         if (warmup != null) {
             warmup.close();
         }
         server.close();
+        if (telemetry != null) {
+            telemetry.close();
+        }
         System.out.println("modelfs: NFS server stopped (" + server.conversionSummary() + ")");
         return 0;
     }
@@ -105,6 +121,7 @@ final class NfsCommand implements Callable<Integer> {
         List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
                 "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.addAll(conversion.args());
+        cmd.addAll(metrics.args());
         if (!allow.isEmpty()) {
             cmd.add("--allow");
             cmd.add(String.join(",", allow));

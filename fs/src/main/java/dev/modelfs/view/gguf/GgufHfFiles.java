@@ -11,6 +11,7 @@ import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
@@ -40,7 +41,7 @@ import java.util.Optional;
 /**
  * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
  * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
- * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
+ * {@code {fp32,fp16,bf16}/model.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
  * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
  * norm weights shifted back ({@link UnitSource.Shifted}).
  */
@@ -58,7 +59,8 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    h -> TokenizerFiles.tokenizerJson(GgufVocab.read(h)), "tokenizer.json rebuilt from the GGUF header"))));
+                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
             for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
@@ -68,7 +70,7 @@ final class GgufHfFiles {
         files.put("model.safetensors", safetensors(hf, g, blob, null));
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            String name = "model." + out.variant + ".safetensors";
+            String name = out.inFolder("model.safetensors");
             files.put(name, safetensors(hf, g, blob, out));
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }

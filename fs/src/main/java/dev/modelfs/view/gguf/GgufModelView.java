@@ -33,8 +33,8 @@ import java.util.logging.Logger;
 
 /**
  * Converted files of GGUF-based models (docs/DESIGN.md §1): {@code model.safetensors} (GGUF names,
- * floats and integers as stored, quantized types as F32), {@code model.{fp32,fp16,bf16}.safetensors}
- * and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
+ * floats and integers as stored, quantized types as F32), {@code {fp32,fp16,bf16}/model.safetensors}
+ * (every float tensor in that dtype; under {@code gguf/} when the model has a Hugging Face folder) and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
  * dequantized, {@code general.file_type} updated; unquantized tensors and every other KV are
  * byte-for-byte slices of the source).
  */
@@ -69,7 +69,7 @@ public final class GgufModelView implements ModelView {
         }
         put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            put(ctx, tree, named + "model." + out.variant + ".safetensors", () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+            put(ctx, tree, named + out.inFolder("model.safetensors"), () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
             put(ctx, tree, "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
         }
     }
