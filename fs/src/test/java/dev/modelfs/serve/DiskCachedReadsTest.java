@@ -13,7 +13,10 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,28 +32,33 @@ class DiskCachedReadsTest {
     @TempDir
     Path cacheDir;
 
+    /** Every converted data of the tree, each instance once (variant folders show some files twice). */
+    private static Set<ConvertedData> convertedData(ServedTree served) {
+        Set<ConvertedData> all = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (FileNode f : TinyGgufStore.files(served.tree())) {
+            all.addAll(f.source().convertedData());
+        }
+        return all;
+    }
+
     /** Chunks of data that has no persistent name (converted on every start, disk or not). */
     private static long unnamedChunks(ServedTree served) {
         long n = 0;
-        for (FileNode f : TinyGgufStore.files(served.tree())) {
-            for (ConvertedData d : f.source().convertedData()) {
-                if (d.persistentName(0) == null) {
-                    n += (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
-                }
+        for (ConvertedData d : convertedData(served)) {
+            if (d.persistentName(0) == null) {
+                n += (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
             }
         }
         return n;
     }
 
-    /** How many converted data of the tree have a chunk named {@code name}. */
+    /** How many converted data (instances) of the tree have a chunk named {@code name}. */
     private static long readersOf(ServedTree served, String name) {
         long n = 0;
-        for (FileNode f : TinyGgufStore.files(served.tree())) {
-            for (ConvertedData d : f.source().convertedData()) {
-                long chunks = (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
-                for (long c = 0; c < chunks; c++) {
-                    n += name.equals(d.persistentName(c)) ? 1 : 0;
-                }
+        for (ConvertedData d : convertedData(served)) {
+            long chunks = (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
+            for (long c = 0; c < chunks; c++) {
+                n += name.equals(d.persistentName(c)) ? 1 : 0;
             }
         }
         return n;
