@@ -8,6 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -119,6 +126,56 @@ class ChunkCacheTest {
             ChunkCache.Chunk again = c.acquire(new ChunkCache.Key(1, 0), 64, s -> fillWith(s, (byte) 6));
             assertEquals(6, again.bytes().get(ValueLayout.JAVA_BYTE, 0), "recomputed: a zero-sized cache keeps nothing");
             again.release();
+        }
+    }
+
+    @Test
+    void readersOfTheSameChunksAtOnceConvertEachChunkOnce() throws Exception {
+        int readers = 8;
+        int chunks = 16;
+        AtomicInteger[] fills = new AtomicInteger[chunks];
+        for (int i = 0; i < chunks; i++) {
+            fills[i] = new AtomicInteger();
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(readers);
+        try (ChunkCache c = new ChunkCache(64L << 20)) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Long>> sums = new ArrayList<>();
+            for (int r = 0; r < readers; r++) {
+                sums.add(pool.submit(() -> {
+                    start.await();
+                    long sum = 0;
+                    for (int k = 0; k < chunks; k++) {
+                        int chunk = k;
+                        ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(5, chunk), 4096, s -> {
+                            fills[chunk].incrementAndGet();
+                            sleep(20);                       // a slow conversion: the others arrive while it runs
+                            fillWith(s, (byte) (chunk + 1));
+                        });
+                        sum += ch.bytes().get(ValueLayout.JAVA_BYTE, 4095);
+                        ch.release();
+                    }
+                    return sum;
+                }));
+            }
+            start.countDown();
+            for (Future<Long> f : sums) {
+                assertEquals((long) chunks * (chunks + 1) / 2, f.get(30, TimeUnit.SECONDS), "every reader saw every chunk's bytes");
+            }
+            for (int i = 0; i < chunks; i++) {
+                assertEquals(1, fills[i].get(), "chunk " + i + " converted once for " + readers + " readers");
+            }
+            assertEquals(chunks, c.conversions());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -88,6 +88,17 @@ public final class ByteSource {
         return blobs;
     }
 
+    /** The converted data this file shows, in file order (empty for files of blob and literal bytes only). */
+    public List<ConvertedData> convertedData() {
+        List<ConvertedData> out = new java.util.ArrayList<>();
+        for (Segment s : segments) {
+            if (s instanceof Segment.Converted c) {
+                out.add(c.data());
+            }
+        }
+        return out;
+    }
+
     public int segmentCount() {
         return segments.length;
     }

@@ -232,7 +232,8 @@ public final class OpenedSource implements AutoCloseable {
                     requestAhead(filePos);
                 }
                 try {
-                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out));
+                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
+                            out -> compute(data, chunk, out));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
@@ -282,7 +283,13 @@ public final class OpenedSource implements AutoCloseable {
 
     /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
     void convertAhead(ConvertedData data, long chunk) {
-        chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out)).release();
+        chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
+                out -> compute(data, chunk, out)).release();
+    }
+
+    /** The chunk's name in the disk tier, or null without one (no string is made then). */
+    private String diskName(ConvertedData data, long chunk) {
+        return chunks.disk() == null ? null : data.persistentName(chunk);
     }
 
     private void compute(ConvertedData data, long chunk, MemorySegment out) {

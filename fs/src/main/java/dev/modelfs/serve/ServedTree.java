@@ -3,6 +3,7 @@ package dev.modelfs.serve;
 import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.read.ReadAhead;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.Telemetry;
@@ -53,18 +54,28 @@ public final class ServedTree implements AutoCloseable {
 
     /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reports nothing. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
-        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE);
+        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE, null);
     }
 
     /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reads report to {@code telemetry}. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
                                   Telemetry telemetry) {
+        return open(store, views, cacheBytes, refreshMillis, telemetry, null);
+    }
+
+    /**
+     * Builds the tree over {@code store} with {@code views}, converted chunks cached in memory and, when
+     * {@code disk} is not null, on disk (the served tree then owns and closes it), and starts refreshing it;
+     * reads report to {@code telemetry}.
+     */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry, DiskChunkStore disk) {
         if (!Files.isDirectory(store.root().resolve("manifests"))) {
             LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        ChunkCache chunks = new ChunkCache(cacheBytes);     // native memory, not the heap
+        ChunkCache chunks = new ChunkCache(cacheBytes, disk);     // native memory, not the heap
         BlobResolver resolver = BlobResolver.forStore(store, mappings);
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");
@@ -91,6 +102,20 @@ public final class ServedTree implements AutoCloseable {
 
     public ChunkCache chunks() {
         return chunks;
+    }
+
+    /**
+     * What was converted since start, for the front ends' last line: {@code "12 chunks converted, 11 ahead of
+     * readers"}, with a cache directory {@code "12 chunks converted, 30 read from and 12 written to the cache
+     * directory, 11 ahead of readers"}.
+     */
+    public String conversionSummary() {
+        String s = chunks.conversions() + " chunks converted";
+        DiskChunkStore disk = chunks.disk();
+        if (disk != null) {
+            s += ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
+        }
+        return s + ", " + readAhead.chunksAhead() + " ahead of readers";
     }
 
     /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */

@@ -28,6 +28,9 @@ final class MountCommand implements Callable<Integer> {
     StoreOption store;
 
     @Mixin
+    ConversionOptions conversion;
+
+    @Mixin
     MetricsOption metrics;
 
     @Parameters(paramLabel = "MOUNTPOINT", description = "existing empty directory")
@@ -96,7 +99,7 @@ final class MountCommand implements Callable<Integer> {
         if (telemetry != null) {
             telemetry.close();
         }
-        System.out.println("modelfs: unmounted " + mp);
+        System.out.println("modelfs: unmounted " + mp + " (" + session.conversionSummary() + ")");
         return 0;
     }
 
@@ -128,7 +131,8 @@ final class MountCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
             }
         }
-        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads);
+        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads,
+                conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -138,6 +142,7 @@ final class MountCommand implements Callable<Integer> {
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
+        cmd.addAll(conversion.args());
         cmd.addAll(metrics.args());
         if (!options.isEmpty()) {
             cmd.add("-o");

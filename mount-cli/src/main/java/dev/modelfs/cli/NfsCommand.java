@@ -6,6 +6,7 @@ import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.view.StandardViews;
+import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +27,9 @@ import sun.misc.Signal;
 final class NfsCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
+
+    @Mixin
+    ConversionOptions conversion;
 
     @Mixin
     MetricsOption metrics;
@@ -76,7 +80,8 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
         PrometheusTelemetry telemetry = metrics.start(true);
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry));
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry),
+                conversion.openDisk());
         NfsServer server;
         try {
             server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
@@ -90,6 +95,8 @@ final class NfsCommand implements Callable<Integer> {
         if (telemetry != null) {
             telemetry.watch(served, server::openFiles);
         }
+        KernelWarmup warmup = conversion.noWarmup ? null
+                : KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
         int actual = server.address().getPort();
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
@@ -97,11 +104,14 @@ final class NfsCommand implements Callable<Integer> {
                 + bind + ":/ DIR" + MetricsOption.describe(telemetry) + ")");
         System.out.flush();
         stop.await();
+        if (warmup != null) {
+            warmup.close();
+        }
         server.close();
         if (telemetry != null) {
             telemetry.close();
         }
-        System.out.println("modelfs: NFS server stopped");
+        System.out.println("modelfs: NFS server stopped (" + server.conversionSummary() + ")");
         return 0;
     }
 
@@ -110,6 +120,7 @@ final class NfsCommand implements Callable<Integer> {
         long before = Files.exists(log) ? Files.size(log) : 0;
         List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
                 "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
+        cmd.addAll(conversion.args());
         cmd.addAll(metrics.args());
         if (!allow.isEmpty()) {
             cmd.add("--allow");
