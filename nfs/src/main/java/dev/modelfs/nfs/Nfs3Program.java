@@ -93,6 +93,23 @@ final class Nfs3Program implements RpcDispatchable {
             }
         } catch (Failure f) {
             status(call, f.status, proc == Nfs3.GETATTR ? 0 : 1);
+        } catch (OncRpcException e) {
+            throw e;                                   // undecodable arguments: oncrpc4j answers GARBAGE_ARGS
+        } catch (Throwable t) {                        // a bug or an Error: answer NFS3ERR_IO, the worker carries on
+            internalError(call, proc, t);
+        }
+    }
+
+    /** Answers a call whose handling threw something unexpected with NFS3ERR_IO; logs each kind once. */
+    private void internalError(RpcCall call, int proc, Throwable t) {
+        String what = "NFS procedure " + proc + " failed: " + t;
+        if (logged.asMap().putIfAbsent(what, Boolean.TRUE) == null) {
+            LOG.severe(what);
+        }
+        try {
+            status(call, Nfs3.ERR_IO, proc == Nfs3.GETATTR ? 0 : 1);
+        } catch (Throwable again) {
+            call.failRpcSystem();
         }
     }
 
@@ -161,7 +178,7 @@ final class Nfs3Program implements RpcDispatchable {
     private record Named(FileHandle dir, String name) {}
 
     private void lookup(RpcCall call) throws OncRpcException, IOException, Failure {
-        Named a = Wire.args(call, in -> new Named(Wire.handle(in), in.xdrDecodeString()));
+        Named a = Wire.args(call, in -> new Named(Wire.handle(in), Wire.string(in, 4096)));
         DirNode d = dir(a.dir());
         if (a.name().getBytes(StandardCharsets.UTF_8).length > 255) {
             throw new Failure(Nfs3.ERR_NAMETOOLONG);
@@ -400,8 +417,8 @@ final class Nfs3Program implements RpcDispatchable {
             out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
             out.xdrEncodeInt(Nfs3.RTMAX);
             out.xdrEncodeInt(4096);
-            out.xdrEncodeInt(Nfs3.RTMAX);    // wtmax, wtpref, wtmult (writes are refused anyway)
-            out.xdrEncodeInt(Nfs3.RTMAX);
+            out.xdrEncodeInt(Nfs3.WTMAX);    // wtmax, wtpref, wtmult (writes are refused anyway)
+            out.xdrEncodeInt(Nfs3.WTMAX);
             out.xdrEncodeInt(4096);
             out.xdrEncodeInt(Nfs3.DTPREF);
             out.xdrEncodeLong(Long.MAX_VALUE);
