@@ -93,8 +93,7 @@ public final class ModelFs extends FuseStubFS {
         return n;
     }
 
-    @Override
-    public int getattr(String path, FileStat stat) {
+    private int getattr0(String path, FileStat stat) {
         Node n;
         try {
             n = resolve(path);
@@ -131,8 +130,7 @@ public final class ModelFs extends FuseStubFS {
         stat.st_blksize.set(128 * 1024);
     }
 
-    @Override
-    public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
+    private int readdir0(String path, Pointer buf, FuseFillDir filler, long offset, FuseFileInfo fi) {
         Node n;
         try {
             n = resolve(path);
@@ -157,8 +155,7 @@ public final class ModelFs extends FuseStubFS {
         return 0;
     }
 
-    @Override
-    public int open(String path, FuseFileInfo fi) {
+    private int open0(String path, FuseFileInfo fi) {
         int flags = fi.flags.get();
         if ((flags & O_ACCMODE) != 0 || (flags & O_TRUNC) != 0) {
             return -ErrorCodes.EROFS();
@@ -180,8 +177,7 @@ public final class ModelFs extends FuseStubFS {
     }
 
     /** jnr's read callback; a mount driven by {@link FuseWorkers} reads through its {@code read_buf} instead. */
-    @Override
-    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+    private int read0(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
         OpenedSource src = openSource(fi.fh.get());
         if (src == null) {
             return -ErrorCodes.EBADF();
@@ -217,8 +213,7 @@ public final class ModelFs extends FuseStubFS {
         return copy;
     }
 
-    @Override
-    public int release(String path, FuseFileInfo fi) {
+    private int release0(String path, FuseFileInfo fi) {
         Handle h = open.remove(fi.fh.get());
         if (h != null) {
             h.source().close();
@@ -230,8 +225,7 @@ public final class ModelFs extends FuseStubFS {
      * Attributes of an open file are those of what it opened, not of what its path shows now: after
      * a re-pull, a reader that opened the old model still sees (and can read up to) the old size.
      */
-    @Override
-    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+    private int fgetattr0(String path, FileStat stat, FuseFileInfo fi) {
         Handle h = fi == null ? null : open.get(fi.fh.get());
         if (h == null) {
             return getattr(path, stat);
@@ -240,8 +234,7 @@ public final class ModelFs extends FuseStubFS {
         return 0;
     }
 
-    @Override
-    public int statfs(String path, Statvfs st) {
+    private int statfs0(String path, Statvfs st) {
         try {
             FileStore fs = Files.getFileStore(tree.store().root());
             long bsize = Math.max(1, fs.getBlockSize());
@@ -256,15 +249,6 @@ public final class ModelFs extends FuseStubFS {
         } catch (IOException | RuntimeException e) {
             logOnce("statfs: " + e);
             return -ErrorCodes.EIO();
-        }
-    }
-
-    @Override
-    public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        try {
-            return getxattr0(path, name, value, size);
-        } catch (RuntimeException e) {
-            return fail("getxattr " + path, e);
         }
     }
 
@@ -288,15 +272,6 @@ public final class ModelFs extends FuseStubFS {
         return b.length;
     }
 
-    @Override
-    public int listxattr(String path, Pointer list, @size_t long size) {
-        try {
-            return listxattr0(path, list, size);
-        } catch (RuntimeException e) {
-            return fail("listxattr " + path, e);
-        }
-    }
-
     private int listxattr0(String path, Pointer list, long size) {
         Node n = resolve(path);
         if (n == null) {
@@ -317,8 +292,7 @@ public final class ModelFs extends FuseStubFS {
         return b.length;
     }
 
-    @Override
-    public int access(String path, int mask) {
+    private int access0(String path, int mask) {
         try {
             if (resolve(path) == null) {
                 return -ErrorCodes.ENOENT();
@@ -327,6 +301,110 @@ public final class ModelFs extends FuseStubFS {
             return fail("access " + path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
+    }
+
+    // ---- every callback answers: a Throwable in one (a bug, an exhausted stack, OutOfMemoryError) is EIO ----
+
+    @Override
+    public int getattr(String path, FileStat stat) {
+        try {
+            return getattr0(path, stat);
+        } catch (Throwable t) {
+            return internalError("getattr", path, t);
+        }
+    }
+
+    @Override
+    public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
+        try {
+            return readdir0(path, buf, filler, offset, fi);
+        } catch (Throwable t) {
+            return internalError("readdir", path, t);
+        }
+    }
+
+    @Override
+    public int open(String path, FuseFileInfo fi) {
+        try {
+            return open0(path, fi);
+        } catch (Throwable t) {
+            return internalError("open", path, t);
+        }
+    }
+
+    @Override
+    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        try {
+            return read0(path, buf, size, offset, fi);
+        } catch (Throwable t) {
+            return internalError("read", path, t);
+        }
+    }
+
+    @Override
+    public int release(String path, FuseFileInfo fi) {
+        try {
+            return release0(path, fi);
+        } catch (Throwable t) {
+            return internalError("release", path, t);
+        }
+    }
+
+    @Override
+    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+        try {
+            return fgetattr0(path, stat, fi);
+        } catch (Throwable t) {
+            return internalError("fgetattr", path, t);
+        }
+    }
+
+    @Override
+    public int statfs(String path, Statvfs st) {
+        try {
+            return statfs0(path, st);
+        } catch (Throwable t) {
+            return internalError("statfs", path, t);
+        }
+    }
+
+    @Override
+    public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        try {
+            return getxattr0(path, name, value, size);
+        } catch (Throwable t) {
+            return internalError("getxattr", path, t);
+        }
+    }
+
+    @Override
+    public int listxattr(String path, Pointer list, @size_t long size) {
+        try {
+            return listxattr0(path, list, size);
+        } catch (Throwable t) {
+            return internalError("listxattr", path, t);
+        }
+    }
+
+    @Override
+    public int access(String path, int mask) {
+        try {
+            return access0(path, mask);
+        } catch (Throwable t) {
+            return internalError("access", path, t);
+        }
+    }
+
+    /**
+     * The one guard of every callback: whatever it threw, the request is answered (EIO) and the worker
+     * thread carries on; a request left unanswered would hang its caller in the kernel for good.
+     */
+    private int internalError(String op, String path, Throwable t) {
+        try {
+            return fail(op + " " + path, t);
+        } catch (Throwable again) {              // even logging failed (out of memory): still answer
+            return -ErrorCodes.EIO();
+        }
     }
 
     // ---- everything that would change the tree is refused ----
