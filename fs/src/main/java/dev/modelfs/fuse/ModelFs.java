@@ -57,6 +57,19 @@ public final class ModelFs extends FuseStubFS {
     /** Failure lines already logged, at most {@value #LOGGED_MAX} (size-bounded eviction, on the caller's thread). */
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
+    /** Set once the mount is stopping: new opens fail, open files keep being served. */
+    private volatile boolean stopping;
+
+    /** From now on every {@code open} fails with ESHUTDOWN; files already open keep being served. */
+    public void stopOpening() {
+        stopping = true;
+    }
+
+    /** How many files are open now. */
+    public int openFiles() {
+        return open.size();
+    }
+
     /** A file system over {@code tree}; sequential readers of converted files are served by {@code readAhead}. */
     public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
         this.tree = tree;
@@ -156,6 +169,9 @@ public final class ModelFs extends FuseStubFS {
     }
 
     private int open0(String path, FuseFileInfo fi) {
+        if (stopping) {
+            return -ErrorCodes.ESHUTDOWN();
+        }
         int flags = fi.flags.get();
         if ((flags & O_ACCMODE) != 0 || (flags & O_TRUNC) != 0) {
             return -ErrorCodes.EROFS();

@@ -1,5 +1,6 @@
 package dev.modelfs.view;
 
+import dev.modelfs.model.TableBudget;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
 import dev.modelfs.store.ManifestRef;
@@ -35,8 +36,11 @@ public final class StoreTree {
     /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
     private Set<ManifestRef> failed = Set.of();
 
-    /** A model directory and the manifest it was built from. */
-    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref) {}
+    /** A model directory, the manifest it was built from and its share of the table budget. */
+    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, TableBudget.Account budget) {}
+
+    /** The tables of all model directories together ({@link TableBudget}). */
+    private final TableBudget budget = TableBudget.standard();
 
     public StoreTree(OllamaStore store, ModelDirectory models) {
         this.store = store;
@@ -94,6 +98,11 @@ public final class StoreTree {
             }
         }
         root = DirNode.of(Inodes.ROOT, newest, tb.build());
+        for (Map.Entry<ManifestRef, ModelEntry> old : entries.entrySet()) {
+            if (next.get(old.getKey()) != old.getValue()) {
+                old.getValue().budget().release();       // the model left the tree: its share is free again
+            }
+        }
         entries = next;
         failed = Set.copyOf(nextFailed);
         lastRefs = refs;
@@ -111,9 +120,10 @@ public final class StoreTree {
                 LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
             }
             ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
+            TableBudget.Account share = budget.account();
             DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),
-                    ref.mtimeNanos(), () -> models.build(ctx));
-            return new ModelEntry(m, dir, ref);
+                    ref.mtimeNanos(), () -> models.build(ctx, share));
+            return new ModelEntry(m, dir, ref, share);
         } catch (IOException | RuntimeException e) {
             LOG.warning("model " + ref.name().displayShortest() + " disabled: " + e.getMessage());
             return null;

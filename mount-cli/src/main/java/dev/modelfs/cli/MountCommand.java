@@ -6,6 +6,7 @@ import dev.modelfs.fuse.MountTable;
 import dev.modelfs.store.OllamaStore;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -51,11 +52,21 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
+    @Option(names = "--grace", paramLabel = "SECONDS", defaultValue = "300",
+            description = "on stop, keep serving files already open for up to this long (default: ${DEFAULT-VALUE})")
+    long graceSeconds;
+
     @Override
     public Integer call() throws Exception {
         Path mp = mountpoint.toAbsolutePath().normalize();
+        if (threads < 1) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--threads must be at least 1, not " + threads);
+        }
+        if (graceSeconds < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--grace must not be negative, not " + graceSeconds);
+        }
         MountOptions opts = parseOptions();
-        OllamaStore st = store.open();
+        OllamaStore st = store.openExisting();         // like ls: no store there is an error, not an empty tree
         if (daemon) {
             return daemonize(mp, st);
         }
@@ -74,7 +85,7 @@ final class MountCommand implements Callable<Integer> {
                 break;
             }
         }
-        session.close();
+        session.stop(Duration.ofSeconds(graceSeconds));
         System.out.println("modelfs: unmounted " + mp);
         return 0;
     }
@@ -117,6 +128,8 @@ final class MountCommand implements Callable<Integer> {
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
+        cmd.add("--grace");
+        cmd.add(Long.toString(graceSeconds));
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));
