@@ -131,7 +131,7 @@ public final class ModelFs extends FuseStubFS {
             t.tv_nsec.set(nsec);
         }
         if (n instanceof FileNode f) {
-            stat.st_mode.set(FileStat.S_IFREG | 0444);
+            stat.st_mode.set(FileStat.S_IFREG | f.mode());
             stat.st_nlink.set(1);
             stat.st_size.set(f.size());
             stat.st_blocks.set((f.size() + 511) / 512);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
+import dev.modelfs.model.SourceModes;
 import dev.modelfs.model.TableBudget;
 import dev.modelfs.store.Digest;
 import dev.modelfs.store.Layer;
@@ -45,6 +46,7 @@ public final class ModelDirectory {
         // directories are per model (two tags of one manifest must not share directory inodes);
         // files keep (manifest digest, path) identities, so identical files share an inode
         TreeBuilder tree = new TreeBuilder(m.digest().hex() + "@" + m.name().manifestPath(), ctx.mtimeNanos());
+        tree.narrowFilesTo(SourceModes.ofModel(ctx.store(), m));      // never more readable than the sources
         addOllamaFiles(ctx, tree);
         addGgufBlobs(ctx, tree);
         for (Layer l : m.layers()) {

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
+import org.dcache.oncrpc4j.rpc.RpcAuthTypeUnix;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.rpc.RpcDispatchable;
 import org.dcache.oncrpc4j.xdr.Xdr;
@@ -206,7 +207,8 @@ final class Nfs3Program implements RpcDispatchable {
     private void access(RpcCall call) throws OncRpcException, IOException, Failure {
         HandleAndInt a = Wire.args(call, in -> new HandleAndInt(Wire.handle(in), in.xdrDecodeInt()));
         Node n = node(a.fh());
-        int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE : Nfs3.ACCESS_READ;
+        int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE
+                : n instanceof FileNode f && readable(call, f) ? Nfs3.ACCESS_READ : 0;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.postOpAttr(out, n, owner);
@@ -222,6 +224,27 @@ final class Nfs3Program implements RpcDispatchable {
         });
     }
 
+    /**
+     * Whether the file's mode lets the caller read it, the class (owner, group, other) chosen from its
+     * AUTH_SYS credential against the owner the server shows; any other credential is "other".
+     */
+    private boolean readable(RpcCall call, FileNode f) {
+        int mode = f.mode();
+        if (call.getCredential() instanceof RpcAuthTypeUnix u) {
+            if (u.uid() == owner.uid()) {
+                return (mode & 0400) != 0;
+            }
+            boolean group = u.gid() == owner.gid();
+            for (int g : u.gids()) {
+                group |= g == owner.gid();
+            }
+            if (group) {
+                return (mode & 0040) != 0;
+            }
+        }
+        return (mode & 0004) != 0;
+    }
+
     private record ReadArgs(FileHandle fh, long offset, long count) {}
 
     private void read(RpcCall call) throws OncRpcException, IOException, Failure {
@@ -230,6 +253,9 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(a.fh());
         if (!(n instanceof FileNode f)) {
             throw new Failure(Nfs3.ERR_ISDIR);
+        }
+        if (!readable(call, f)) {
+            throw new Failure(Nfs3.ERR_ACCES);
         }
         long size = f.size();
         long offset = a.offset();

@@ -16,7 +16,8 @@ import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
  * arguments through {@link #args}, replies through {@link #reply}, and the attribute structures.
  *
  * <p>Invariants: {@link #fattr3} writes exactly {@link Nfs3#FATTR3_BYTES} bytes; attributes are those
- * of the FUSE mount (files 0444, directories 0555, the server's uid and gid, the manifest's mtime).
+ * of the FUSE mount (files {@link FileNode#mode()}, at most 0444; directories 0555; the server's uid and
+ * gid; the manifest's mtime).
  */
 final class Wire {
     private Wire() {}
@@ -105,7 +106,7 @@ final class Wire {
         boolean file = n instanceof FileNode;
         long size = n instanceof FileNode f ? f.size() : 4096;
         out.xdrEncodeInt(file ? Nfs3.NF3REG : Nfs3.NF3DIR);
-        out.xdrEncodeInt(file ? 0444 : 0555);
+        out.xdrEncodeInt(n instanceof FileNode f ? f.mode() : 0555);
         out.xdrEncodeInt(file ? 1 : 2);
         out.xdrEncodeInt(owner.uid());
         out.xdrEncodeInt(owner.gid());
