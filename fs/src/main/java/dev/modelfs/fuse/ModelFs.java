@@ -1,61 +1,47 @@
 package dev.modelfs.fuse;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.cache.ChunkCache;
-import dev.modelfs.view.BlobResolver;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.Errno;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.OpenedSource;
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ReadFailure;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.read.Errno;
+import dev.modelfs.read.OpenedSource;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.util.logging.Logger;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
 import jnr.ffi.types.size_t;
+import ru.serce.jnrfuse.AbstractFuseFS;
 import ru.serce.jnrfuse.ErrorCodes;
 import ru.serce.jnrfuse.FuseFillDir;
-import ru.serce.jnrfuse.FuseStubFS;
 import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 import ru.serce.jnrfuse.struct.Statvfs;
 import ru.serce.jnrfuse.struct.Timespec;
 
 /**
- * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and maps tree
- * operations and errors to FUSE calls and errnos. Knows nothing about file formats.
+ * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and encodes the
+ * {@link ServePolicy}'s answers (attributes, errors, space, opened files) as FUSE replies. Knows
+ * nothing about file formats. Reads are {@link FuseWorkers}' {@code read_buf} upcall, which finds the
+ * open file with {@link #openSource}.
  *
- * <p>Invariants: every mutating operation returns EROFS; an open file keeps serving the bytes of the
- * snapshot it was opened in (it holds its {@link OpenedSource}); a missing blob is ENOENT at open, a
- * size mismatch or a blob truncated under its mapping EIO ({@link ReadFailure#of}); each distinct failure
- * is logged once while it is among the {@value #LOGGED_MAX} remembered (the memory of them is bounded).
+ * <p>Invariants: every mutating operation returns EROFS ({@link ReadOnlyFuseOperations}); an open file
+ * keeps serving the bytes of the snapshot it was opened in (it holds its {@link OpenedSource}); a
+ * missing blob is ENOENT at open, a size mismatch or a blob truncated under its mapping EIO; each
+ * distinct failure is logged once ({@link ServePolicy#failed}).
  */
-public final class ModelFs extends FuseStubFS {
-    private static final Logger LOG = Logger.getLogger(ModelFs.class.getName());
+public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperations {
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
-    private static final int LOGGED_MAX = 10_000;
 
     private final StoreTree tree;
-    private final BlobResolver resolver;
-    private final ChunkCache chunks;
-    private final ReadAhead readAhead;
-    private final long uid;
-    private final long gid;
+    private final ServePolicy policy;
     private final HandleTable<Handle> open = new HandleTable<>();
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
     private record Handle(FileNode node, OpenedSource source) {}
-    /** Failure lines already logged, at most {@value #LOGGED_MAX} (size-bounded eviction, on the caller's thread). */
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     /** Set once the mount is stopping: new opens fail, open files keep being served. */
     private volatile boolean stopping;
@@ -70,14 +56,10 @@ public final class ModelFs extends FuseStubFS {
         return open.size();
     }
 
-    /** A file system over {@code tree}; sequential readers of converted files are served by {@code readAhead}. */
-    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
+    /** A file system over {@code tree} that answers as {@code policy} says. */
+    public ModelFs(StoreTree tree, ServePolicy policy) {
         this.tree = tree;
-        this.resolver = resolver;
-        this.chunks = chunks;
-        this.readAhead = readAhead;
-        this.uid = uid;
-        this.gid = gid;
+        this.policy = policy;
     }
 
     /** Node at an absolute FUSE path in the current snapshot, or null. */
@@ -121,26 +103,19 @@ public final class ModelFs extends FuseStubFS {
     }
 
     private void fill(Node n, FileStat stat) {
-        stat.st_ino.set(n.inode());
-        stat.st_uid.set(uid);
-        stat.st_gid.set(gid);
-        long sec = Math.floorDiv(n.mtimeNanos(), 1_000_000_000L);
-        long nsec = Math.floorMod(n.mtimeNanos(), 1_000_000_000L);
+        ServePolicy.Attributes a = policy.attributes(n);
+        stat.st_ino.set(a.inode());
+        stat.st_uid.set(a.uid());
+        stat.st_gid.set(a.gid());
         for (Timespec t : new Timespec[] {stat.st_mtim, stat.st_ctim, stat.st_atim}) {
-            t.tv_sec.set(sec);
-            t.tv_nsec.set(nsec);
+            t.tv_sec.set(a.mtimeSeconds());
+            t.tv_nsec.set(a.mtimeNanosOfSecond());
         }
-        if (n instanceof FileNode f) {
-            stat.st_mode.set(FileStat.S_IFREG | f.mode());
-            stat.st_nlink.set(1);
-            stat.st_size.set(f.size());
-            stat.st_blocks.set((f.size() + 511) / 512);
-        } else {
-            stat.st_mode.set(FileStat.S_IFDIR | 0555);
-            stat.st_nlink.set(2);
-            stat.st_size.set(4096);
-        }
-        stat.st_blksize.set(128 * 1024);
+        stat.st_mode.set((a.directory() ? FileStat.S_IFDIR : FileStat.S_IFREG) | a.permissions());
+        stat.st_nlink.set(a.links());
+        stat.st_size.set(a.size());
+        stat.st_blocks.set(a.blocks());
+        stat.st_blksize.set(ServePolicy.BLOCK_SIZE);
     }
 
     private int readdir0(String path, Pointer buf, FuseFillDir filler, long offset, FuseFileInfo fi) {
@@ -184,24 +159,11 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead);
+            OpenedSource src = policy.open(f);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {
             return fail("open " + path, e);
-        }
-    }
-
-    /** jnr's read callback; a mount driven by {@link FuseWorkers} reads through its {@code read_buf} instead. */
-    private int read0(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
-        OpenedSource src = openSource(fi.fh.get());
-        if (src == null) {
-            return -ErrorCodes.EBADF();
-        }
-        try {
-            return (int) src.read(offset, MemorySegment.ofAddress(buf.address()).reinterpret(size), 0, size);
-        } catch (IOException | RuntimeException e) {
-            return fail("read " + path, e);
         }
     }
 
@@ -222,10 +184,15 @@ public final class ModelFs extends FuseStubFS {
      * copies it per call; its closures stay alive as long as this object), for {@link FuseWorkers}.
      */
     MemorySegment copyOperations(java.lang.foreign.Arena arena) {
-        byte[] table = new byte[jnr.ffi.Struct.size(fuseOperations)];
-        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, table.length);
-        MemorySegment copy = arena.allocate(table.length, 8);
-        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, table.length);
+        int size = jnr.ffi.Struct.size(fuseOperations);
+        if (size != FuseStructs.OPERATIONS.byteSize()) {
+            throw new IllegalStateException("jnr-fuse's struct fuse_operations has " + size + " bytes, libfuse 2.9's "
+                    + FuseStructs.OPERATIONS.byteSize());
+        }
+        byte[] table = new byte[size];
+        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, size);
+        MemorySegment copy = arena.allocate(FuseStructs.OPERATIONS);
+        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, size);
         return copy;
     }
 
@@ -252,19 +219,26 @@ public final class ModelFs extends FuseStubFS {
 
     private int statfs0(String path, Statvfs st) {
         try {
-            FileStore fs = Files.getFileStore(tree.store().root());
-            long bsize = Math.max(1, fs.getBlockSize());
-            st.f_bsize.set(bsize);
-            st.f_frsize.set(bsize);
-            st.f_blocks.set(fs.getTotalSpace() / bsize);
-            st.f_bfree.set(fs.getUnallocatedSpace() / bsize);
-            st.f_bavail.set(fs.getUsableSpace() / bsize);
-            st.f_namemax.set(255);
+            ServePolicy.Space space = policy.space();
+            st.f_bsize.set(space.blockSize());
+            st.f_frsize.set(space.blockSize());
+            st.f_blocks.set(space.totalBytes() / space.blockSize());
+            st.f_bfree.set(space.freeBytes() / space.blockSize());
+            st.f_bavail.set(space.availableBytes() / space.blockSize());
+            st.f_namemax.set(ServePolicy.NAME_MAX);
             st.f_flag.set(Statvfs.ST_RDONLY);
             return 0;
         } catch (IOException | RuntimeException e) {
-            logOnce("statfs: " + e);
-            return -ErrorCodes.EIO();
+            return fail("statfs", e);
+        }
+    }
+
+    @Override
+    public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        try {
+            return getxattr0(path, name, value, size);
+        } catch (Throwable t) {
+            return internalError("getxattr", path, t);
         }
     }
 
@@ -286,6 +260,15 @@ public final class ModelFs extends FuseStubFS {
         }
         value.put(0, b, 0, b.length);
         return b.length;
+    }
+
+    @Override
+    public int listxattr(String path, Pointer list, @size_t long size) {
+        try {
+            return listxattr0(path, list, size);
+        } catch (Throwable t) {
+            return internalError("listxattr", path, t);
+        }
     }
 
     private int listxattr0(String path, Pointer list, long size) {
@@ -349,15 +332,6 @@ public final class ModelFs extends FuseStubFS {
     }
 
     @Override
-    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        try {
-            return read0(path, buf, size, offset, fi);
-        } catch (Throwable t) {
-            return internalError("read", path, t);
-        }
-    }
-
-    @Override
     public int release(String path, FuseFileInfo fi) {
         try {
             return release0(path, fi);
@@ -385,24 +359,6 @@ public final class ModelFs extends FuseStubFS {
     }
 
     @Override
-    public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        try {
-            return getxattr0(path, name, value, size);
-        } catch (Throwable t) {
-            return internalError("getxattr", path, t);
-        }
-    }
-
-    @Override
-    public int listxattr(String path, Pointer list, @size_t long size) {
-        try {
-            return listxattr0(path, list, size);
-        } catch (Throwable t) {
-            return internalError("listxattr", path, t);
-        }
-    }
-
-    @Override
     public int access(String path, int mask) {
         try {
             return access0(path, mask);
@@ -423,35 +379,14 @@ public final class ModelFs extends FuseStubFS {
         }
     }
 
-    // ---- everything that would change the tree is refused ----
-    @Override public int mknod(String path, long mode, long rdev) { return -ErrorCodes.EROFS(); }
-    @Override public int mkdir(String path, long mode) { return -ErrorCodes.EROFS(); }
-    @Override public int unlink(String path) { return -ErrorCodes.EROFS(); }
-    @Override public int rmdir(String path) { return -ErrorCodes.EROFS(); }
-    @Override public int symlink(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int rename(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int link(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int chmod(String path, long mode) { return -ErrorCodes.EROFS(); }
-    @Override public int chown(String path, long uid, long gid) { return -ErrorCodes.EROFS(); }
-    @Override public int truncate(String path, long size) { return -ErrorCodes.EROFS(); }
-    @Override public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int create(String path, long mode, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int setxattr(String path, String name, Pointer value, long size, int flags) { return -ErrorCodes.EROFS(); }
-    @Override public int removexattr(String path, String name) { return -ErrorCodes.EROFS(); }
-    @Override public int utimens(String path, Timespec[] timespec) { return -ErrorCodes.EROFS(); }
-    @Override public int ftruncate(String path, long size, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int fallocate(String path, int mode, long off, long length, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-
     @Override
     protected String getFSName() {
         return "modelfs";
     }
 
-    /** Logs a failed operation once and returns its negated errno ({@link ReadFailure#of} decides which). */
+    /** Logs a failed operation once and returns its negated errno (the policy decides which). */
     private int fail(String what, Throwable e) {
-        ReadFailure f = ReadFailure.of(e);
-        logOnce(what + ": " + f.getMessage());
-        return -errno(f.errno());
+        return -errno(policy.failed(what, e));
     }
 
     private static int errno(Errno e) {
@@ -460,11 +395,5 @@ public final class ModelFs extends FuseStubFS {
             case EACCES -> ErrorCodes.EACCES();
             case EIO -> ErrorCodes.EIO();
         };
-    }
-
-    private void logOnce(String msg) {
-        if (logged.asMap().putIfAbsent(msg, Boolean.TRUE) == null) {
-            LOG.warning(msg);
-        }
     }
 }

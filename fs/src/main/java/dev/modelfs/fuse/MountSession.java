@@ -1,10 +1,9 @@
 package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ModelView;
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ServedTree;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -27,15 +26,13 @@ public final class MountSession implements AutoCloseable {
     private final ServedTree served;
     private final ModelFs fs;
     private final FuseWorkers workers;
-    private final ReadAhead readAhead;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead) {
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
         this.mountpoint = mountpoint;
         this.served = served;
         this.fs = fs;
         this.workers = workers;
-        this.readAhead = readAhead;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
@@ -46,8 +43,7 @@ public final class MountSession implements AutoCloseable {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
-        ReadAhead readAhead = ReadAhead.forCores();
-        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
+        ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
             List<String> args = new ArrayList<>();
@@ -58,11 +54,10 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads());
         } catch (IOException | RuntimeException e) {
-            readAhead.close();
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers, readAhead);
+        return new MountSession(mp, served, fs, workers);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -138,7 +133,6 @@ public final class MountSession implements AutoCloseable {
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
         }
-        readAhead.close();
         served.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.model;
 
+import dev.modelfs.format.Shapes;
 import dev.modelfs.quant.mlx.MlxQuant;
 
 /**
@@ -29,10 +30,6 @@ public record LogicalTensor(String name, String component, String relativeName, 
     }
 
     public long logicalNumel() {
-        long n = 1;
-        for (long d : logicalShape) {
-            n = Math.multiplyExact(n, d);
-        }
-        return n;
+        return Shapes.product(logicalShape);
     }
 }

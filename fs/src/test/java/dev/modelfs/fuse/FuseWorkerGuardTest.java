@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ModelView;
+import dev.modelfs.tree.ModelView;
 import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package dev.modelfs.cli;
 import dev.modelfs.nfs.AllowList;
 import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServedTree;
 import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -76,7 +76,7 @@ final class NfsCommand implements Callable<Integer> {
         ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis);
         NfsServer server;
         try {
-            server = NfsServer.start(served, st.root(), new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
+            server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
         } catch (IOException | RuntimeException e) {
             served.close();
             throw e;

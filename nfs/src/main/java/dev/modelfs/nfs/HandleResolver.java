@@ -2,9 +2,9 @@ package dev.modelfs.nfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;

@@ -1,22 +1,16 @@
 package dev.modelfs.nfs;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.ReadFailure;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcAuthTypeUnix;
 import org.dcache.oncrpc4j.rpc.RpcCall;
@@ -30,13 +24,12 @@ import org.glassfish.grizzly.Buffer;
  *
  * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
  * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
- * read a model's files is NFS3ERR_NOENT (missing blob) or NFS3ERR_IO (anything else, {@link
- * ReadFailure#of}) for that model's files only, logged once; READ data is read from the blob once,
+ * read a model's files is NFS3ERR_NOENT (missing blob), NFS3ERR_ACCES (a refused link) or NFS3ERR_IO
+ * (anything else) for that model's files only, logged once ({@link ServePolicy#failed}); READ data is read from the blob once,
  * into a pooled direct buffer the transport writes as it is ({@link ReplyBuffers}), or, when all
  * are in use, straight into the reply buffer.
  */
 final class Nfs3Program implements RpcDispatchable {
-    private static final Logger LOG = Logger.getLogger(Nfs3Program.class.getName());
     private static final byte[] ZEROS = new byte[Nfs3.RTMAX];
     private static final byte[] VERIFIER = new byte[8];
 
@@ -44,9 +37,8 @@ final class Nfs3Program implements RpcDispatchable {
     private final OpenFiles open;
     private final ReplyBuffers buffers = new ReplyBuffers(32, Nfs3.RTMAX);
     private final AllowList allow;
-    private final Wire.Owner owner;
-    private final Path storeRoot;
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(10_000).executor(Runnable::run).build();
+    private final ServePolicy policy;
+    private final Wire.Shown shown;
 
     /** A failed procedure: its nfsstat3. */
     private static final class Failure extends Exception {
@@ -58,12 +50,12 @@ final class Nfs3Program implements RpcDispatchable {
         }
     }
 
-    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, Wire.Owner owner, Path storeRoot) {
+    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, ServePolicy policy, Wire.Shown shown) {
         this.handles = handles;
         this.open = open;
         this.allow = allow;
-        this.owner = owner;
-        this.storeRoot = storeRoot;
+        this.policy = policy;
+        this.shown = shown;
     }
 
     @Override
@@ -103,11 +95,8 @@ final class Nfs3Program implements RpcDispatchable {
 
     /** Answers a call whose handling threw something unexpected with NFS3ERR_IO; logs each kind once. */
     private void internalError(RpcCall call, int proc, Throwable t) {
-        String what = "NFS procedure " + proc + " failed: " + t;
-        if (logged.asMap().putIfAbsent(what, Boolean.TRUE) == null) {
-            LOG.severe(what);
-        }
         try {
+            policy.logOnce("NFS procedure " + proc + " failed: " + t);
             status(call, Nfs3.ERR_IO, proc == Nfs3.GETATTR ? 0 : 1);
         } catch (Throwable again) {
             call.failRpcSystem();
@@ -157,11 +146,7 @@ final class Nfs3Program implements RpcDispatchable {
     }
 
     private Failure failure(String what, Throwable e) {
-        ReadFailure f = ReadFailure.of(e);
-        if (logged.asMap().putIfAbsent(what + ": " + f.getMessage(), Boolean.TRUE) == null) {
-            LOG.warning(what + ": " + f.getMessage());
-        }
-        return new Failure(switch (f.errno()) {
+        return new Failure(switch (policy.failed(what, e)) {
             case ENOENT -> Nfs3.ERR_NOENT;
             case EACCES -> Nfs3.ERR_ACCES;
             case EIO -> Nfs3.ERR_IO;
@@ -172,7 +157,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.fattr3(out, n, owner);
+            Wire.fattr3(out, n, shown);
         });
     }
 
@@ -189,7 +174,7 @@ final class Nfs3Program implements RpcDispatchable {
         if (child == null) {
             Wire.reply(call, out -> {
                 out.xdrEncodeInt(Nfs3.ERR_NOENT);
-                Wire.postOpAttr(out, d, owner);
+                Wire.postOpAttr(out, d, shown);
             });
             return;
         }
@@ -197,8 +182,8 @@ final class Nfs3Program implements RpcDispatchable {
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.handle(out, ch);
-            Wire.postOpAttr(out, child, owner);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, child, shown);
+            Wire.postOpAttr(out, d, shown);
         });
     }
 
@@ -211,7 +196,7 @@ final class Nfs3Program implements RpcDispatchable {
                 : n instanceof FileNode f && readable(call, f) ? Nfs3.ACCESS_READ : 0;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(a.value() & allowed);
         });
     }
@@ -220,7 +205,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {            // the tree has no symbolic links
             out.xdrEncodeInt(Nfs3.ERR_INVAL);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
         });
     }
 
@@ -229,14 +214,15 @@ final class Nfs3Program implements RpcDispatchable {
      * AUTH_SYS credential against the owner the server shows; any other credential is "other".
      */
     private boolean readable(RpcCall call, FileNode f) {
-        int mode = f.mode();
+        ServePolicy.Attributes a = policy.attributes(f);
+        int mode = a.permissions();
         if (call.getCredential() instanceof RpcAuthTypeUnix u) {
-            if (u.uid() == owner.uid()) {
+            if (u.uid() == a.uid()) {
                 return (mode & 0400) != 0;
             }
-            boolean group = u.gid() == owner.gid();
+            boolean group = u.gid() == a.gid();
             for (int g : u.gids()) {
-                group |= g == owner.gid();
+                group |= g == a.gid();
             }
             if (group) {
                 return (mode & 0040) != 0;
@@ -302,7 +288,7 @@ final class Nfs3Program implements RpcDispatchable {
         ReplyBuffers.Lent data = buffers.new Lent(lent);
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeShallowByteBuffer(data);       // opaque<>: length, then the buffer itself
@@ -314,7 +300,7 @@ final class Nfs3Program implements RpcDispatchable {
         Wire.reply(call, out -> {
             int mark = out.asBuffer().position();
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeInt(count);
@@ -326,7 +312,7 @@ final class Nfs3Program implements RpcDispatchable {
                     int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
                     out.asBuffer().position(mark);    // drop what was written: a failure reply instead
                     out.xdrEncodeInt(status);
-                    Wire.postOpAttr(out, f, owner);
+                    Wire.postOpAttr(out, f, shown);
                 }
             }
         });
@@ -392,7 +378,7 @@ final class Nfs3Program implements RpcDispatchable {
         int last = to;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, d, shown);
             out.xdrEncodeOpaque(VERIFIER, 8);
             for (int i = from; i < last; i++) {
                 Map.Entry<String, Node> e = entries.get(i);
@@ -401,7 +387,7 @@ final class Nfs3Program implements RpcDispatchable {
                 out.xdrEncodeString(e.getKey());
                 out.xdrEncodeLong(i + 1);
                 if (plus) {
-                    Wire.postOpAttr(out, e.getValue(), owner);
+                    Wire.postOpAttr(out, e.getValue(), shown);
                     out.xdrEncodeBoolean(true);
                     Wire.handle(out, handles.child(a.dir(), e.getValue()));
                 }
@@ -413,21 +399,18 @@ final class Nfs3Program implements RpcDispatchable {
 
     private void fsstat(RpcCall call) throws OncRpcException, IOException, Failure {
         Node n = node(Wire.args(call, Wire::handle));
-        long total, free, avail;
+        ServePolicy.Space space;
         try {
-            FileStore fs = Files.getFileStore(storeRoot);
-            total = fs.getTotalSpace();
-            free = fs.getUnallocatedSpace();
-            avail = fs.getUsableSpace();
-        } catch (IOException e) {
+            space = policy.space();
+        } catch (IOException | RuntimeException e) {
             throw failure("fsstat", e);
         }
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
-            out.xdrEncodeLong(total);
-            out.xdrEncodeLong(free);
-            out.xdrEncodeLong(avail);
+            Wire.postOpAttr(out, n, shown);
+            out.xdrEncodeLong(space.totalBytes());
+            out.xdrEncodeLong(space.freeBytes());
+            out.xdrEncodeLong(space.availableBytes());
             out.xdrEncodeLong(1L << 20);     // files: not meaningful on a read-only tree
             out.xdrEncodeLong(0);
             out.xdrEncodeLong(0);
@@ -439,7 +422,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
             out.xdrEncodeInt(Nfs3.RTMAX);
             out.xdrEncodeInt(4096);
@@ -458,9 +441,9 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(1);             // linkmax
-            out.xdrEncodeInt(255);           // name_max
+            out.xdrEncodeInt(ServePolicy.NAME_MAX);   // name_max
             out.xdrEncodeBoolean(true);      // no_trunc
             out.xdrEncodeBoolean(true);      // chown_restricted
             out.xdrEncodeBoolean(false);     // case_insensitive

@@ -1,9 +1,9 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import java.util.logging.Logger;
@@ -41,13 +41,14 @@ public final class NfsServer implements AutoCloseable {
         this.published = published;
     }
 
-    /** Starts serving {@code served} (whose store lives at {@code storeRoot}). */
-    public static NfsServer start(ServedTree served, Path storeRoot, Config config) throws IOException {
+    /** Starts serving {@code served}. */
+    public static NfsServer start(ServedTree served, Config config) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), 256);
-        Wire.Owner owner = new Wire.Owner(config.uid(), config.gid(), 0x6d6f64656c6673L);   // "modelfs"
+        ServePolicy policy = served.policy(config.uid(), config.gid());
+        OpenFiles open = new OpenFiles(policy, 256);
+        Wire.Shown shown = new Wire.Shown(policy, 0x6d6f64656c6673L);   // fsid "modelfs"
         Map<OncRpcProgram, RpcDispatchable> programs = Map.of(
-                new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION), new Nfs3Program(handles, open, config.allow(), owner, storeRoot),
+                new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION), new Nfs3Program(handles, open, config.allow(), policy, shown),
                 new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION), new MountProgram(handles, config.allow()));
         RpcListener listener;
         try {

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ModelView;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.serve.ServedTree;
 import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -145,7 +145,7 @@ class HostileRpcTest {
         Files.createDirectories(store.resolve("blobs"));
         Files.createDirectories(store.resolve("manifests"));
         ServedTree served = ServedTree.open(new OllamaStore(store), views, 8 << 20, 100);
-        return NfsServer.start(served, store, new NfsServer.Config("127.0.0.1", 0, allow, 1000, 1000));
+        return NfsServer.start(served, new NfsServer.Config("127.0.0.1", 0, allow, 1000, 1000));
     }
 
     /** A model with only a config blob, at {@code manifests/registry.ollama.ai/library/NAME/latest}. */

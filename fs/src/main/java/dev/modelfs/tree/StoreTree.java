@@ -1,0 +1,132 @@
+package dev.modelfs.tree;
+
+import dev.modelfs.model.TableBudget;
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.ManifestParser;
+import dev.modelfs.store.ManifestRef;
+import dev.modelfs.store.ModelConfig;
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.logging.Logger;
+
+/**
+ * The whole mounted tree as an immutable snapshot of the store, refreshed on demand.
+ *
+ * <p>Invariants: {@link #root()} always returns a complete, consistent snapshot; {@link #refresh()}
+ * replaces it atomically and only when the set of manifest files (path, mtime, size, file key)
+ * changed; model directories of unchanged manifests are reused (keeping what they already parsed);
+ * a manifest that cannot be read or parsed is left out with one log line per change of that manifest
+ * file (it is not parsed again while it stays the same, whatever else changes).
+ */
+public final class StoreTree {
+    private static final Logger LOG = Logger.getLogger(StoreTree.class.getName());
+
+    private final OllamaStore store;
+    private final ModelDirectory models;
+    private volatile DirNode root;
+    private List<ManifestRef> lastRefs;
+    private Map<ManifestRef, ModelEntry> entries = Map.of();
+    /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
+    private Set<ManifestRef> failed = Set.of();
+
+    /** A model directory, the manifest it was built from and its share of the table budget. */
+    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, TableBudget.Account budget) {}
+
+    /** The tables of all model directories together ({@link TableBudget}). */
+    private final TableBudget budget = TableBudget.standard();
+
+    public StoreTree(OllamaStore store, ModelDirectory models) {
+        this.store = store;
+        this.models = models;
+        refresh();
+    }
+
+    public DirNode root() {
+        return root;
+    }
+
+    public OllamaStore store() {
+        return store;
+    }
+
+    /** Current models by directory path. */
+    public synchronized SortedMap<String, ModelEntry> models() {
+        SortedMap<String, ModelEntry> out = new TreeMap<>();
+        entries.values().forEach(e -> out.put(e.manifest().name().directoryPath(), e));
+        return out;
+    }
+
+    /** Rescans manifests; returns true if the tree changed. */
+    public synchronized boolean refresh() {
+        List<ManifestRef> refs = store.listManifests();
+        if (refs.equals(lastRefs)) {
+            return false;
+        }
+        Map<ManifestRef, ModelEntry> next = new HashMap<>();
+        Set<ManifestRef> nextFailed = new HashSet<>();
+        for (ManifestRef ref : refs) {
+            if (failed.contains(ref)) {
+                nextFailed.add(ref);
+                continue;
+            }
+            ModelEntry e = entries.get(ref);
+            if (e == null) {
+                e = load(ref);
+            }
+            if (e != null) {
+                next.put(ref, e);
+            } else {
+                nextFailed.add(ref);
+            }
+        }
+        long newest = 0;
+        for (ModelEntry e : next.values()) {
+            newest = Math.max(newest, e.ref().mtimeNanos());
+        }
+        TreeBuilder tb = new TreeBuilder("", newest);
+        for (ManifestRef ref : refs) {
+            ModelEntry e = next.get(ref);
+            if (e != null) {
+                tb.put(e.manifest().name().directoryPath(), e.dir());
+            }
+        }
+        root = DirNode.of(Inodes.ROOT, newest, tb.build());
+        for (Map.Entry<ManifestRef, ModelEntry> old : entries.entrySet()) {
+            if (next.get(old.getKey()) != old.getValue()) {
+                old.getValue().budget().release();       // the model left the tree: its share is free again
+            }
+        }
+        entries = next;
+        failed = Set.copyOf(nextFailed);
+        lastRefs = refs;
+        return true;
+    }
+
+    private ModelEntry load(ManifestRef ref) {
+        try {
+            byte[] raw = store.readManifest(ref);
+            Manifest m = ManifestParser.parse(ref.name(), raw);
+            ModelConfig config = ModelConfig.EMPTY;
+            try {
+                config = ModelConfig.read(store, m);
+            } catch (IOException e) {
+                LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
+            }
+            ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
+            TableBudget.Account share = budget.account();
+            DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),
+                    ref.mtimeNanos(), () -> models.build(ctx, share));
+            return new ModelEntry(m, dir, ref, share);
+        } catch (IOException | RuntimeException e) {
+            LOG.warning("model " + ref.name().displayShortest() + " disabled: " + e.getMessage());
+            return null;
+        }
+    }
+}
