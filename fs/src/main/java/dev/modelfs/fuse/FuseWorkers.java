@@ -209,6 +209,11 @@ final class FuseWorkers {
         return true;
     }
 
+    /** Whether any worker still runs: false once the kernel has let go of the mount (unmounted, every file closed). */
+    boolean running() {
+        return threads.stream().anyMatch(Thread::isAlive);
+    }
+
     /** Number of worker threads. */
     int size() {
         return threads.size();

@@ -113,7 +113,9 @@ public final class MountSession implements AutoCloseable {
             LOG.info("stopping " + mountpoint + ": no new opens; serving the " + fs.openFiles()
                     + " open files for up to " + grace.toSeconds() + " s");
         }
-        while (fs.openFiles() > 0 && System.nanoTime() < deadline) {
+        // a file closed after a lazy unmount may never be released to us (the kernel drops the connection
+        // instead), so the end of the workers counts as "every file closed" too
+        while (fs.openFiles() > 0 && workers.running() && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(100);
             } catch (InterruptedException e) {
@@ -121,7 +123,7 @@ public final class MountSession implements AutoCloseable {
                 break;
             }
         }
-        int cutOff = fs.openFiles();
+        int cutOff = workers.running() ? fs.openFiles() : 0;
         if (cutOff > 0) {
             LOG.warning("grace period of " + grace.toSeconds() + " s over: " + cutOff + " files still open at "
                     + mountpoint + " are cut off");

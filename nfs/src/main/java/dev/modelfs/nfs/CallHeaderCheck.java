@@ -9,10 +9,11 @@ import org.glassfish.grizzly.Buffer;
  * reaches it without passing here.
  *
  * <p>Invariants: reads only within {@code [position, limit)} of the record, allocates nothing, never
- * throws; a record is {@link Verdict#CALL} only when it is a call whose credential body and verifier are
- * each at most {@link #MAX_AUTH_BYTES} bytes and lie inside the record, and whose AUTH_SYS credential
- * (if it is one) has a machine name of at most {@link #MAX_MACHINE_NAME} bytes, at most
- * {@link #MAX_GIDS} gids and exactly the length it declares.
+ * throws; a record is {@link Verdict#CALL} only when it is a call whose credential is AUTH_NONE (empty)
+ * or AUTH_SYS with a body of at most {@link #MAX_AUTH_BYTES} bytes inside the record, a machine name of
+ * at most {@link #MAX_MACHINE_NAME} bytes, at most {@link #MAX_GIDS} gids and exactly the length it
+ * declares, and whose verifier is an empty AUTH_NONE (the only flavors this server speaks: RPCSEC_GSS
+ * and AUTH_TLS, whose decoding oncrpc4j would start, are refused here).
  */
 final class CallHeaderCheck {
     /** RFC 5531: "opaque_auth ... body<400>". */
@@ -20,7 +21,7 @@ final class CallHeaderCheck {
     /** RFC 5531 appendix A: {@code string machinename<255>; unsigned int gids<16>}. */
     static final int MAX_MACHINE_NAME = 255;
     static final int MAX_GIDS = 16;
-    private static final int CALL = 0, AUTH_SYS = 1;
+    private static final int CALL = 0, AUTH_NONE = 0, AUTH_SYS = 1;
 
     /** What to do with a record. */
     enum Verdict {
@@ -28,7 +29,7 @@ final class CallHeaderCheck {
         CALL,
         /** Not a call (a reply, or too short to say): drop it silently. */
         DROP,
-        /** A call whose credential or verifier is malformed or too large: answer AUTH_BADCRED. */
+        /** A call whose credential or verifier is malformed, too large or of another flavor: answer AUTH_BADCRED. */
         BAD_CREDENTIAL
     }
 
@@ -42,10 +43,12 @@ final class CallHeaderCheck {
         }
         p += 24;
         int cred = authEnd(record, p, end);
-        if (cred < 0 || (record.getInt(p) == AUTH_SYS && !authSysBodyIsSane(record, p + 8, cred))) {
+        int flavor = cred < 0 ? -1 : record.getInt(p);
+        if (flavor == AUTH_NONE ? cred != p + 8 : flavor != AUTH_SYS || !authSysBodyIsSane(record, p + 8, cred)) {
             return Verdict.BAD_CREDENTIAL;
         }
-        return authEnd(record, cred, end) < 0 ? Verdict.BAD_CREDENTIAL : Verdict.CALL;
+        int verifier = authEnd(record, cred, end);
+        return verifier != cred + 8 || record.getInt(cred) != AUTH_NONE ? Verdict.BAD_CREDENTIAL : Verdict.CALL;
     }
 
     /** The end of the opaque_auth at {@code p} (flavor, length, padded body), or -1 when it is not sane. */

@@ -21,6 +21,7 @@ import org.dcache.oncrpc4j.xdr.XdrVoid;
  */
 final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
     private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(MountProgram.class.getName());
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
     static final int PROGRAM = 100005;
     static final int VERSION = 3;
     private static final int NULL = 0, MNT = 1, DUMP = 2, UMNT = 3, UMNTALL = 4, EXPORT = 5;
@@ -43,10 +44,13 @@ final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
     public void dispatchOncRpcCall(RpcCall call) throws OncRpcException, IOException {
         try {
             dispatch(call);
-        } catch (OncRpcException e) {
-            throw e;                                   // undecodable arguments: oncrpc4j answers GARBAGE_ARGS
+        } catch (IOException e) {
+            throw e;                                   // undecodable arguments (OncRpcException, BadXdr...): GARBAGE_ARGS
         } catch (Throwable t) {                        // a bug or an Error: SYSTEM_ERR, the worker carries on
-            LOG.severe("MOUNT procedure " + call.getProcedure() + " failed: " + t);
+            String line = "MOUNT procedure " + call.getProcedure() + " failed: " + t;
+            if (LOGGED.size() < 1000 && LOGGED.add(line)) {           // once per distinct failure
+                LOG.severe(line);
+            }
             call.failRpcSystem();
         }
     }

@@ -86,8 +86,8 @@ final class Nfs3Program implements RpcDispatchable {
             }
         } catch (Failure f) {
             status(call, f.status, proc == Nfs3.GETATTR ? 0 : 1);
-        } catch (OncRpcException e) {
-            throw e;                                   // undecodable arguments: oncrpc4j answers GARBAGE_ARGS
+        } catch (IOException e) {
+            throw e;                                   // undecodable arguments (OncRpcException, BadXdr...): GARBAGE_ARGS
         } catch (Throwable t) {                        // a bug or an Error: answer NFS3ERR_IO, the worker carries on
             internalError(call, proc, t);
         }
