@@ -54,7 +54,7 @@ class TableBudgetTest {
                     sha256(Files.readAllBytes(m.mountpoint.resolve("hostile-a/model.gguf"))), "served byte for byte");
             long lines = m.log().lines().filter(l -> l.contains("over the per-model memory budget: " + TENSORS + " tensors")).count();
             assertEquals(2, lines, "one log line per hostile model:\n" + m.log());
-            long rss = rssKib(m.process.pid());
+            long rss = Env.rssKib(m.process.pid());
             assertTrue(rss < RSS_BOUND_KIB, "the mount's RSS is " + rss + " KiB");
         }
     }
@@ -98,12 +98,4 @@ class TableBudgetTest {
         return MessageDigest.getInstance("SHA-256").digest(b);
     }
 
-    private static long rssKib(long pid) throws Exception {
-        for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-            if (l.startsWith("VmRSS:")) {
-                return Long.parseLong(l.replaceAll("\\D", ""));
-            }
-        }
-        throw new IllegalStateException("no VmRSS for " + pid);
-    }
 }
