@@ -235,11 +235,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     @Override
     public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        try {
-            return getxattr0(path, name, value, size);
-        } catch (Throwable t) {
-            return internalError("getxattr", path, t);
-        }
+        return guarded("getxattr", path, () -> getxattr0(path, name, value, size));
     }
 
     private int getxattr0(String path, String name, Pointer value, long size) {
@@ -264,11 +260,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
-        try {
-            return listxattr0(path, list, size);
-        } catch (Throwable t) {
-            return internalError("listxattr", path, t);
-        }
+        return guarded("listxattr", path, () -> listxattr0(path, list, size));
     }
 
     private int listxattr0(String path, Pointer list, long size) {
@@ -306,71 +298,57 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     @Override
     public int getattr(String path, FileStat stat) {
-        try {
-            return getattr0(path, stat);
-        } catch (Throwable t) {
-            return internalError("getattr", path, t);
-        }
+        return guarded("getattr", path, () -> getattr0(path, stat));
     }
 
     @Override
     public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
-        try {
-            return readdir0(path, buf, filler, offset, fi);
-        } catch (Throwable t) {
-            return internalError("readdir", path, t);
-        }
+        return guarded("readdir", path, () -> readdir0(path, buf, filler, offset, fi));
     }
 
     @Override
     public int open(String path, FuseFileInfo fi) {
-        try {
-            return open0(path, fi);
-        } catch (Throwable t) {
-            return internalError("open", path, t);
-        }
+        return guarded("open", path, () -> open0(path, fi));
     }
 
     @Override
     public int release(String path, FuseFileInfo fi) {
-        try {
-            return release0(path, fi);
-        } catch (Throwable t) {
-            return internalError("release", path, t);
-        }
+        return guarded("release", path, () -> release0(path, fi));
     }
 
     @Override
     public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
-        try {
-            return fgetattr0(path, stat, fi);
-        } catch (Throwable t) {
-            return internalError("fgetattr", path, t);
-        }
+        return guarded("fgetattr", path, () -> fgetattr0(path, stat, fi));
     }
 
     @Override
     public int statfs(String path, Statvfs st) {
-        try {
-            return statfs0(path, st);
-        } catch (Throwable t) {
-            return internalError("statfs", path, t);
-        }
+        return guarded("statfs", path, () -> statfs0(path, st));
     }
 
     @Override
     public int access(String path, int mask) {
-        try {
-            return access0(path, mask);
-        } catch (Throwable t) {
-            return internalError("access", path, t);
-        }
+        return guarded("access", path, () -> access0(path, mask));
+    }
+
+    /** A callback's body: its reply (0, a count, or a negated errno). */
+    @FunctionalInterface
+    private interface Callback {
+        int run() throws Exception;
     }
 
     /**
-     * The one guard of every callback: whatever it threw, the request is answered (EIO) and the worker
-     * thread carries on; a request left unanswered would hang its caller in the kernel for good.
+     * The one guard of every callback: whatever {@code body} throws, the request is answered (EIO) and the
+     * worker thread carries on; a request left unanswered would hang its caller in the kernel for good.
      */
+    private int guarded(String op, String path, Callback body) {
+        try {
+            return body.run();
+        } catch (Throwable t) {
+            return internalError(op, path, t);
+        }
+    }
+
     private int internalError(String op, String path, Throwable t) {
         try {
             return fail(op + " " + path, t);
