@@ -56,6 +56,7 @@ class SoakTest {
     private final Map<String, AtomicLong> progress = new ConcurrentHashMap<>();
     private final AtomicLong tolerated = new AtomicLong();
     private volatile CliNfs nfs;
+    private final AtomicLong nfsRestarts = new AtomicLong();
 
     @Test
     void readersSeeTheOracleOrAnErrnoThroughChurnHostileModelsAndNfsKills() throws Exception {
@@ -77,7 +78,7 @@ class SoakTest {
                 Files.readAllBytes(mp.resolve(MODEL).resolve(CONVERTED)), tensorOracles, "sequential read")));
         threads.add(worker("fuse-random-passthrough", r -> randomRead(mp.resolve(MODEL).resolve(PASSTHROUGH), blob, r)));
         threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(CONVERTED), converted, r)));
-        threads.add(worker("nfs-random", r -> nfsRead(port, blob, converted, r)));
+        threads.add(worker("nfs-sequential-and-random", r -> nfsRead(port, blob, converted, tensorOracles, r)));
         threads.add(worker("churn", r -> churn(store, mp, r)));
         threads.add(worker("nfs-killer", r -> killAndRestartNfs(store, port)));
         threads.add(worker("memory", r -> checkMemory(mount.process.pid())));
@@ -155,11 +156,14 @@ class SoakTest {
         }
     }
 
-    private void nfsRead(int port, byte[] blob, byte[] converted, Random r) throws Exception {
+    private void nfsRead(int port, byte[] blob, byte[] converted, Map<String, byte[]> tensorOracles, Random r) throws Exception {
+        long restartsBefore = nfsRestarts.get();
+        CliNfs server = nfs;
         try (NfsRpcClient c = new NfsRpcClient(port)) {
             byte[] root = c.mount("/").fh();
             byte[] pass = c.walk(root, MODEL + "/" + PASSTHROUGH);
             byte[] conv = c.walk(root, MODEL + "/" + CONVERTED);
+            checkTensors(c.readAll(conv, 1 << 20), tensorOracles, "NFS sequential read");
             for (int i = 0; i < 64; i++) {
                 boolean p = r.nextBoolean();
                 byte[] oracle = p ? blob : converted;
@@ -169,7 +173,10 @@ class SoakTest {
                     failures.add("NFS READ of " + (p ? PASSTHROUGH : CONVERTED) + " at " + off + ": status " + got.status());
                 }
             }
-        } catch (IOException serverDown) {
+        } catch (IOException e) {
+            if (nfsRestarts.get() == restartsBefore && server.process.isAlive()) {
+                failures.add("NFS read failed while the server was up: " + e);
+            }
             tolerated.incrementAndGet();                         // the server was killed: reconnect next round
             Thread.sleep(200);
         }
@@ -229,6 +236,7 @@ class SoakTest {
         if (stop.get()) {
             return;
         }
+        nfsRestarts.incrementAndGet();
         nfs.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);  // SIGKILL
         nfs = CliNfs.start(store, tmp.resolve("nfs.log"), port);
     }
