@@ -10,7 +10,6 @@ import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.mlx.MlxTensorData;
 import dev.modelfs.quant.mlx.ScaleType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -24,14 +24,15 @@ public final class MountSession implements AutoCloseable {
 
     private final Path mountpoint;
     private final ServedTree served;
+    /** The file system (its callbacks are held by the workers while mounted); stopping tells it to refuse opens. */
     private final ModelFs fs;
     private final FuseWorkers workers;
     private boolean closed;
 
     private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
+        this.fs = fs;
         this.mountpoint = mountpoint;
         this.served = served;
-        this.fs = fs;
         this.workers = workers;
     }
 
@@ -80,10 +81,6 @@ public final class MountSession implements AutoCloseable {
 
     public StoreTree tree() {
         return served.tree();
-    }
-
-    public ModelFs fs() {
-        return fs;
     }
 
     /** The default grace period of {@link #stop}: open files are served this long after a stop begins. */

@@ -5,7 +5,6 @@ import static dev.modelfs.format.LittleEndian.I32;
 import static dev.modelfs.format.LittleEndian.I64;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;

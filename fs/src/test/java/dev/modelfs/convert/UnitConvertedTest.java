@@ -214,4 +214,12 @@ class UnitConvertedTest {
             }
         }
     }
+
+    @Test
+    void outputTypesAreTheThreeFloatTypes() {
+        for (OutputType o : OutputType.values()) {
+            assertEquals(o, OutputType.of(o.ggml));
+        }
+        assertThrows(IllegalArgumentException.class, () -> OutputType.of(GgmlType.Q8_0));
+    }
 }

@@ -10,9 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The synthesized {@code model.gguf} of Ollama safetensors LLMs (issue 7) on a real mount of a store
@@ -22,13 +21,10 @@ import org.junit.jupiter.api.Test;
  * convert_hf_to_gguf.py) and run by llama.cpp (node-llama-cpp).
  */
 class SynthesizedGgufTest {
-    static Path out;
-    static Path work;
-    static CliMount mount;
+    static final Path out = Path.of("target", "gguf-fixture").toAbsolutePath();
 
-    @BeforeAll
-    static void mountFixture() throws Exception {
-        out = Path.of("target", "gguf-fixture").toAbsolutePath();
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-gguf-it", work -> {
         Fixture.deleteTree(out);
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
@@ -36,27 +32,19 @@ class SynthesizedGgufTest {
         Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
         System.out.println(r.output());
         assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
-        work = Files.createTempDirectory("modelfs-gguf-it");
-        mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-    }
+        return out.resolve("store");
+    });
 
     @Test
     void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
-        mount.requireChecker(900, "check_synth_gguf.py", out.toString());
+        mounted.cli().requireChecker(900, "check_synth_gguf.py", out.toString());
     }
 
     @Test
     void llamaCppLoadsTokenizesAndGeneratesLikeTheReference() throws Exception {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
-        mount.requireChecker(1200, "check_synth_gguf.py", out.toString(), "--llama", node.toString());
+        mounted.cli().requireChecker(1200, "check_synth_gguf.py", out.toString(), "--llama", node.toString());
     }
 
     @Test
@@ -73,12 +61,12 @@ class SynthesizedGgufTest {
         assertTrue(gemma.get("absent").asText().contains("gemma"), gemma.toString());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-shapes/model.safetensors")));
-        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-shapes/model.gguf")));
-        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-tokjson/model.gguf")));
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-tokjson/config.json")));
-        long lines = mount.log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
-        assertTrue(lines >= 1, "one log line per hostile model:\n" + mount.log());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.gguf")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-bad-tokjson/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-tokjson/config.json")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line per hostile model:\n" + mounted.cli().log());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {
