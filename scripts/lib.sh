@@ -81,7 +81,11 @@ ensure_python_venv() {
   command -v python3 >/dev/null || need_root_or_say "Python 3" python3 python3-venv
   python3 -m venv "$venv" 2>/dev/null || { need_root_or_say "python3-venv" python3-venv; python3 -m venv "$venv"; } || die "cannot create a venv at $venv"
   say "installing Python test packages into $venv (from the configured package indexes)…"
-  "$venv/bin/pip" install --retries 0 --timeout 60 -q -r "$req" >&2 || die "pip install failed (see above); the test clients are required"
+  # diffusers is a development build (requirements.txt admits pre-releases); CI machines keep its wheel
+  # beside the checkout, a user's machine gets it from its package index
+  local links=()
+  [ -d "$MODELFS_TOP/../shared/wheels" ] && links=(--find-links "$MODELFS_TOP/../shared/wheels")
+  "$venv/bin/pip" install --retries 0 --timeout 60 -q "${links[@]}" -r "$req" >&2 || die "pip install failed (see above); the test clients are required"
   echo "$want" > "$stamp"
   MODELFS_PYTHON="$venv/bin/python"
 }
@@ -126,4 +130,10 @@ ensure_nfs_clients() {
     || need_root_or_say "libnfs command-line clients (nfs-ls, nfs-cat, nfs-cp)" libnfs-utils
   { command -v ganesha.nfsd || [ -x /usr/sbin/ganesha.nfsd ]; } >/dev/null && compgen -G '/usr/lib/*/ganesha/libfsalvfs.so' >/dev/null \
     || need_root_or_say "nfs-ganesha with the VFS backend (the re-export test)" nfs-ganesha nfs-ganesha-vfs
+}
+
+# The Prometheus server (Debian prometheus), which the metrics test starts itself to scrape a running
+# mount; without its recommended node exporter (policy-rc.d, where present, keeps the service from starting).
+ensure_prometheus() {
+  command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
 }

@@ -118,7 +118,7 @@ def load(path, **kw):
 
 def check_tensors(r, d, mdir, orc, stored_types, src_names):
     from safetensors import safe_open
-    for rel, variant in [("model.safetensors", None)] + [(f"model.{v}.safetensors", v) for v in ("fp32", "fp16", "bf16")]:
+    for rel, variant in [("model.safetensors", None)] + [(f"{v}/model.safetensors", v) for v in ("fp32", "fp16", "bf16")]:
         p = os.path.join(mdir, rel)
         try:
             with safe_open(p, framework="np") as f:
@@ -198,10 +198,17 @@ def check_model(r, d, mdir, src, e, out_dir):
     from safetensors import safe_open
     from transformers import AutoConfig
     kind = e["kind"]
-    for rel in HF_FILES + ["model.safetensors", "model.fp32.safetensors", "model.fp16.safetensors",
-                           "model.bf16.safetensors", "gguf/model.safetensors", "gguf/model.fp32.safetensors",
-                           "gguf/model.fp16.safetensors", "gguf/model.bf16.safetensors", "model.gguf"]:
+    variants = ("fp32", "fp16", "bf16")
+    for rel in HF_FILES + ["model.safetensors", "gguf/model.safetensors", "model.gguf"] \
+            + [f"{v}/{f}" for v in variants for f in HF_FILES + ["model.safetensors"]] \
+            + [f"gguf/{v}/model.safetensors" for v in variants]:
         r.ok(os.path.isfile(os.path.join(mdir, rel)), f"{d}/{rel}: missing")
+    for v in variants:   # the variant folders are complete HF folders: the same JSON files, byte for byte
+        for f in HF_FILES:
+            a, b = os.path.join(mdir, f), os.path.join(mdir, v, f)
+            if os.path.isfile(a) and os.path.isfile(b):
+                with open(a, "rb") as fa, open(b, "rb") as fb:
+                    r.ok(fa.read() == fb.read(), f"{d}/{v}/{f}: differs from {d}/{f}")
     with safe_open(os.path.join(src, "model.safetensors"), framework="pt") as f:
         src_names = sorted(f.keys())
         src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
@@ -232,6 +239,11 @@ def check_model(r, d, mdir, src, e, out_dir):
         want = logits_of(load(ref), ids)
     diff = float(np.abs(got - want).max())
     r.ok(got.shape == want.shape and diff <= 1e-5, f"{d}: max |logits - oracle model logits| = {diff:.3g} > 1e-5")
+    try:   # fp32/ holds the same f32 values as the top folder (F16 tensors widened exactly)
+        got32 = logits_of(load(os.path.join(mdir, "fp32")), ids)
+        r.ok(np.array_equal(got32, got), f"{d}: from_pretrained(fp32/) logits differ from the top folder's")
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: from_pretrained(mount dir/fp32) + forward failed: {type(ex).__name__}: {ex}")
     print(f"{d}: max |logits - source/oracle model| = {diff:.3g}")
     if not e.get("gguf_loader", True):
         import hf_gguf_fixtures as HG

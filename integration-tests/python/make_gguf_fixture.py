@@ -46,10 +46,13 @@ GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "
 NORM_SHIFT = {"gemma3": 1.0}
 
 
-def ollama_quant(name, shape, req):
-    """The quant type Ollama's importer gives a tensor (FORMATS.md §5.9 default policy), or None."""
+def ollama_quant(name, shape, req, draft=False):
+    """The quant type Ollama's importer gives a tensor (FORMATS.md §5.9 default policy), or None; a draft's
+    output head (tied embedding or lm_head) takes the requested type (x/create/draft.go draftPolicy)."""
     if req == "bf16":
         return None
+    if draft and (name.endswith("embed_tokens.weight") or name.endswith("lm_head.weight")):
+        return req if shape[-1] % GROUP[req] == 0 else None
     expert = any(s in name for s in (".experts.", ".mlp.switch_mlp.", ".mlp.shared_experts.")) \
         and name.endswith(".weight")
     if not expert and (any(s in name for s in ("embed", "norm", "ln_", "layernorm")) or not name.endswith(".weight")):
@@ -153,7 +156,7 @@ class Builder:
         self.fx = MF.Fixture(out)
         self.out = self.fx.out
         self.llama_src = llama_src
-        self.exp = {"models": {}, "hostile": {}, "refs": {}}
+        self.exp = {"models": {}, "hostile": {}, "refs": {}, "draft_refused": {}}
 
     def hf(self, kind):
         d = os.path.join(self.out, "hf", kind)
@@ -173,48 +176,80 @@ class Builder:
                 raise RuntimeError(f"convert_hf_to_gguf.py failed for {kind}:\n{r.stdout}\n{r.stderr}")
         return out
 
-    def import_model(self, kind, quant, name=None, mutate=None, about=None):
-        """Imports HF model `kind` quantized as `quant` into model `name`; `mutate(files)` may change the JSON files."""
-        hf = self.hf(kind)
-        cfg = json.load(open(os.path.join(hf, "config.json")))
-        n_layers = cfg["num_hidden_layers"]
-        name = name or f"synth-{kind}"
-        tag = "latest" if quant == "bf16" else quant
-        m = self.fx.model("registry.ollama.ai", "library", name, tag,
-                          about or f"hf_models {kind} imported as Ollama {quant}")
-        sd = load_state(hf)
+    def write_tensors(self, m, kind, quant, prefix="", draft=False):
+        """Writes HF model `kind`'s tensors quantized as `quant` into model `m` the way Ollama's importer does,
+        every tensor and blob name prefixed with `prefix` (a draft's "draft.", x/create/draft.go prefixSpecs);
+        returns ({hf name: LT}, {hf name: quant type or None})."""
+        sd = load_state(self.hf(kind))
         tensors, lts = {}, {}
         groups = {}
         for k in sorted(sd):
-            qt = ollama_quant(k, sd[k].shape, quant)
-            lt = make_lt(k, sd[k], qt)
+            qt = ollama_quant(k, sd[k].shape, quant, draft=draft)
+            lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
             if ".mlp.experts." in k:
-                groups.setdefault(k.rsplit(".", 2)[0], []).append((k, lt, qt))
+                groups.setdefault(k.rsplit(".", 2)[0], []).append((prefix + k, lt, qt))
             elif qt is None:
-                m.tensor_blob(k, [(lt, k)])                                          # kind A
+                m.tensor_blob(prefix + k, [(lt, prefix + k)])                           # kind A
             else:
-                m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))  # kind B
+                m.tensor_blob(prefix + k, [(lt, prefix + k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]),
+                              seed=len(tensors))                                        # kind B
             tensors[k] = qt
-        for prefix, parts in sorted(groups.items()):                                   # kind C homogeneous
+        for gp, parts in sorted(groups.items()):                                       # kind C homogeneous
             qts = {qt for _, _, qt in parts}
             assert len(qts) == 1, qts
             qt = qts.pop()
             if qt is None:
-                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts])
+                m.tensor_blob(prefix + gp, [(lt, k) for k, lt, _ in parts])
             else:
-                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=7)
+                m.tensor_blob(prefix + gp, [(lt, k) for k, lt, _ in parts], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]),
+                              seed=7)
+        return lts, tensors
+
+    def json_files(self, kind, mutate=None):
         files = {}
         for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-            with open(os.path.join(hf, f), "rb") as fh:
+            with open(os.path.join(self.hf(kind), f), "rb") as fh:
                 files[f] = fh.read()
         if mutate:
             mutate(files)
+        return files
+
+    def import_model(self, kind, quant, name=None, mutate=None, about=None, draft=None, draft_mutate=None):
+        """Imports HF model `kind` quantized as `quant` into model `name`; `mutate(files)` may change the JSON
+        files. `draft=(kind, quant)` imports a speculative-decoding draft with it, as `ollama create` with a
+        DRAFT line and --draft-quantize does (x/create/client/create.go, FORMATS.md §4.3 H): tensors and blobs
+        prefixed "draft.", the draft's JSON files as draft/<file>, the config blob's "draft" object; the draft
+        is expected as the model folder <model>/draft (`draft_mutate` may change its JSON files)."""
+        name = name or f"synth-{kind}"
+        tag = "latest" if quant == "bf16" else quant
+        m = self.fx.model("registry.ollama.ai", "library", name, tag,
+                          about or f"hf_models {kind} imported as Ollama {quant}")
+        lts, tensors = self.write_tensors(m, kind, quant)
+        files = self.json_files(kind, mutate)
         for f, data in files.items():
             m.json_layer(f, raw=data)
-        m.set_config(MF.st_config("" if quant == "bf16" else quant))
+        extra = {}
+        if draft:
+            dlts, dtensors = self.write_tensors(m, draft[0], draft[1], prefix="draft.", draft=True)
+            dfiles = self.json_files(draft[0], draft_mutate)
+            for f, data in dfiles.items():
+                m.json_layer("draft/" + f, raw=data)
+            dcfg = json.loads(dfiles["config.json"])
+            extra["draft"] = {"model_format": "safetensors", "architecture": (dcfg.get("architectures") or [""])[0],
+                              "tensor_prefix": "draft.", "config": "draft/config.json"}
+        m.set_config(MF.st_config("" if quant == "bf16" else quant, **extra))
         m.finish()
+        self.expect(m.dir, kind, quant, lts, tensors, files, mutate is None)
+        if draft:
+            self.expect(m.dir + "/draft", draft[0], draft[1], dlts, dtensors, dfiles, draft_mutate is None)
+        return m.dir
 
+    def expect(self, d, kind, quant, lts, tensors, files, unchanged):
+        """The expected model.gguf of the model folder `d` (FORMATS.md §7.5)."""
+        hf = self.hf(kind)
+        cfg = json.loads(files["config.json"])
+        n_layers = cfg["num_hidden_layers"]
         perm = {}
         if kind == "llama":
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
@@ -225,22 +260,23 @@ class Builder:
             shift = NORM_SHIFT.get(kind, 0.0) if k.endswith("norm.weight") else 0.0
             typ, exact, vals = expected_tensor(lt, g, heads, shift=shift)
             expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
-                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(m.dir, g, vals)}
+                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
             if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
                 _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift)
-                expected[g]["values"] = self.fx.oracle(m.dir, g + ".f32", full)
+                expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
-        self.exp["models"][m.dir] = {
+        self.exp["models"][d] = {
             "kind": kind, "quant": quant, "arch": GGUF_ARCH[kind].lower(),
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
             "n_vocab": cfg["vocab_size"],
             "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
-            "ref_gguf": self.reference(kind) if quant == "bf16" and mutate is None else None,
+            "ref_gguf": self.reference(kind) if quant == "bf16" and unchanged else None,
         }
-        return m.dir
+        if d.endswith("/draft") and quant == "bf16":   # the folder as stored is the source model: from_pretrained(d)
+            self.exp["models"][d]["hf_source"] = hf
 
     def hostile(self, name, why, mutate, reason_contains, kind="qwen3"):
         d = self.import_model(kind, "bf16", name=name, mutate=mutate, about=why)
@@ -283,6 +319,17 @@ def main(argv):
     for kind, quants in IMPORTS.items():
         for q in quants:
             b.import_model(kind, q)
+    # drafts imported with their target (FORMATS.md §4.3 H): a llama draft of a qwen3 target, BF16 and int4
+    b.import_model("qwen3", "bf16", name="synth-qwen3-draft", draft=("llama", "bf16"),
+                   about="qwen3 BF16 with a llama BF16 draft (draft. tensors, draft/ JSON files)")
+    b.import_model("qwen3", "int4", name="synth-qwen3-draft", draft=("llama", "int4"),
+                   about="qwen3 int4 with a llama int4 draft (--draft-quantize int4)")
+    # a draft architecture llama.cpp does not run (Ollama's DFlash drafter): draft/ without model.gguf
+    d = b.import_model("qwen3", "bf16", name="synth-dflash-draft", draft=("llama", "bf16"),
+                       draft_mutate=_json_edit("config.json", lambda c: c.update(architectures=["DFlashDraftModel"])),
+                       about="qwen3 BF16 with a draft whose config.json names DFlashDraftModel")
+    del b.exp["models"][d + "/draft"]
+    b.exp["draft_refused"][d] = {"why": "the draft's architecture is DFlashDraftModel", "reason_contains": "DFlashDraftModel"}
     b.hostile("synth-bad-shapes", "config.json says intermediate_size 256, the tensors have 128",
               _json_edit("config.json", lambda c: c.update(intermediate_size=256)), "shape")
     b.hostile("synth-bad-tokjson", "tokenizer.json is not JSON",

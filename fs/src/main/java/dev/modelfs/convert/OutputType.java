@@ -6,8 +6,9 @@ import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.quant.FloatFormat;
 
 /**
- * A float type converted tensors are written in, with its names in each format and the file-name
- * variant (HF's {@code variant=} convention: {@code model.bf16.safetensors}).
+ * A float type converted tensors are written in, with its names in each format and its variant name:
+ * the folder its safetensors weights sit in ({@code bf16/model.safetensors}, docs/SEMANTICS.md "One
+ * weight set per folder") and the infix of its GGUF ({@code model.bf16.gguf}).
  */
 public enum OutputType {
     F32("fp32", Dtype.F32, FloatFormat.F32, 0),
@@ -23,6 +24,11 @@ public enum OutputType {
     public final int bytes;
     /** {@code general.file_type} (llama_ftype) of a GGUF whose quantized tensors are all this type. */
     public final int llamaFileType;
+
+    /** {@code path} (relative to a model directory) inside this type's variant folder. */
+    public String inFolder(String path) {
+        return variant + "/" + path;
+    }
 
     /** The output type whose GGML type is {@code t} (F32, F16 or BF16). */
     public static OutputType of(GgmlType t) {

@@ -1,6 +1,7 @@
 package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
@@ -38,12 +39,18 @@ public final class MountSession implements AutoCloseable {
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry);
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -82,6 +89,17 @@ public final class MountSession implements AutoCloseable {
     public StoreTree tree() {
         return served.tree();
     }
+
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return fs.openFiles();
+    }
+
 
     /** The default grace period of {@link #stop}: open files are served this long after a stop begins. */
     public static final Duration DEFAULT_GRACE = Duration.ofMinutes(5);

@@ -5,6 +5,7 @@ import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.read.ReadAhead;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelDirectory;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.tree.StoreTree;
@@ -19,7 +20,7 @@ import java.util.logging.Logger;
  * What every front end (the FUSE mount, the NFS server) serves: the {@link StoreTree} over a store,
  * its background refresher, the shared blob mappings, the one {@link BlobResolver}, the chunk
  * cache of converted bytes and the read-ahead pool that fills it, and the {@link ServePolicy} both
- * front ends answer with. Built in one place so both front ends show the same tree with the same
+ * front ends answer with, and the {@link Telemetry} both report to. Built in one place so both front ends show the same tree with the same
  * bytes, attributes and errors.
  *
  * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
@@ -36,10 +37,12 @@ public final class ServedTree implements AutoCloseable {
     private final ChunkCache chunks;
     private final ReadAhead readAhead;
     private final ScheduledExecutorService refresher;
+    private final Telemetry telemetry;
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
-                       ReadAhead readAhead, ScheduledExecutorService refresher) {
+                       ReadAhead readAhead, ScheduledExecutorService refresher, Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.tree = tree;
         this.mappings = mappings;
         this.resolver = resolver;
@@ -48,8 +51,14 @@ public final class ServedTree implements AutoCloseable {
         this.refresher = refresher;
     }
 
-    /** Builds the tree over {@code store} with {@code views} and starts refreshing it. */
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reports nothing. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
+        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE);
+    }
+
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reads report to {@code telemetry}. */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry) {
         if (!Files.isDirectory(store.root().resolve("manifests"))) {
             LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
         }
@@ -69,7 +78,7 @@ public final class ServedTree implements AutoCloseable {
                 LOG.warning("refresh failed: " + e);
             }
         }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
-        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher);
+        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher, telemetry);
     }
 
     public StoreTree tree() {
@@ -86,7 +95,11 @@ public final class ServedTree implements AutoCloseable {
 
     /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
     public ServePolicy policy(long uid, long gid) {
-        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid);
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry);
+    }
+
+    public Telemetry telemetry() {
+        return telemetry;
     }
 
     @Override

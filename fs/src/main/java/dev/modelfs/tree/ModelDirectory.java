@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
 import dev.modelfs.model.SourceModes;
@@ -56,6 +57,8 @@ public final class ModelDirectory {
             if (l.kind() == Kind.JSON) {
                 if (l.name() == null) {
                     LOG.warning(m.name() + ": json layer without a name, skipped");
+                } else if (l.name().equals(DiffusersModelIndex.NAME)) {
+                    putModelIndex(ctx, tree, l);
                 } else {
                     putBlob(ctx, tree, l.name(), l, "json layer");
                 }
@@ -101,6 +104,26 @@ public final class ModelDirectory {
                 ByteSource.of(new Segment.BlobSlice(ref, 0, l.size())),
                 Map.of("user.modelfs.digest", d.toString(), "user.modelfs.source", what + " " + d));
         return tree.put(path, f);
+    }
+
+    /**
+     * An image model's {@code model_index.json}: restored for diffusers ({@link DiffusersModelIndex}) when
+     * Ollama rewrote it, else the stored bytes; one log line when it cannot be read or parsed.
+     */
+    private static void putModelIndex(ModelContext ctx, TreeBuilder tree, Layer l) {
+        byte[] restored = null;
+        if (l.digest().isPresent()) {
+            try {
+                restored = DiffusersModelIndex.restore(ctx.store().readSmallBlob(l.digest().get(), MAX_TEXT));
+            } catch (IOException e) {
+                LOG.warning(ctx.manifest().name() + ": model_index.json served as stored: " + e.getMessage());
+            }
+        }
+        if (restored == null) {
+            putBlob(ctx, tree, l.name(), l, "json layer");
+        } else {
+            putLiteral(ctx, tree, l.name(), restored, "json layer " + l.digest().get() + " restored for diffusers");
+        }
     }
 
     private static void putLiteral(ModelContext ctx, TreeBuilder tree, String path, byte[] bytes, String what) {
@@ -154,6 +177,9 @@ public final class ModelDirectory {
         }
         for (Layer l : m.layers(Kind.ADAPTER)) {
             l.digest().ifPresent(d -> r.adapter(ctx.store().canonicalBlobPath(d).toString()));
+        }
+        for (Layer l : m.layers(Kind.DRAFT)) {
+            l.digest().ifPresent(d -> r.draft(ctx.store().canonicalBlobPath(d).toString()));
         }
         for (Layer l : m.layers(Kind.PROJECTOR)) {
             l.digest().ifPresent(d -> r.projector(ctx.store().canonicalBlobPath(d).toString()));
@@ -229,5 +255,9 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, n == 1 ? base + ".gguf" : base + "-" + n + ".gguf", l, kind.name().toLowerCase() + " layer");
             }
         });
+        Layer draft = ctx.manifest().first(Kind.DRAFT);
+        if (draft != null) {   // the draft's model folder (docs/FORMATS.md §4.3 H), beside its converted files
+            putBlob(ctx, tree, ModelTables.DRAFT_FOLDER + "/model.gguf", draft, "draft layer");
+        }
     }
 }

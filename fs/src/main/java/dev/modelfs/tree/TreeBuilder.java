@@ -99,6 +99,35 @@ public final class TreeBuilder {
         return dev.modelfs.format.Quoting.quote(s);
     }
 
+    /** Every file placed so far, by relative path, in path order (directories are implied by the paths). */
+    public SortedMap<String, FileNode> files() {
+        SortedMap<String, FileNode> out = new TreeMap<>();
+        collectFiles(root, out);
+        return out;
+    }
+
+    /** Whether a directory exists at relative {@code path} (a single component or a path). */
+    public boolean hasDirectory(String path) {
+        Dir d = root;
+        for (String part : path.split("/")) {
+            if (!(d.entries.get(part) instanceof Dir sub)) {
+                return false;
+            }
+            d = sub;
+        }
+        return true;
+    }
+
+    private static void collectFiles(Dir d, SortedMap<String, FileNode> out) {
+        for (var e : d.entries.entrySet()) {
+            if (e.getValue() instanceof Dir sub) {
+                collectFiles(sub, out);
+            } else if (e.getValue() instanceof FileNode f) {
+                out.put(d.path.isEmpty() ? e.getKey() : d.path + "/" + e.getKey(), f);
+            }
+        }
+    }
+
     /** The frozen listing of the root. */
     public SortedMap<String, Node> build() {
         return freeze(root);

@@ -1,6 +1,7 @@
 package dev.modelfs.view;
 
 import dev.modelfs.tree.ModelView;
+import dev.modelfs.view.diffusers.TokenizerVocabFiles;
 import dev.modelfs.view.gguf.GgufModelView;
 import dev.modelfs.view.safetensors.SafetensorsModelView;
 import dev.modelfs.view.synth.SynthesizedGgufView;
@@ -11,6 +12,7 @@ public final class StandardViews {
     private StandardViews() {}
 
     public static List<ModelView> all() {
-        return List.of(new GgufModelView(), new SafetensorsModelView(), new SynthesizedGgufView());
+        return List.of(new GgufModelView(), new SafetensorsModelView(), new SynthesizedGgufView(), new TokenizerVocabFiles(),
+                new VariantFolders());
     }
 }

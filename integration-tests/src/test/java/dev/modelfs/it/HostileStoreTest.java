@@ -240,6 +240,12 @@ class HostileStoreTest {
         return null;
     }
 
+    /** The hostile store holds one weight set per folder too (files whose read fails on purpose are skipped). */
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py", "--skip-unreadable");
+    }
+
     /**
      * A manifest rewritten 300 times while four readers list, stat and read the model (valid versions
      * with different blobs, truncated JSON, an empty file, in-place and atomic writes): every read gives

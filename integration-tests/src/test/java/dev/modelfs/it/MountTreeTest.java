@@ -39,6 +39,11 @@ class MountTreeTest {
     }
 
     @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
+    }
+
+    @Test
     void pythonViewsCheckerPassesWithSafetensorsAndGgufPy() throws Exception {
         // the converted files below must come from the kernels users get (the launcher's Vector API ones)
         assertTrue(mounted.cli().log().contains("vector kernels ("), "mount runs scalar kernels:\n" + mounted.cli().log());

@@ -25,19 +25,20 @@ class SynthesizedGgufTest {
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-gguf-it", work -> {
-        Fixture.deleteTree(out);
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
-        return out.resolve("store");
+        return Fixture.generate(out.getFileName().toString(), "make_gguf_fixture.py", 1200, llamaSrc).resolve("store");
     });
 
     @Test
     void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
         mounted.cli().requireChecker(900, "check_synth_gguf.py", out.toString());
+    }
+
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
     }
 
     @Test
@@ -67,6 +68,25 @@ class SynthesizedGgufTest {
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-tokjson/config.json")));
         long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
         assertTrue(lines >= 1, "one log line per hostile model:\n" + mounted.cli().log());
+    }
+
+    @Test
+    void aDraftIsAModelFolderWithItsOwnGgufOrTheReasonWhyNot() throws Exception {
+        JsonNode files = show("synth-qwen3-draft", false).get("synthesized_gguf");
+        List<String> seen = new ArrayList<>();
+        files.forEach(f -> seen.add(f.get("file").asText() + " " + f.path("architecture").asText(f.path("absent").asText())));
+        assertEquals(List.of("model.gguf qwen3", "draft/model.gguf llama"), seen);
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft/draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft:int4/bf16/draft/model.safetensors")));
+        JsonNode refused = show("synth-dflash-draft", false).get("synthesized_gguf");
+        assertEquals(2, refused.size(), refused.toString());
+        assertEquals("draft/model.gguf", refused.get(1).get("file").asText());
+        assertTrue(refused.get(1).get("absent").asText().contains("DFlashDraftModel"), refused.toString());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.gguf")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-dflash-draft") && l.contains("draft/model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line for the draft's GGUF:\n" + mounted.cli().log());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {

@@ -84,12 +84,16 @@ class DemoStoreViewsTest {
     void eachFamilyAddsItsFiles() {
         Set<String> gguf = model("demo-llama").children().keySet();
         for (String f : new String[] {"model.gguf", "model.fp32.gguf", "model.bf16.gguf", "config.json", "tokenizer.json",
-                "model.safetensors", "model.fp16.safetensors", "gguf", "ollama"}) {
+                "model.safetensors", "fp16", "gguf", "ollama"}) {
             assertTrue(gguf.contains(f), "GGUF model view: " + f + " in " + gguf);
         }
         Set<String> st = model("demo-st:int4").children().keySet();
-        for (String f : new String[] {"model.safetensors", "model.bf16.safetensors", "model.gguf", "model.fp16.gguf"}) {
+        for (String f : new String[] {"model.safetensors", "bf16", "model.gguf", "model.fp16.gguf"}) {
             assertTrue(st.contains(f), "safetensors and synthesized GGUF views: " + f + " in " + st);
+        }
+        for (String f : new String[] {"model.safetensors", "config.json", "tokenizer.json"}) {   // a complete variant folder
+            assertInstanceOf(FileNode.class, ((DirNode) model("demo-st:int4").child("bf16")).child(f), "bf16/" + f);
+            assertInstanceOf(FileNode.class, ((DirNode) model("demo-llama").child("fp16")).child(f), "fp16/" + f);
         }
     }
 
@@ -133,7 +137,7 @@ class DemoStoreViewsTest {
     /** The safetensors header of the converted variant describes exactly the file's data. */
     @Test
     void theConvertedSafetensorsHeaderAccountsForEveryByte() throws IOException {
-        byte[] bytes = read(model("demo-st:int4"), "model.bf16.safetensors");
+        byte[] bytes = read(model("demo-st:int4"), "bf16/model.safetensors");
         long headerLen = MemorySegment.ofArray(bytes).get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0);
         String header = new String(bytes, 8, (int) headerLen, StandardCharsets.UTF_8);
         assertTrue(header.contains("\"BF16\""), header);

@@ -70,6 +70,11 @@ public final class NfsServer implements AutoCloseable {
         return address;
     }
 
+    /** Files open now (recently read files whose blobs stay mapped). */
+    public int openFiles() {
+        return open.size();
+    }
+
     public boolean publishedToRpcbind() {
         return published;
     }

@@ -89,6 +89,11 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
+    /** Files open now (sources cached for READs). */
+    int size() {
+        return (int) cache.estimatedSize();
+    }
+
     @Override
     public void close() {
         cache.invalidateAll();

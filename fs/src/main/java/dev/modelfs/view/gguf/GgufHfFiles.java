@@ -11,6 +11,7 @@ import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
@@ -40,15 +41,18 @@ import java.util.Optional;
 /**
  * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
  * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
- * {@code model.{fp32,fp16,bf16}.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
+ * {@code {fp32,fp16,bf16}/model.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
  * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
  * norm weights shifted back ({@link UnitSource.Shifted}).
  */
 final class GgufHfFiles {
     private GgufHfFiles() {}
 
-    /** Places every file, or none (any failure to lay out a safetensors file is thrown before anything is placed). */
-    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree) {
+    /**
+     * Places every file in the folder {@code dir} ({@code ""} or ending in {@code /}), or none (any failure
+     * to lay out a safetensors file is thrown before anything is placed).
+     */
+    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree, String dir) {
         Map<String, ByteSource> files = new LinkedHashMap<>();
         Map<String, String> what = new HashMap<>();
         String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
@@ -58,7 +62,8 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    h -> TokenizerFiles.tokenizerJson(GgufVocab.read(h)), "tokenizer.json rebuilt from the GGUF header"))));
+                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
             for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
@@ -68,11 +73,11 @@ final class GgufHfFiles {
         files.put("model.safetensors", safetensors(hf, g, blob, null));
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            String name = "model." + out.variant + ".safetensors";
+            String name = out.inFolder("model.safetensors");
             files.put(name, safetensors(hf, g, blob, out));
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
-        files.forEach((path, src) -> ViewFiles.put(ctx, tree, path, src, what.get(path)));
+        files.forEach((path, src) -> ViewFiles.put(ctx, tree, dir + path, src, what.get(path)));
     }
 
     /**

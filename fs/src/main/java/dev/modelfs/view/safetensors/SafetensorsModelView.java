@@ -31,7 +31,8 @@ import java.util.logging.Logger;
 /**
  * Reassembled safetensors for safetensors-based models (docs/DESIGN.md §1): per component
  * {@code [c/]<weights>.safetensors} with every tensor as stored (packed codes and their companions)
- * and {@code [c/]<weights>.{fp32,fp16,bf16}.safetensors} with the logical tensors dequantized or cast.
+ * and, in the variant folders, {@code {fp32,fp16,bf16}/[c/]<weights>.safetensors} with the logical
+ * tensors dequantized or cast ({@code dev.modelfs.view.VariantFolders} adds the configs beside them).
  * Every file carries {@code __metadata__ {"format":"pt"}} so transformers and diffusers accept it.
  */
 public final class SafetensorsModelView implements ModelView {
@@ -58,7 +59,7 @@ public final class SafetensorsModelView implements ModelView {
             try {
                 ViewFiles.put(ctx, tree, dir + weights + ".safetensors", asStored(tensors), "tensors as stored");
                 for (OutputType out : OutputType.values()) {
-                    ViewFiles.put(ctx, tree, dir + weights + "." + out.variant + ".safetensors", converted(tensors, out),
+                    ViewFiles.put(ctx, tree, out.inFolder(dir + weights + ".safetensors"), converted(tensors, out),
                             "logical tensors as " + out.dtype);
                 }
             } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
