@@ -45,8 +45,9 @@ class SoakTest {
     private static final long SECONDS = Long.getLong("modelfs.soak.seconds", 180);
     private static final long RSS_BOUND_KIB = 700 * 1024;
     private static final String MODEL = "hf-llama:q8_0";
-    private static final String CONVERTED = "gguf/model.fp32.safetensors";
     private static final String PASSTHROUGH = "model.gguf";
+    /** The model's fp32 safetensors file (GGUF tensor names), as the fixture's expected.json names it. */
+    private String convertedPath;
 
     @TempDir
     Path tmp;
@@ -64,20 +65,21 @@ class SoakTest {
         JsonNode expected = new ObjectMapper().readTree(Fixture.dir().resolve("expected.json").toFile()).get("models").get(MODEL);
         byte[] blob = Files.readAllBytes(store.resolve("blobs").resolve(
                 expected.get("files").get(PASSTHROUGH).get("blob").asText().replace(':', '-')));
-        Map<String, byte[]> tensorOracles = tensorOracles(expected.get("converted").get(CONVERTED).get("tensors"));
+        convertedPath = fp32Safetensors(expected.get("converted"));
+        Map<String, byte[]> tensorOracles = tensorOracles(expected.get("converted").get(convertedPath).get("tensors"));
         int port = CliNfs.freePort();
         CliMount mount = CliMount.start(store, tmp.resolve("mnt"), "--cache-size", "64M");
         nfs = CliNfs.start(store, tmp.resolve("nfs.log"), port);
         Path mp = mount.mountpoint;
-        byte[] converted = Files.readAllBytes(mp.resolve(MODEL).resolve(CONVERTED));
+        byte[] converted = Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath));
         checkTensors(converted, tensorOracles, "first read");
         assertTrue(failures.isEmpty(), String.join("\n", failures));
 
         List<Thread> threads = new ArrayList<>();
         threads.add(worker("fuse-sequential-converted", r -> checkTensors(
-                Files.readAllBytes(mp.resolve(MODEL).resolve(CONVERTED)), tensorOracles, "sequential read")));
+                Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath)), tensorOracles, "sequential read")));
         threads.add(worker("fuse-random-passthrough", r -> randomRead(mp.resolve(MODEL).resolve(PASSTHROUGH), blob, r)));
-        threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(CONVERTED), converted, r)));
+        threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(convertedPath), converted, r)));
         threads.add(worker("nfs-sequential-and-random", r -> nfsRead(port, blob, converted, tensorOracles, r)));
         threads.add(worker("churn", r -> churn(store, mp, r)));
         threads.add(worker("nfs-killer", r -> killAndRestartNfs(store, port)));
@@ -162,7 +164,7 @@ class SoakTest {
         try (NfsRpcClient c = new NfsRpcClient(port)) {
             byte[] root = c.mount("/").fh();
             byte[] pass = c.walk(root, MODEL + "/" + PASSTHROUGH);
-            byte[] conv = c.walk(root, MODEL + "/" + CONVERTED);
+            byte[] conv = c.walk(root, MODEL + "/" + convertedPath);
             checkTensors(c.readAll(conv, 1 << 20), tensorOracles, "NFS sequential read");
             for (int i = 0; i < 64; i++) {
                 boolean p = r.nextBoolean();
@@ -170,7 +172,7 @@ class SoakTest {
                 long off = r.nextLong(oracle.length);
                 NfsRpcClient.Read got = c.read(p ? pass : conv, off, 1 + r.nextInt(1 << 20));
                 if (got.status() != 0 || !Arrays.equals(got.data(), 0, got.data().length, oracle, (int) off, (int) off + got.data().length)) {
-                    failures.add("NFS READ of " + (p ? PASSTHROUGH : CONVERTED) + " at " + off + ": status " + got.status());
+                    failures.add("NFS READ of " + (p ? PASSTHROUGH : convertedPath) + " at " + off + ": status " + got.status());
                 }
             }
         } catch (IOException e) {
@@ -252,6 +254,17 @@ class SoakTest {
     }
 
     // ---- oracles ----
+
+    /** The path of the fp32 safetensors file among the model's converted files in expected.json. */
+    private static String fp32Safetensors(JsonNode converted) {
+        for (var it = converted.fields(); it.hasNext(); ) {
+            var e = it.next();
+            if ("safetensors".equals(e.getValue().path("kind").asText()) && "fp32".equals(e.getValue().path("variant").asText())) {
+                return e.getKey();
+            }
+        }
+        throw new AssertionError("no fp32 safetensors file in " + converted.toString().substring(0, 200));
+    }
 
     /** Each tensor's expected bytes: the raw little-endian data of its {@code .npy} oracle (gguf-py, numpy). */
     private static Map<String, byte[]> tensorOracles(JsonNode tensors) throws Exception {
