@@ -51,6 +51,17 @@ class CliRefusalsTest {
         assertTrue(threads.output().contains("--threads must be at least 1"), threads.output());
     }
 
+    /** Through the {@code ./modelfs} launcher, which adds the Vector API module: a usage error is the one line. */
+    @Test
+    void aUsageErrorThroughTheLauncherPrintsNoIncubatorWarning() throws Exception {
+        Path launcher = Path.of("..", "modelfs").toAbsolutePath().normalize();
+        assertTrue(Files.isExecutable(launcher), launcher + " missing");
+        Env.Run r = Env.run(120, List.of(launcher.toString(), "nfs", "--port", "99999"));
+        assertEquals(1, r.exit(), r.output());
+        assertTrue(r.output().contains("--port must be 0 to 65535, not 99999"), r.output());
+        assertFalse(r.output().contains("WARNING"), "only the usage error: " + r.output());
+    }
+
     @Test
     void mountRefusesAStoreThatDoesNotExist() throws Exception {
         Path mp = Files.createDirectories(tmp.resolve("mnt"));

@@ -31,28 +31,36 @@ final class PeerGate extends BaseFilter {
 
     @Override
     public NextAction handleAccept(FilterChainContext ctx) throws IOException {
-        Connection<?> c = ctx.getConnection();
+        return admit(ctx.getConnection()) ? ctx.getInvokeAction() : ctx.getStopAction();
+    }
+
+    /**
+     * A connection's first read may be handled on another worker before its accept event has run (Grizzly
+     * registers it for reading at accept), so a read of a connection not yet admitted is judged here too,
+     * by the same rule, instead of being closed.
+     */
+    @Override
+    public NextAction handleRead(FilterChainContext ctx) throws IOException {
+        return admit(ctx.getConnection()) ? ctx.getInvokeAction() : ctx.getStopAction();
+    }
+
+    /** Whether {@code c} is (now) admitted; a refused connection is closed, with one log line per peer. */
+    private boolean admit(Connection<?> c) {
+        if (admitted.contains(c)) {
+            return true;
+        }
         if (!allow.allows(PeerLog.address(c))) {
             log.once(c, "refused, not in --allow " + String.join(",", allow.texts()));
             c.closeSilently();
-            return ctx.getStopAction();
+            return false;
         }
         if (admitted.size() >= MAX_CONNECTIONS) {
             log.once(c, "refused, already " + MAX_CONNECTIONS + " connections open");
             c.closeSilently();
-            return ctx.getStopAction();
+            return false;
         }
         admitted.add(c);
-        return ctx.getInvokeAction();
-    }
-
-    @Override
-    public NextAction handleRead(FilterChainContext ctx) throws IOException {
-        if (!admitted.contains(ctx.getConnection())) {
-            ctx.getConnection().closeSilently();
-            return ctx.getStopAction();
-        }
-        return ctx.getInvokeAction();
+        return true;
     }
 
     @Override
