@@ -81,7 +81,7 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    private static void list(Path mp) throws IOException {
+    static void list(Path mp) throws IOException {
         List<Path> paths;
         try (Stream<Path> s = Files.walk(mp)) {
             paths = s.filter(p -> !p.equals(mp)).sorted().toList();
