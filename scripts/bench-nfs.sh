@@ -19,12 +19,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/mnt"
 say "generating a ${mib} MiB GGUF store…"
-"$MODELFS_PYTHON" - "$work/store" "$mib" <<'PY'
-import sys
-sys.path.insert(0, "integration-tests/bench")
-import read_throughput
-read_throughput.build_store(sys.argv[1], int(sys.argv[2]))
-PY
+"$MODELFS_PYTHON" integration-tests/python/make_bench_store.py "$work/store" "$mib"
 java=("$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}" -jar "$MODELFS_JAR")
 "${java[@]}" mount --store "$work/store" --cache-size 256M "$work/mnt" > "$work/mount.log" 2>&1 & pids+=($!)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -2,21 +2,27 @@
 # Runs every benchmark and prints Markdown for BENCHMARKS.md:
 #   1. JMH kernels (GGML and MLX families -> f32/bf16), one core, GB/s of output;
 #   2. gguf-py's numpy dequantization of the same data sizes, for comparison;
-#   3. read throughput through a real mount next to bindfs (a C FUSE filesystem) in the same run:
+#   3. the goals of issue 19 on fresh mounts (a new modelfs JVM per measurement), next to bindfs and
+#      nfs-ganesha in the same run (integration-tests/bench/fresh_mount.py): first touch with and without
+#      the kernel warm-up, passthrough and reassembled first reads, NFS with nfs-cat and a parallel
+#      libnfs reader (integration-tests/bench/nfs_parallel_read.c) against ganesha, 4 readers of one
+#      converted file (server CPU per GB), --cache-dir across a restart, fio random reads;
+#   4. read throughput through one long-lived (warm) mount next to bindfs in the same run:
 #      first reads, page-cache reads, 1 vs 2 cores, 4 parallel readers, fio random reads, peak RSS.
-# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--work DIR]
-#   N: size of each generated model for 3 (default 512); R: rounds, medians reported (default 3);
+# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
+#   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
-#   DIR: keep the generated store there and reuse it on the next run (default: a temporary folder).
+#   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; keep=
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --stream-gb) stream_gb="$2"; shift 2 ;;
     --mount-only) mount_only=1; shift ;;
+    --fresh-only) mount_only=1; fresh_only=1; shift ;;
     --work) keep="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
@@ -25,14 +31,17 @@ find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
 command -v bindfs >/dev/null || need_root_or_say "bindfs (the C FUSE peer)" bindfs
 command -v fio >/dev/null || need_root_or_say "fio" fio
 command -v taskset >/dev/null || need_root_or_say "taskset" util-linux
+ensure_nfs_clients
+command -v cc >/dev/null || need_root_or_say "a C compiler (the parallel NFS reader)" gcc libc6-dev
+[ -f /usr/include/nfsc/libnfs.h ] || need_root_or_say "libnfs headers (the parallel NFS reader)" libnfs-dev
 cd "$MODELFS_TOP"
 mvn -q -B -Dstyle.color=never -DskipTests package
 if [ -n "$keep" ]; then
   work="$keep"; mkdir -p "$work"
-  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true' EXIT
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; fusermount -u "$work/fresh-mnt" 2>/dev/null || true; fusermount -u "$work/fresh-bindfs" 2>/dev/null || true' EXIT
 else
   work=$(mktemp -d)
-  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
+  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; fusermount -u "$work/fresh-mnt" 2>/dev/null || true; fusermount -u "$work/fresh-bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
 fi
 if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp
@@ -44,6 +53,12 @@ echo "## JMH: MLX kernels"
 echo "## gguf-py (numpy)"
 "$MODELFS_PYTHON" integration-tests/python/bench_ggml_numpy.py
 fi
-echo "## Read throughput through a mount, next to bindfs"
+mkdir -p "$work"
+cc -O2 -Wall -o "$work/nfs_parallel_read" integration-tests/bench/nfs_parallel_read.c -lnfs
+echo "## Issue 19 goals: fresh mounts next to bindfs and nfs-ganesha"
+MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/fresh_mount.py "$MODELFS_JAR" "$work" \
+  --nfs-reader "$work/nfs_parallel_read" --mib "$mib" --rounds "$rounds" --java "$JAVA_HOME/bin/java"
+[ -n "$fresh_only" ] && exit 0
+echo "## Read throughput through a warm mount, next to bindfs"
 MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" \
   --mib "$mib" --rounds "$rounds" --stream-gb "$stream_gb" --java "$JAVA_HOME/bin/java"

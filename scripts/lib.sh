@@ -131,3 +131,9 @@ ensure_nfs_clients() {
   { command -v ganesha.nfsd || [ -x /usr/sbin/ganesha.nfsd ]; } >/dev/null && compgen -G '/usr/lib/*/ganesha/libfsalvfs.so' >/dev/null \
     || need_root_or_say "nfs-ganesha with the VFS backend (the re-export test)" nfs-ganesha nfs-ganesha-vfs
 }
+
+# The Prometheus server (Debian prometheus), which the metrics test starts itself to scrape a running
+# mount; without its recommended node exporter (policy-rc.d, where present, keeps the service from starting).
+ensure_prometheus() {
+  command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
+}

@@ -46,10 +46,14 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
             "special_tokens_map.json"]
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
-             "gemma3": "gemma3"}
+             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3"}
+# kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
+PERMUTED = ("llama", "mixtral")
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
-NORM_SHIFT = {"gemma3": 1.0}
-EXPERT = re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight")
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+# per-expert HF names -> slice of the stacked GGUF blk.N.ffn_{gate,up,down}_exps (Mixtral: w1 gate, w3 up, w2 down)
+EXPERT = re.compile(r"model\.layers\.(\d+)\.(?:mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight")
+EXPERT_PROJ = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down", "w1": "gate", "w3": "up", "w2": "down"}
 CHAT = {"llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
         "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n",
                  "a<|endoftext|>b<|im_end|>c"]}
@@ -87,14 +91,14 @@ def oracle(gguf_path, src_names, kind, cfg):
     for name in src_names:
         m = EXPERT.fullmatch(name)
         if m:
-            g = f"blk.{m.group(1)}.ffn_{m.group(3)}_exps.weight"
+            g = f"blk.{m.group(1)}.ffn_{EXPERT_PROJ[m.group(3)]}_exps.weight"
             out[name], stored[name] = deq[g][int(m.group(2))], types[g]
             continue
         g = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
         if g is None or g not in deq:
             raise KeyError(f"no GGUF tensor for {name} (gguf-py name {g})")
         a = deq[g]
-        if kind == "llama" and (".attn_q." in g or ".attn_k." in g):
+        if kind in PERMUTED and (".attn_q." in g or ".attn_k." in g):
             a = unpermute(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
         if kind in NORM_SHIFT and g.endswith("norm.weight"):
             a = a - np.float32(NORM_SHIFT[kind])
@@ -148,7 +152,8 @@ def check_config(r, d, mdir, src):
     fields = ["model_type", "architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
-              "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob"]
+              "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "num_local_experts",
+              "shared_expert_intermediate_size", "qkv_bias", "decoder_sparse_step", "mlp_only_layers"]
     if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
@@ -157,6 +162,8 @@ def check_config(r, d, mdir, src):
             va, vb = getattr(a, f, None), getattr(b, f)
             if f == "rms_norm_eps":
                 va, vb = float(np.float32(va)), float(np.float32(vb))
+            if f == "head_dim" and vb is None:   # MixtralConfig leaves it None: hidden / heads
+                vb = b.hidden_size // b.num_attention_heads
             r.ok(va == vb, f"{d}/config.json: {f} = {va!r}, source has {vb!r}")
     ta = (getattr(a, "rope_parameters", None) or {}).get("rope_theta", getattr(a, "rope_theta", None))
     tb = (getattr(b, "rope_parameters", None) or {}).get("rope_theta", getattr(b, "rope_theta", None))
@@ -174,7 +181,7 @@ def check_tokenizer(r, d, mdir, src, kind):
     tm, ts = AutoTokenizer.from_pretrained(mdir), AutoTokenizer.from_pretrained(src)
     for attr in ("bos_token", "eos_token", "unk_token"):
         r.ok(getattr(tm, attr) == getattr(ts, attr), f"{d}: tokenizer {attr} {getattr(tm, attr)!r}, source {getattr(ts, attr)!r}")
-    texts = list(H.SAMPLE_TEXTS) + CHAT["llama" if kind == "llama" else "qwen"] + ["", " ", "x"]
+    texts = list(H.SAMPLE_TEXTS) + CHAT["llama" if kind in H.SPM_KINDS else "qwen"] + ["", " ", "x"]
     for text in texts:
         for special in (True, False):
             a, b = tm(text, add_special_tokens=special).input_ids, ts(text, add_special_tokens=special).input_ids

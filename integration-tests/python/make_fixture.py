@@ -26,7 +26,8 @@ expected.json schema (version 1)
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
   "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
-                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3", "ggml_type": "Q4_K",
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3" | "qwen2moe" | "mixtral",
+                            "ggml_type": "Q4_K",
                             "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
     "<model dir>": {                # relative to the mount root, e.g. "tinyllama", "x/flux-old"
@@ -431,7 +432,7 @@ class Model:
         has_model = any(base_media_type(lj["mediaType"])[0] == MT_MODEL for lj, _, _ in self.layers)
         has_tensor = any(base_media_type(lj["mediaType"])[0] == MT_TENSOR for lj, _, _ in self.layers)
         text = {}
-        gguf_model = None
+        gguf_model = gguf_draft = None
         for lj, data, mode in self.layers:
             mt, params = base_media_type(lj["mediaType"])
             if mt in GGUF_FILE:
@@ -447,6 +448,9 @@ class Model:
                 add_file(rel, data, lj, mode, extra)
                 if mt == MT_MODEL and counters[stem] == 1:
                     gguf_model = (lj, data, mode)
+                if mt == MT_DRAFT and counters[stem] == 1:   # the draft's model folder (FORMATS.md §4.3 H)
+                    add_file("draft/model.gguf", data, lj, mode, extra)
+                    gguf_draft = (lj, data, mode)
             elif mt in (MT_TEMPLATE, MT_PROMPT):
                 add_file("ollama/template", data, lj, mode)
                 text["template"] = data.decode()
@@ -494,6 +498,11 @@ class Model:
             else:
                 absent += ["model.safetensors"] + [f"{v}/model.safetensors" for v in VARIANTS] + \
                           [f"model.{v}.gguf" for v in VARIANTS] + list(VARIANTS)
+            if gguf_draft and gguf_draft[2] in ("normal", "legacy"):
+                named = "gguf/" if hf_folder_expected(gguf_draft[1]) else ""
+                converted.update(gguf_views(fx, self.dir, gguf_draft[0], gguf_draft[1], named, folder="draft/"))
+                if named:   # the HF files of a draft folder are those of any GGUF model (check_hf_gguf.py)
+                    self.optional += ["draft/" + f for f in HF_FOLDER_FILES]
         elif has_tensor:
             fmt = fmt or "safetensors"
             converted, abs2 = st_views(fx, self)
@@ -530,6 +539,9 @@ class Model:
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_ADAPTER:
                 out.append(f"ADAPTER {store}/blobs/{lj['digest'].replace(':', '-')}")
+        drafts = [lj for lj, _, _ in self.layers if base_media_type(lj["mediaType"])[0] == MT_DRAFT]
+        if drafts:   # server/images.go Model.String: DRAFT with the last draft layer's blob, after ADAPTER
+            out.append(f"DRAFT {q(store + '/blobs/' + drafts[-1]['digest'].replace(':', '-'))}")
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_PROJECTOR:
                 out.append(f"FROM {store}/blobs/{lj['digest'].replace(':', '-')}")
@@ -561,7 +573,7 @@ GGUF_PY_TYPES = _gguf_py_types()
 # ---------------------------------------------------------------------------------------------
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
-HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
+HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe")
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -638,7 +650,7 @@ def hf_folder_expected(buf) -> bool:
     arch = kv.get("general.architecture", [None, None, None])[2]
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
-                       r"(gate|up|down)_exps)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
+                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
@@ -646,7 +658,11 @@ def hf_folder_expected(buf) -> bool:
                     for n in names))
 
 
-def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
+def gguf_views(fx: Fixture, model_dir, lj, buf, named="", folder=""):
+    """The converted files of one GGUF layer; `folder` ("" or "draft/") prefixes every path (a draft layer's
+    files are in draft/, FORMATS.md §4.3 H), `named` the GGUF-named safetensors within it ("gguf/")."""
+    model_dir = model_dir + ("/" + folder.rstrip("/") if folder else "")    # the oracles' folder
+    named = folder + named
     g = L.gguf_read(buf)
     digest = lj["digest"]
     as_stored, var_st = {}, {v: {} for v in VARIANTS}
@@ -691,7 +707,7 @@ def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
                 break
         else:
             kvs.append(["general.file_type", "UINT32", ft])
-        conv[f"model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": "model.gguf", "source_blob": digest,
+        conv[f"{folder}model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": f"{folder}model.gguf", "source_blob": digest,
                                    "version": g["version"], "alignment": g["alignment"], "kvs": kvs,
                                    "tensors": gg_tensors[v]}
     return conv
@@ -701,14 +717,37 @@ def component_of(name):
     return name.split("/", 1)[0] if "/" in name else ""
 
 
+def draft_layout(m):
+    """(tensor prefix, folder) of a draft imported with the model, as Ollama's runner finds it
+    (x/mlxrunner/model/root.go readDraftConfig, FORMATS.md §4.3 H), or None."""
+    cfg = json.loads(m.config[1]) if m.config else {}
+    d = cfg.get("draft") if isinstance(cfg, dict) else None
+    if isinstance(d, dict):
+        if d.get("model_format", "") not in ("", "safetensors"):
+            return None
+        conf = d.get("config") or ""
+        head, _, tail = conf.partition("/")
+        folder = head if tail == "config.json" and head not in ("", ".", "..") else "draft"
+        return d.get("tensor_prefix") or "draft.", folder
+    if any(lj.get("name") == "draft/config.json" for lj, _, _ in m.layers):
+        return "draft.", "draft"
+    return None
+
+
 def st_views(fx: Fixture, m: Model):
     json_layers = {}
     for lj, data, mode in m.layers:
         if base_media_type(lj["mediaType"])[0] == MT_JSON and lj["name"].endswith("config.json"):
             json_layers[lj["name"]] = json.loads(data)
-    comps = {}
+    draft = draft_layout(m)
+    comps, rels = {}, {}
     for lt in m.lts:
-        comps.setdefault(component_of(lt.name), []).append(lt)
+        if draft and lt.name.startswith(draft[0]) and len(lt.name) > len(draft[0]):
+            c, rels[lt.name] = draft[1], lt.name[len(draft[0]):]
+        else:
+            c = component_of(lt.name)
+            rels[lt.name] = lt.name[len(c) + 1:] if c else lt.name
+        comps.setdefault(c, []).append(lt)
     conv, absent = {}, []
     for c in sorted(set(comps) | m.broken_components):
         cfg = json_layers.get(f"{c}/config.json" if c else "config.json")
@@ -720,7 +759,7 @@ def st_views(fx: Fixture, m: Model):
             continue
         stored, var = {}, {v: {} for v in VARIANTS}
         for lt in comps[c]:
-            rel = lt.name[len(prefix):]
+            rel = rels[lt.name]
             stored[rel] = {"dtype": lt.dtype, "shape": lt.shape, "sha256": L.sha256_hex(lt.data),
                            "source": lt.src[""]}
             for suf, (dt, sh, b) in lt.comps.items():
@@ -1403,9 +1442,21 @@ def build_hf_ggufs(fx):
         m.finish()
         fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname,
                              "gguf_loader": (name, tag) not in HG.NO_GGUF_LOADER}
+    # a GGUF model with a GGUF draft layer (`ollama create` with a DRAFT line, server/create.go
+    # convertDraftModelFromFiles): the draft's folder draft/ is a Hugging Face folder of its own
+    target, draft = built[("hf-qwen3", "f16")], built[("hf-llama", "f32")]
+    m = fx.model("registry.ollama.ai", "library", "hf-qwen3", "draft",
+                 "GGUF qwen3 (F16) with a GGUF llama draft layer (F32): draft/ is the draft's Hugging Face folder")
+    m.set_config(dict(gguf_config("qwen3", "1M", "F16"), draft={"model_format": "gguf", "architecture": "llama"}))
+    m.layer(MT_MODEL, target[1])
+    m.layer(MT_DRAFT, draft[1])
+    m.finish()
+    fx.hf_gguf[m.dir + "/draft"] = {"source": os.path.relpath(draft[0], fx.out), "kind": "llama", "ggml_type": "F32",
+                                    "gguf_loader": True}
 
 
 def main(argv):
+    import layouts_fixture
     if len(argv) != 2:
         print("usage: make_fixture.py OUT", file=sys.stderr)
         return 2
@@ -1426,6 +1477,9 @@ def main(argv):
     build_moe_old(fx)
     build_param_mt(fx)
     build_tiny_llama_st(fx)
+    layouts_fixture.build_mixed(fx)
+    layouts_fixture.build_modelopt(fx)
+    layouts_fixture.build_nvfp4_experts(fx)
     build_bad(fx)
     build_hf_ggufs(fx)
     build_junk_manifests(fx)

@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
@@ -21,10 +22,22 @@ import java.util.function.Consumer;
  * most {@link #BUFFER_BYTES} come from per-class pools and go back to it when the cache and every reader have
  * released them, so native memory stays near {@code maxBytes} plus the chunks readers hold, and is
  * not on the Java heap (no garbage, no heap growth while streaming); {@link #close()} frees it all.
+ *
+ * <p>With a {@link DiskChunkStore} (optional), a miss of a chunk that has a persistent name first
+ * looks on disk and only converts when the disk has no valid copy; a converted chunk is then written
+ * there in the background. {@link #conversions()} counts the calls of {@code fill}: with N readers of
+ * the same chunks at once it grows by one per chunk, not N.
  */
 public final class ChunkCache implements AutoCloseable {
     /** Pooled buffer size: the largest chunk the pool serves (bigger ones get buffers of their own). */
     public static final long BUFFER_BYTES = 1 << 20;
+
+    /**
+     * The cache's figures since it was made: lookups that found the chunk ({@code hits}) and that had to
+     * compute it ({@code misses}), chunks evicted for space, the bytes of native memory the cached chunks
+     * hold now and the bound on them.
+     */
+    public record Stats(long hits, long misses, long evictions, long bytes, long capacityBytes) {}
 
     /** Cache key: a converted source's process-unique id and a chunk index inside it. */
     public record Key(long sourceId, long chunk) {}
@@ -82,17 +95,32 @@ public final class ChunkCache implements AutoCloseable {
     private static final long[] CLASS_BYTES = {4 << 10, 64 << 10, BUFFER_BYTES};
 
     private final Cache<Key, Chunk> cache;
+    private final long maxBytes;
     private final Arena arena = Arena.ofShared();
     @SuppressWarnings("unchecked")
     private final ConcurrentLinkedQueue<MemorySegment>[] pools = new ConcurrentLinkedQueue[CLASS_BYTES.length];
+    private final DiskChunkStore disk;
+    private final LongAdder conversions = new LongAdder();
     private volatile boolean closed;
 
+    /** A cache of at most {@code maxBytes} of chunks in memory, with no disk tier. */
     public ChunkCache(long maxBytes) {
+        this(maxBytes, null);
+    }
+
+    /**
+     * A cache of at most {@code maxBytes} of chunks in memory over {@code disk} (null: none); the
+     * cache closes the disk store when it is closed.
+     */
+    public ChunkCache(long maxBytes, DiskChunkStore disk) {
+        this.disk = disk;
         for (int i = 0; i < pools.length; i++) {
             pools[i] = new ConcurrentLinkedQueue<>();
         }
+        this.maxBytes = Math.max(0, maxBytes);
         this.cache = Caffeine.newBuilder()
-                .maximumWeight(Math.max(0, maxBytes))
+                .recordStats()                              // LongAdders: no allocation per lookup
+                .maximumWeight(this.maxBytes)
                 .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.buffer.byteSize()))   // memory held, not chunk length
                 .executor(Runnable::run)
                 .removalListener((Key k, Chunk v, RemovalCause cause) -> {
@@ -109,9 +137,17 @@ public final class ChunkCache implements AutoCloseable {
      * {@code fill} propagates and caches nothing.
      */
     public Chunk acquire(Key key, long length, Consumer<MemorySegment> fill) {
+        return acquire(key, null, length, fill);
+    }
+
+    /**
+     * Like {@link #acquire(Key, long, Consumer)}; {@code persistentName} (null: none) names the chunk in
+     * the disk tier: the same name in every process must mean the same bytes.
+     */
+    public Chunk acquire(Key key, String persistentName, long length, Consumer<MemorySegment> fill) {
         Chunk[] made = new Chunk[1];
         while (true) {
-            Chunk c = cache.get(key, k -> made[0] = compute(k, length, fill));
+            Chunk c = cache.get(key, k -> made[0] = compute(k, persistentName, length, fill));
             if (c == made[0] || c.tryAcquire()) {   // a chunk made here is born held (it may be evicted at once)
                 return c;
             }
@@ -119,22 +155,47 @@ public final class ChunkCache implements AutoCloseable {
         }
     }
 
-    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken). */
+    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken, not counted as a lookup). */
     public boolean contains(Key key) {
-        return cache.getIfPresent(key) != null;
+        return cache.asMap().containsKey(key);
     }
 
-    private Chunk compute(Key k, long length, Consumer<MemorySegment> fill) {
+    /** The figures now (for metrics: a few counter reads, no lock). */
+    public Stats stats() {
+        var s = cache.stats();
+        long bytes = cache.policy().eviction().map(e -> e.weightedSize().orElse(0)).orElse(0L);
+        return new Stats(s.hitCount(), s.missCount(), s.evictionCount(), bytes, maxBytes);
+    }
+
+    /** The disk tier, or null. */
+    public DiskChunkStore disk() {
+        return disk;
+    }
+
+    /** How many chunks were converted ({@code fill} called) since this cache was made. */
+    public long conversions() {
+        return conversions.sum();
+    }
+
+    private Chunk compute(Key k, String persistentName, long length, Consumer<MemorySegment> fill) {
         MemorySegment buf = buffer(length);
+        boolean fromDisk = false;
         try {
             MemorySegment dst = buf.asSlice(0, length);
-            fill.accept(dst);
+            fromDisk = disk != null && persistentName != null && disk.read(persistentName, dst);
+            if (!fromDisk) {
+                conversions.increment();
+                fill.accept(dst);
+            }
         } catch (RuntimeException | Error e) {
             recycle(buf);
             throw e;
         }
         Chunk c = new Chunk(this, k.sourceId(), k.chunk(), buf, length);
         c.refs.incrementAndGet();                    // the caller's hold
+        if (disk != null && persistentName != null && !fromDisk) {
+            disk.writeLater(persistentName, c);
+        }
         return c;
     }
 
@@ -173,6 +234,9 @@ public final class ChunkCache implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (!closed) {
+            if (disk != null) {
+                disk.close();               // finishes (or drops) queued writes, which hold their chunks
+            }
             cache.invalidateAll();
             closed = true;
             for (ConcurrentLinkedQueue<MemorySegment> p : pools) {

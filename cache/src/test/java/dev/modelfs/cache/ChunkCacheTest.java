@@ -8,6 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -31,6 +38,32 @@ class ChunkCacheTest {
             }
             assertEquals(1, computed.get());
             assertTrue(c.contains(new ChunkCache.Key(1, 2)));
+        }
+    }
+
+    @Test
+    void statsCountLookupsEvictionsAndTheBytesHeldButNotReadAheadProbes() {
+        long mib = ChunkCache.BUFFER_BYTES;
+        try (ChunkCache c = new ChunkCache(4 * mib)) {                        // room for four chunks
+            c.acquire(new ChunkCache.Key(5, 0), mib, s -> fillWith(s, (byte) 1)).release();
+            c.acquire(new ChunkCache.Key(5, 0), mib, s -> fillWith(s, (byte) 1)).release();
+            assertTrue(c.contains(new ChunkCache.Key(5, 0)));                  // a probe, not a lookup
+            assertFalse(c.contains(new ChunkCache.Key(5, 99)));
+            assertEquals(new ChunkCache.Stats(1, 1, 0, mib, 4 * mib), c.stats());
+            int inserted = 1;
+            for (int k = 1; k <= 10; k++, inserted++) {
+                c.acquire(new ChunkCache.Key(6, k), mib, s -> fillWith(s, (byte) 2)).release();
+            }
+            int cached = c.contains(new ChunkCache.Key(5, 0)) ? 1 : 0;
+            for (int k = 1; k <= 10; k++) {
+                cached += c.contains(new ChunkCache.Key(6, k)) ? 1 : 0;
+            }
+            ChunkCache.Stats s = c.stats();
+            assertEquals(1, s.hits());
+            assertEquals(11, s.misses());
+            assertTrue(cached <= 4, cached + " chunks cached in room for 4");
+            assertEquals(inserted - cached, s.evictions(), "every chunk not cached any more was evicted");
+            assertEquals(cached * mib, s.bytes(), "bytes = the buffers of the chunks cached");
         }
     }
 
@@ -93,6 +126,56 @@ class ChunkCacheTest {
             ChunkCache.Chunk again = c.acquire(new ChunkCache.Key(1, 0), 64, s -> fillWith(s, (byte) 6));
             assertEquals(6, again.bytes().get(ValueLayout.JAVA_BYTE, 0), "recomputed: a zero-sized cache keeps nothing");
             again.release();
+        }
+    }
+
+    @Test
+    void readersOfTheSameChunksAtOnceConvertEachChunkOnce() throws Exception {
+        int readers = 8;
+        int chunks = 16;
+        AtomicInteger[] fills = new AtomicInteger[chunks];
+        for (int i = 0; i < chunks; i++) {
+            fills[i] = new AtomicInteger();
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(readers);
+        try (ChunkCache c = new ChunkCache(64L << 20)) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Long>> sums = new ArrayList<>();
+            for (int r = 0; r < readers; r++) {
+                sums.add(pool.submit(() -> {
+                    start.await();
+                    long sum = 0;
+                    for (int k = 0; k < chunks; k++) {
+                        int chunk = k;
+                        ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(5, chunk), 4096, s -> {
+                            fills[chunk].incrementAndGet();
+                            sleep(20);                       // a slow conversion: the others arrive while it runs
+                            fillWith(s, (byte) (chunk + 1));
+                        });
+                        sum += ch.bytes().get(ValueLayout.JAVA_BYTE, 4095);
+                        ch.release();
+                    }
+                    return sum;
+                }));
+            }
+            start.countDown();
+            for (Future<Long> f : sums) {
+                assertEquals((long) chunks * (chunks + 1) / 2, f.get(30, TimeUnit.SECONDS), "every reader saw every chunk's bytes");
+            }
+            for (int i = 0; i < chunks; i++) {
+                assertEquals(1, fills[i].get(), "chunk " + i + " converted once for " + readers + " readers");
+            }
+            assertEquals(chunks, c.conversions());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.bytes;
 
+import dev.modelfs.telemetry.FileKind;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -18,6 +19,7 @@ public final class ByteSource {
     private final List<BlobRef> blobs;
     /** For a BlobSlice segment, the index of its blob in {@link #blobs()}; -1 otherwise. */
     private final int[] blobIndex;
+    private final FileKind kind;
 
     public ByteSource(List<? extends Segment> parts) {
         List<Segment> kept = new ArrayList<>();
@@ -46,6 +48,28 @@ public final class ByteSource {
         for (int i = 0; i < segments.length; i++) {
             blobIndex[i] = segments[i] instanceof Segment.BlobSlice b ? blobs.indexOf(b.blob()) : -1;
         }
+        this.kind = kindOf(segments);
+    }
+
+    /** The kind of a file made of {@code segments} (the rule of {@link FileKind}). */
+    private static FileKind kindOf(Segment[] segments) {
+        boolean slices = false;
+        for (Segment s : segments) {
+            if (s instanceof Segment.Converted) {
+                return FileKind.CONVERTED;
+            }
+            slices |= s instanceof Segment.BlobSlice;
+        }
+        if (segments.length == 1 && segments[0] instanceof Segment.BlobSlice b
+                && b.offset() == 0 && b.length() == b.blob().expectedSize()) {
+            return FileKind.PASSTHROUGH;
+        }
+        return slices ? FileKind.REASSEMBLED : FileKind.SYNTHESIZED;
+    }
+
+    /** What the file's bytes are, for the bytes-served figures. */
+    public FileKind kind() {
+        return kind;
     }
 
     public static ByteSource of(Segment... parts) {
@@ -62,6 +86,17 @@ public final class ByteSource {
 
     public List<BlobRef> blobs() {
         return blobs;
+    }
+
+    /** The converted data this file shows, in file order (empty for files of blob and literal bytes only). */
+    public List<ConvertedData> convertedData() {
+        List<ConvertedData> out = new java.util.ArrayList<>();
+        for (Segment s : segments) {
+            if (s instanceof Segment.Converted c) {
+                out.add(c.data());
+            }
+        }
+        return out;
     }
 
     public int segmentCount() {

@@ -33,8 +33,25 @@ public final class FileAssembly {
         return new ByteSource(segs);
     }
 
-    /** One tensor of a GGUF file: its info ({@code ne[0]} fastest) and its bytes in {@code type}. */
-    public record GgufTensor(String name, long[] ne, GgmlType type, Segment data) {}
+    /**
+     * One tensor of a GGUF file: its info ({@code ne[0]} fastest) and its bytes in {@code type}, one segment
+     * or several in a row (the experts of a tensor stacked from per-expert sources).
+     */
+    public record GgufTensor(String name, long[] ne, GgmlType type, List<Segment> data) {
+        /** A tensor whose bytes are one segment. */
+        public GgufTensor(String name, long[] ne, GgmlType type, Segment data) {
+            this(name, ne, type, List.of(data));
+        }
+
+        /** Bytes of all its segments. */
+        public long length() {
+            long n = 0;
+            for (Segment s : data) {
+                n = Math.addExact(n, s.length());
+            }
+            return n;
+        }
+    }
 
     /**
      * A GGUF file: {@code head} (the preamble and the KVs, as the caller encodes or copies them), the
@@ -68,11 +85,11 @@ public final class FileAssembly {
         long pos = 0;
         for (int i = 0; i < tensors.size(); i++) {
             GgufTensor t = tensors.get(i);
-            if (t.data().length() != sizes.get(i)) {
-                throw new IllegalStateException(t.name() + ": " + t.data().length() + " bytes for " + sizes.get(i) + " of " + t.type());
+            if (t.length() != sizes.get(i)) {
+                throw new IllegalStateException(t.name() + ": " + t.length() + " bytes for " + sizes.get(i) + " of " + t.type());
             }
             segs.add(new Segment.Zeros(offsets[i] - pos));
-            segs.add(t.data());
+            segs.addAll(t.data());
             pos = offsets[i] + sizes.get(i);
         }
         segs.add(new Segment.Zeros(GgufWriter.align(pos, alignment) - pos));

@@ -19,7 +19,8 @@ import java.util.List;
  * {@link MlxTensorData} the dequantizer reads.
  *
  * <p>Invariants: every piece's blob is in {@link #blobs()} exactly once; the code bytes match the
- * logical shape; a global scale is F32.
+ * logical shape; a global scale is F32, one value or one per index of the first axis (each covering
+ * {@link #groupsPerGlobal()} consecutive groups).
  */
 public final class MlxParts {
 
@@ -30,6 +31,7 @@ public final class MlxParts {
     final int scalesIdx;
     final int biasesIdx;
     private final int globalIdx;
+    private final long groupsPerGlobal;
 
     public MlxParts(LogicalTensor t) {
         this.t = t;
@@ -51,6 +53,16 @@ public final class MlxParts {
         if (t.globalScale() != null && t.globalScale().dtype() != Dtype.F32) {
             throw new IllegalArgumentException(t.name() + ": global scale must be F32");
         }
+        long globals = t.globalScale() == null ? 1 : t.globalScale().numel();
+        if (globals < 1 || groups % globals != 0) {
+            throw new IllegalArgumentException(t.name() + ": " + globals + " global scales do not divide " + groups + " groups");
+        }
+        this.groupsPerGlobal = groups / globals;
+    }
+
+    /** How many consecutive groups share one global scale (all of them when there is at most one). */
+    public long groupsPerGlobal() {
+        return groupsPerGlobal;
     }
 
     private int index(StoredTensor s) {
@@ -68,9 +80,18 @@ public final class MlxParts {
         return blobs;
     }
 
-    /** The tensor's data in the mapped blobs {@code segs} (in {@link #blobs()} order). */
+    /** The tensor's data in the mapped blobs {@code segs} (in {@link #blobs()} order), with the global scale of group 0. */
     public MlxTensorData data(List<MemorySegment> segs) {
-        float global = globalIdx < 0 ? 1f : segs.get(globalIdx).get(F32, t.globalScale().bytes().offset());
+        return data(segs, 0);
+    }
+
+    /**
+     * The tensor's data with the global scale that applies to {@code group} (right for the groups
+     * {@code [g, g + groupsPerGlobal())} where {@code g} is {@code group} rounded down to a multiple of it).
+     */
+    public MlxTensorData data(List<MemorySegment> segs, long group) {
+        float global = globalIdx < 0 ? 1f
+                : segs.get(globalIdx).get(F32, t.globalScale().bytes().offset() + group / groupsPerGlobal * Float.BYTES);
         return new MlxTensorData(segs.get(codesIdx), t.main().bytes().offset(),
                 segs.get(scalesIdx), t.scale().bytes().offset(), scaleType,
                 biasesIdx < 0 ? null : segs.get(biasesIdx), biasesIdx < 0 ? 0 : t.bias().bytes().offset(), global);

@@ -3,6 +3,7 @@ package dev.modelfs.convert;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.BlockDequantizer;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -74,5 +75,51 @@ public final class UnitConverted extends ConvertedData {
     @Override
     public String describe() {
         return what;
+    }
+
+    /** In source order, GGML blocks and MLX groups have an identity (the on-disk chunk cache); reordered or derived data has none. */
+    @Override
+    protected String identity() {
+        if (order != null) {
+            return null;
+        }
+        return switch (source) {
+            case UnitSource.Blocks b -> "blocks " + b.blob() + " @" + b.offset()
+                    + " " + kernelType(b.deq()) + (b.copy() ? " copied" : "") + " -> " + b.out();
+            case UnitSource.MlxGroups m -> mlxIdentity(m.parts(), m.out());
+            case UnitSource.Shifted sh -> null;
+            case UnitSource.Repacked r -> null;
+        };
+    }
+
+    private static String mlxIdentity(MlxParts parts, OutputType out) {
+        StringBuilder b = new StringBuilder("mlx ").append(parts.t.quant()).append(' ').append(parts.t.logicalNumel()).append(" -> ").append(out);
+        for (StoredTensor s : new StoredTensor[] {parts.t.main(), parts.t.scale(), parts.t.bias(), parts.t.globalScale()}) {
+            b.append(" | ");
+            if (s != null) {
+                b.append(s.dtype()).append(' ').append(s.bytes());
+            }
+        }
+        return b.toString();
+    }
+
+    /** A kernel's type ("GGML Q8_0 dequantizer"): both implementations write the same bytes, so neither is named. */
+    private static String kernelType(BlockDequantizer deq) {
+        return deq.toString().replace(" (Vector API)", "");
+    }
+
+    @Override
+    public String kernel() {
+        return kernelOf(source);
+    }
+
+    private static String kernelOf(UnitSource s) {
+        return switch (s) {
+            case UnitSource.Blocks b -> b.copy() ? null : b.deq() + " -> " + b.out();
+            case UnitSource.MlxGroups m -> "MLX " + m.parts().t.quant().mode() + " " + m.parts().t.quant().bits() + "-bit, "
+                    + m.parts().scaleType + " scales -> " + m.out();
+            case UnitSource.Shifted sh -> kernelOf(sh.f32()) + ", shifted -> " + sh.out();
+            case UnitSource.Repacked r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
+        };
     }
 }

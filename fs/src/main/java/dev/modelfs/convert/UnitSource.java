@@ -137,17 +137,29 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
             return parts.blobs();
         }
 
+        /**
+         * With one global scale per expert (docs/FORMATS.md §5.4) the groups are cut where the scale
+         * changes; a unit (a group, or a row) never spans two experts.
+         */
         @Override
         public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
-            MlxTensorData data = parts.data(blobs);
+            long per = parts.groupsPerGlobal();
+            int elements = unitElements();
             if (order == null) {
-                deq.dequantize(data, first * groupsPerUnit, count * groupsPerUnit, out.format, dst, 0);
+                long from = first * groupsPerUnit;
+                long to = (first + count) * groupsPerUnit;
+                for (long g = from; g < to; ) {
+                    long n = Math.min(to, (g / per + 1) * per) - g;
+                    deq.dequantize(parts.data(blobs, g), g, n, out.format, dst, (g - from) * parts.t.quant().groupSize() * out.bytes);
+                    g += n;
+                }
                 return;
             }
-            int elements = unitElements();
+            MlxTensorData whole = per == parts.t.logicalNumel() / parts.t.quant().groupSize() ? parts.data(blobs) : null;
             NarrowingDequant.units((f, n, f32, off) -> {
                 for (long i = 0; i < n; i++) {
-                    deq.dequantize(data, source(order, first + f + i) * groupsPerUnit, groupsPerUnit, f32, off + i * elements * 4);
+                    long g = source(order, first + f + i) * groupsPerUnit;
+                    deq.dequantize(whole != null ? whole : parts.data(blobs, g), g, groupsPerUnit, f32, off + i * elements * 4);
                 }
             }, count, elements, out.format, dst, 0);
         }

@@ -222,6 +222,7 @@ final class FuseWorkers {
     private static int readBuf(ModelFs fs, MemorySegment path, MemorySegment bufp, long size, long offset, MemorySegment fi) {
         MemorySegment bv = MemorySegment.NULL;
         MemorySegment mem = MemorySegment.NULL;
+        long start = System.nanoTime();
         try {
             long fh = fi.reinterpret(FuseStructs.FILE_INFO.byteSize()).get(LONG, FuseStructs.FI_FH);
             OpenedSource src = fs.openSource(fh);
@@ -235,8 +236,10 @@ final class FuseWorkers {
             bv.fill((byte) 0);
             bv.set(LONG, FuseStructs.BV_COUNT, 1);
             int segment = size >= SPLICE_MIN ? src.blobSegment(offset, size) : -1;
+            long served = 0;
             if (segment >= 0) {
-                bv.set(LONG, FuseStructs.BV_BUF_SIZE, Math.min(size, src.size() - offset));
+                served = Math.min(size, src.size() - offset);
+                bv.set(LONG, FuseStructs.BV_BUF_SIZE, served);
                 bv.set(INT, FuseStructs.BV_BUF_FLAGS, FuseStructs.BUF_IS_FD | FuseStructs.BUF_FD_SEEK);
                 bv.set(INT, FuseStructs.BV_BUF_FD, src.blobDescriptor(segment));
                 bv.set(LONG, FuseStructs.BV_BUF_POS, src.blobPosition(segment, offset));
@@ -246,10 +249,12 @@ final class FuseWorkers {
                     FREE.invokeExact(bv);
                     return -ENOMEM;
                 }
-                bv.set(LONG, FuseStructs.BV_BUF_SIZE, src.read(offset, mem, 0, size));   // a failure frees both below
+                served = src.read(offset, mem, 0, size);                    // a failure frees both below
+                bv.set(LONG, FuseStructs.BV_BUF_SIZE, served);
                 bv.set(ADDR, FuseStructs.BV_BUF_MEM, mem);
             }
             bufp.reinterpret(ADDR.byteSize()).set(ADDR, 0, bv);
+            fs.readDone(src, served, start);
             return 0;
         } catch (Throwable t) {
             try {

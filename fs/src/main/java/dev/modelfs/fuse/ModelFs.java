@@ -10,6 +10,7 @@ import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
 import jnr.ffi.types.size_t;
@@ -30,14 +31,18 @@ import ru.serce.jnrfuse.struct.Timespec;
  * <p>Invariants: every mutating operation returns EROFS ({@link ReadOnlyFuseOperations}); an open file
  * keeps serving the bytes of the snapshot it was opened in (it holds its {@link OpenedSource}); a
  * missing blob is ENOENT at open, a size mismatch or a blob truncated under its mapping EIO; each
- * distinct failure is logged once ({@link ServePolicy#failed}).
+ * distinct failure is logged once and reported with the model its path lies in ({@link ServePolicy#failed}); the
+ * root carries the attribute {@value #METRICS_XATTR} when the policy's telemetry has an endpoint.
  */
 public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperations {
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
+    /** The root's attribute naming the metrics endpoint ({@code modelfs status} reads it). */
+    public static final String METRICS_XATTR = "user.modelfs.metrics";
 
     private final StoreTree tree;
     private final ServePolicy policy;
+    private final Map<String, String> rootXattrs;
     private final HandleTable<Handle> open = new HandleTable<>();
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
@@ -47,6 +52,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     public ModelFs(StoreTree tree, ServePolicy policy) {
         this.tree = tree;
         this.policy = policy;
+        this.rootXattrs = policy.telemetry().endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of());
     }
 
     /** Node at an absolute FUSE path in the current snapshot, or null. */
@@ -81,7 +87,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("getattr " + path, e);
+            return fail("getattr", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -112,7 +118,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("readdir " + path, e);
+            return fail("readdir", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -150,7 +156,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {
-            return fail("open " + path, e);
+            return fail("open", path, e);
         }
     }
 
@@ -163,7 +169,17 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
     int readFailed(MemorySegment pathC, Throwable e) {
         String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);
-        return fail("read " + path, e);
+        return fail("read", path, e);
+    }
+
+    /** Reports a read of {@code src} that answered {@code bytes} bytes and began at {@code startNanos}. */
+    void readDone(OpenedSource src, long bytes, long startNanos) {
+        policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
+    }
+
+    /** Files open now. */
+    public int openFiles() {
+        return open.size();
     }
 
     /**
@@ -219,7 +235,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             st.f_flag.set(Statvfs.ST_RDONLY);
             return 0;
         } catch (IOException | RuntimeException e) {
-            return fail("statfs", e);
+            return fail("statfs", path, e);
         }
     }
 
@@ -228,7 +244,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         try {
             return getxattr0(path, name, value, size);
         } catch (RuntimeException e) {
-            return fail("getxattr " + path, e);
+            return fail("getxattr", path, e);
         }
     }
 
@@ -237,7 +253,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         if (n == null) {
             return -ErrorCodes.ENOENT();
         }
-        String v = n instanceof FileNode f ? f.xattrs().get(name) : null;
+        String v = xattrs(path, n).get(name);
         if (v == null) {
             return -ErrorCodes.ENODATA();
         }
@@ -252,12 +268,20 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return b.length;
     }
 
+    /** The extended attributes of node {@code n} at {@code path}: a file's own, the root's, else none. */
+    private Map<String, String> xattrs(String path, Node n) {
+        if (n instanceof FileNode f) {
+            return f.xattrs();
+        }
+        return "/".equals(path) ? rootXattrs : Map.of();
+    }
+
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
         try {
             return listxattr0(path, list, size);
         } catch (RuntimeException e) {
-            return fail("listxattr " + path, e);
+            return fail("listxattr", path, e);
         }
     }
 
@@ -267,9 +291,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             return -ErrorCodes.ENOENT();
         }
         StringBuilder sb = new StringBuilder();
-        if (n instanceof FileNode f) {
-            f.xattrs().keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
-        }
+        xattrs(path, n).keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
         byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
         if (size == 0) {
             return b.length;
@@ -288,7 +310,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
                 return -ErrorCodes.ENOENT();
             }
         } catch (RuntimeException e) {
-            return fail("access " + path, e);
+            return fail("access", path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
     }
@@ -298,9 +320,12 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return "modelfs";
     }
 
-    /** Logs a failed operation once and returns its negated errno (the policy decides which). */
-    private int fail(String what, Throwable e) {
-        return -errno(policy.failed(what, e));
+    /**
+     * Logs a failed operation {@code op} on {@code path} once, reports it against the model the path lies in,
+     * and returns its negated errno (the policy decides which).
+     */
+    private int fail(String op, String path, Throwable e) {
+        return -errno(policy.failed(op + " " + path, path == null ? null : tree.modelOf(path), e));
     }
 
     private static int errno(Errno e) {

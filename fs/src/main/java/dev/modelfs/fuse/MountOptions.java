@@ -1,5 +1,6 @@
 package dev.modelfs.fuse;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -24,14 +25,25 @@ import java.util.List;
  * @param refreshMillis how often the store's manifests are rescanned
  * @param threads     FUSE worker threads ({@link FuseWorkers}: JVM-owned, persistent; each serves one request at
  *                    a time, conversions included, so this is also how many chunks convert at once)
+ * @param cacheDir    directory of the on-disk cache of converted chunks ({@code --cache-dir}), or null for none
+ * @param cacheDirBytes bound of that directory
+ * @param warmup      warm up the store's conversion kernels in the background after mounting
+ *                    ({@code KernelWarmup}; {@code --no-warmup} turns it off)
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
-                           long refreshMillis, boolean debug, int threads) {
+                           long refreshMillis, boolean debug, int threads, Path cacheDir, long cacheDirBytes,
+                           boolean warmup) {
     public MountOptions {
         extra = List.copyOf(extra);
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, not " + threads);
         }
+    }
+
+    /** Options without a disk cache, with the warm-up. */
+    public MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
+                        long refreshMillis, boolean debug, int threads) {
+        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, true);
     }
 
     /** The default worker count: one per core, at least 4 (the kernel keeps several reads in flight). */

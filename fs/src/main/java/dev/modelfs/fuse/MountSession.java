@@ -1,15 +1,19 @@
 package dev.modelfs.fuse;
 
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
+import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -23,22 +27,33 @@ public final class MountSession implements AutoCloseable {
     private final Path mountpoint;
     private final ServedTree served;
     private final FuseWorkers workers;
+    private final KernelWarmup warmup;
+    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, KernelWarmup warmup, IntSupplier openFiles) {
+        this.openFiles = openFiles;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
+        this.warmup = warmup;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
+        DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -53,7 +68,10 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, workers);   // the workers hold the file system (its callbacks) while mounted
+        KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
+                stop -> MountReadWarmup.run(mp, KernelWarmup.filesToRead(served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8),
+                        1500, stop)) : null;
+        return new MountSession(mp, served, workers, warmup, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -78,12 +96,30 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
+    /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
+    public String conversionSummary() {
+        return served.conversionSummary();
+    }
+
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return openFiles.getAsInt();
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        if (warmup != null) {
+            warmup.close();
+        }
         if (!MountTable.unmount(mountpoint, 10_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }

@@ -193,8 +193,32 @@ final class QuantResolver {
             return false;
         }
         StoredTensor g = p.globalScale();
-        if (g != null && (q.mode() != MlxMode.NVFP4 || g.dtype() != Dtype.F32 || g.numel() != 1)) {
+        if (g != null && (q.mode() != MlxMode.NVFP4 || g.dtype() != Dtype.F32 || !globalScaleShape(ws, g.shape()))) {
             return false;
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@code global} is the shape of an nvfp4 global scale of a weight of shape {@code weight}
+     * (docs/FORMATS.md §4.6): one element, or one per expert of a stacked weight ({@code [E, 1, 1]} for
+     * {@code [E, out, in/8]}, as v0.22–v0.31.1 stacked compressed-tensors experts).
+     */
+    static boolean globalScaleShape(long[] weight, long[] global) {
+        long n = 1;
+        for (long d : global) {
+            n *= d;
+        }
+        if (n == 1) {
+            return true;
+        }
+        if (weight.length < 3 || global.length != weight.length || global[0] != weight[0]) {
+            return false;
+        }
+        for (int i = 1; i < global.length; i++) {
+            if (global[i] != 1) {
+                return false;
+            }
         }
         return true;
     }

@@ -8,6 +8,9 @@ import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobLease;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.cache.TruncatedMapping;
+import dev.modelfs.telemetry.CpuClock;
+import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.telemetry.Telemetry;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -35,6 +38,7 @@ public final class OpenedSource implements AutoCloseable {
     private final ReadAhead readAhead;
     private final BlobLease[] leases;
     private final List<BlobRef> refs;
+    private final Telemetry telemetry;
     private volatile boolean closed;
     /** 1 for the open file itself, plus one per running read-ahead task; 0 = leases released. */
     private final AtomicInteger pins = new AtomicInteger(1);
@@ -43,8 +47,9 @@ public final class OpenedSource implements AutoCloseable {
     /** End offset of the previous read (sequential-reader detection for read-ahead). */
     private volatile long lastEnd;
 
-    private OpenedSource(ByteSource source, ChunkCache chunks, ReadAhead readAhead, BlobLease[] leases) {
+    private OpenedSource(ByteSource source, ChunkCache chunks, ReadAhead readAhead, BlobLease[] leases, Telemetry telemetry) {
         this.source = source;
+        this.telemetry = telemetry;
         this.chunks = chunks;
         this.readAhead = readAhead;
         this.leases = leases;
@@ -56,9 +61,18 @@ public final class OpenedSource implements AutoCloseable {
         return open(source, resolver, chunks, ReadAhead.NONE);
     }
 
-    /** Opens {@code source}: resolves and maps every blob it reads (fails fast, releasing what it took). */
+    /** Opens {@code source} with read-ahead, reporting no conversions. */
     public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead)
             throws IOException {
+        return open(source, resolver, chunks, readAhead, Telemetry.NONE);
+    }
+
+    /**
+     * Opens {@code source}: resolves and maps every blob it reads (fails fast, releasing what it took);
+     * each chunk it converts is reported to {@code telemetry}.
+     */
+    public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead,
+                                    Telemetry telemetry) throws IOException {
         List<BlobRef> refs = source.blobs();
         BlobLease[] leases = new BlobLease[refs.size()];
         try {
@@ -73,11 +87,16 @@ public final class OpenedSource implements AutoCloseable {
             }
             throw e;
         }
-        return new OpenedSource(source, chunks, readAhead, leases);
+        return new OpenedSource(source, chunks, readAhead, leases, telemetry);
     }
 
     public long size() {
         return source.size();
+    }
+
+    /** What the file's bytes are ({@link ByteSource#kind()}). */
+    public FileKind kind() {
+        return source.kind();
     }
 
     /** The mapping of {@code ref} (conversions look their blobs up once per chunk computed). */
@@ -213,7 +232,8 @@ public final class OpenedSource implements AutoCloseable {
                     requestAhead(filePos);
                 }
                 try {
-                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out));
+                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
+                            out -> compute(data, chunk, out));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
@@ -263,7 +283,13 @@ public final class OpenedSource implements AutoCloseable {
 
     /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
     void convertAhead(ConvertedData data, long chunk) {
-        chunks.acquire(new ChunkCache.Key(data.id(), chunk), data.chunkLength(chunk), out -> compute(data, chunk, out)).release();
+        chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
+                out -> compute(data, chunk, out)).release();
+    }
+
+    /** The chunk's name in the disk tier, or null without one (no string is made then). */
+    private String diskName(ConvertedData data, long chunk) {
+        return chunks.disk() == null ? null : data.persistentName(chunk);
     }
 
     private void compute(ConvertedData data, long chunk, MemorySegment out) {
@@ -272,6 +298,7 @@ public final class OpenedSource implements AutoCloseable {
         for (BlobRef r : needed) {
             segs.add(blob(r));
         }
+        long cpu = CpuClock.threadNanos();
         try {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
@@ -283,6 +310,7 @@ public final class OpenedSource implements AutoCloseable {
                 throw new UncheckedIOException(new IOException("blob " + r.digest().shortId() + " became shorter while converting"));
             }
         }
+        telemetry.conversion(CpuClock.threadNanos() - cpu);
     }
 
     /** Takes a hold on the file's leases unless it is closed (read-ahead tasks). */

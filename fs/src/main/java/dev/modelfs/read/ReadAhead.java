@@ -29,6 +29,7 @@ public final class ReadAhead implements AutoCloseable {
     private final ThreadPoolExecutor pool;
     private final long windowBytes;
     private final Set<ChunkCache.Key> pending = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.LongAdder done = new java.util.concurrent.atomic.LongAdder();
 
     /**
      * @param threads     conversion threads (0: none)
@@ -87,6 +88,7 @@ public final class ReadAhead implements AutoCloseable {
                 if (file.pin()) {
                     try {
                         file.convertAhead(data, chunk);
+                        done.increment();
                     } finally {
                         file.unpin();
                     }
@@ -97,6 +99,11 @@ public final class ReadAhead implements AutoCloseable {
                 pending.remove(key);
             }
         }
+    }
+
+    /** Chunks made ready ahead of their readers (converted, or found in the cache by the task) since start. */
+    public long chunksAhead() {
+        return done.sum();
     }
 
     @Override

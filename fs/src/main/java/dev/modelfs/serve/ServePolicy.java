@@ -8,6 +8,7 @@ import dev.modelfs.read.Errno;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.read.ReadAhead;
 import dev.modelfs.read.ReadFailure;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
 import java.io.IOException;
@@ -25,7 +26,8 @@ import java.util.logging.Logger;
  * <p>Invariants: files are {@code 0444} with one link, directories {@code 0555} with two and size
  * 4096; every node's blocks are {@code ceil(size / 512)}; times are the node's mtime; each distinct
  * failure line is logged once while it is among the {@value #LOGGED_MAX} remembered (bounded memory);
- * every file opened through {@link #open} shares one {@link ReadAhead}.
+ * every file opened through {@link #open} shares one {@link ReadAhead}; every failure is reported to the
+ * {@link Telemetry} (which front ends also report their reads and calls to, {@link #telemetry()}).
  */
 public final class ServePolicy {
     private static final Logger LOG = Logger.getLogger(ServePolicy.class.getName());
@@ -44,6 +46,7 @@ public final class ServePolicy {
     private final ReadAhead readAhead;
     private final long uid;
     private final long gid;
+    private final Telemetry telemetry;
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     /** The attributes every front end shows for one node. */
@@ -68,6 +71,13 @@ public final class ServePolicy {
      * @param readAhead converts ahead of sequential readers of every file {@link #open} opens
      */
     public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
+        this(storeRoot, resolver, chunks, readAhead, uid, gid, Telemetry.NONE);
+    }
+
+    /** The same, reporting conversions and failures to {@code telemetry}. */
+    public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
+                       Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.storeRoot = storeRoot;
         this.resolver = resolver;
         this.chunks = chunks;
@@ -95,13 +105,27 @@ public final class ServePolicy {
 
     /** Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. */
     public OpenedSource open(FileNode file) throws IOException {
-        return OpenedSource.open(file.source(), resolver, chunks, readAhead);
+        return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
     }
 
-    /** The error {@code what} failed with ({@link ReadFailure#of} decides), logged once. */
+    /** Where the front ends report reads and calls (and this policy failures and conversions). */
+    public Telemetry telemetry() {
+        return telemetry;
+    }
+
+    /** The error {@code what} failed with ({@link ReadFailure#of} decides), logged once, reported against no model. */
     public Errno failed(String what, Throwable e) {
+        return failed(what, null, e);
+    }
+
+    /**
+     * The error {@code what} failed with ({@link ReadFailure#of} decides), logged once and reported against
+     * {@code model} (the path of its model directory; null when it concerns none).
+     */
+    public Errno failed(String what, String model, Throwable e) {
         ReadFailure f = ReadFailure.of(e);
         logOnce(what + ": " + f.getMessage());
+        telemetry.error(f.errno().name(), model == null ? Telemetry.NO_MODEL : model);
         return f.errno();
     }
 

@@ -3,8 +3,10 @@ package dev.modelfs.serve;
 import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.read.ReadAhead;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelDirectory;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.tree.StoreTree;
@@ -19,7 +21,7 @@ import java.util.logging.Logger;
  * What every front end (the FUSE mount, the NFS server) serves: the {@link StoreTree} over a store,
  * its background refresher, the shared blob mappings, the one {@link BlobResolver}, the chunk
  * cache of converted bytes and the read-ahead pool that fills it, and the {@link ServePolicy} both
- * front ends answer with. Built in one place so both front ends show the same tree with the same
+ * front ends answer with, and the {@link Telemetry} both report to. Built in one place so both front ends show the same tree with the same
  * bytes, attributes and errors.
  *
  * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
@@ -36,10 +38,12 @@ public final class ServedTree implements AutoCloseable {
     private final ChunkCache chunks;
     private final ReadAhead readAhead;
     private final ScheduledExecutorService refresher;
+    private final Telemetry telemetry;
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
-                       ReadAhead readAhead, ScheduledExecutorService refresher) {
+                       ReadAhead readAhead, ScheduledExecutorService refresher, Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.tree = tree;
         this.mappings = mappings;
         this.resolver = resolver;
@@ -48,14 +52,30 @@ public final class ServedTree implements AutoCloseable {
         this.refresher = refresher;
     }
 
-    /** Builds the tree over {@code store} with {@code views} and starts refreshing it. */
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reports nothing. */
     public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
+        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE, null);
+    }
+
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reads report to {@code telemetry}. */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry) {
+        return open(store, views, cacheBytes, refreshMillis, telemetry, null);
+    }
+
+    /**
+     * Builds the tree over {@code store} with {@code views}, converted chunks cached in memory and, when
+     * {@code disk} is not null, on disk (the served tree then owns and closes it), and starts refreshing it;
+     * reads report to {@code telemetry}.
+     */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry, DiskChunkStore disk) {
         if (!Files.isDirectory(store.root().resolve("manifests"))) {
             LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
         }
         StoreTree tree = new StoreTree(store, new ModelDirectory(views));
         BlobMappings mappings = new BlobMappings(1024);
-        ChunkCache chunks = new ChunkCache(cacheBytes);     // native memory, not the heap
+        ChunkCache chunks = new ChunkCache(cacheBytes, disk);     // native memory, not the heap
         BlobResolver resolver = BlobResolver.forStore(store, mappings);
         ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modelfs-refresh");
@@ -69,7 +89,7 @@ public final class ServedTree implements AutoCloseable {
                 LOG.warning("refresh failed: " + e);
             }
         }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
-        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher);
+        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher, telemetry);
     }
 
     public StoreTree tree() {
@@ -84,9 +104,27 @@ public final class ServedTree implements AutoCloseable {
         return chunks;
     }
 
+    /**
+     * What was converted since start, for the front ends' last line: {@code "12 chunks converted, 11 ahead of
+     * readers"}, with a cache directory {@code "12 chunks converted, 30 read from and 12 written to the cache
+     * directory, 11 ahead of readers"}.
+     */
+    public String conversionSummary() {
+        String s = chunks.conversions() + " chunks converted";
+        DiskChunkStore disk = chunks.disk();
+        if (disk != null) {
+            s += ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
+        }
+        return s + ", " + readAhead.chunksAhead() + " ahead of readers";
+    }
+
     /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
     public ServePolicy policy(long uid, long gid) {
-        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid);
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry);
+    }
+
+    public Telemetry telemetry() {
+        return telemetry;
     }
 
     @Override

@@ -1,10 +1,11 @@
 package dev.modelfs.synth;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.modelfs.arch.ArchSpec;
 import dev.modelfs.arch.Architecture;
 import dev.modelfs.arch.ConfigKeys;
+import dev.modelfs.arch.LayerRule;
 import dev.modelfs.arch.QkPermutation;
-import dev.modelfs.arch.RopeFreqs;
 import dev.modelfs.arch.TensorNames;
 import dev.modelfs.arch.TokenizerKvs;
 import dev.modelfs.format.Shapes;
@@ -23,6 +24,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -74,10 +76,18 @@ public final class SynthesizedGgufPlanner {
 
     /**
      * One GGUF tensor. {@code source} is null only for {@link Choice#COMPUTED} (then {@code computed}
-     * holds the F32 values); {@code permutation} is null unless rows are permuted.
+     * holds the F32 values); {@code permutation} is null unless rows are permuted. {@code parts} is null
+     * unless the tensor is stacked from per-expert sources: then it holds one 2-D plan per expert, in expert
+     * order, all of {@code type} and {@code choice}, whose bytes follow each other; {@code source} is the first's.
      */
     public record TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
-                             QkPermutation permutation, float[] computed) {
+                             QkPermutation permutation, float[] computed, List<TensorPlan> parts) {
+        /** A tensor made from one source (or computed). */
+        public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
+                          QkPermutation permutation, float[] computed) {
+            this(ggufName, ne, type, choice, source, permutation, computed, null);
+        }
+
         /** Elements per row ({@code ne[0]}). */
         public long rowLength() {
             return ne[0];
@@ -95,7 +105,8 @@ public final class SynthesizedGgufPlanner {
 
         /** What {@code modelfs show} prints for it. */
         public String describe() {
-            String src = source == null ? "" : source.name() + " " + (source.quantized()
+            String src = source == null ? "" : source.name() + (parts == null ? "" : " and " + (parts.size() - 1) + " more experts")
+                    + " " + (source.quantized()
                     ? source.quant().canonicalName() + " g" + source.quant().groupSize() : source.main().dtype().name()) + ": ";
             return src + type + " (" + choice.text + (permutation != null ? ", q/k rows permuted" : "") + ")";
         }
@@ -172,9 +183,6 @@ public final class SynthesizedGgufPlanner {
             case Architecture.Resolution.Supported s -> s.architecture();
             case Architecture.Resolution.Unsupported u -> throw new IllegalArgumentException(u.reason());
         };
-        arch.synthesizedGgufRefusal().ifPresent(r -> {
-            throw new IllegalArgumentException(r);
-        });
         ConfigKeys.Dims d = ConfigKeys.dims(arch, cfg);
         List<GgufKv> archKvs = ConfigKeys.toGguf(arch, cfg);
         if (in.tokenizerProblem() != null) {
@@ -183,29 +191,27 @@ public final class SynthesizedGgufPlanner {
         if (in.tokenizer() == null) {
             throw new IllegalArgumentException("no tokenizer.json");
         }
-        if (arch == Architecture.GEMMA3) {
-            JsonNode tm = in.tokenizer() == null ? null : in.tokenizer().path("model").path("vocab");
-            int real = tm == null ? -1 : tm.size() + in.tokenizer().path("added_tokens").size();
-            if (in.tokenizer() != null && real != d.vocab()) {
-                throw new IllegalArgumentException("gemma3: tokenizer.json has " + real + " tokens, vocab_size is " + d.vocab()
-                        + " (llama.cpp's converter drops the extra embedding rows; modelfs does not)");
-            }
-        }
+        arch.spec().checkTokenizer(in.tokenizer(), d);
         List<GgufKv> tokKvs = TokenizerKvs.of(in.tokenizer(), in.tokenizerConfig(), cfg, d.vocab());
 
         List<TensorPlan> plans = new ArrayList<>();
         Set<String> names = new HashSet<>();
-        var rope = ConfigKeys.ropeScaling(cfg);
-        if (arch == Architecture.LLAMA && rope.isPresent() && rope.get().type().equals("llama3")) {
-            float base = archKvs.stream().filter(k -> k.key().equals("llama.rope.freq_base"))
-                    .map(k -> (Float) k.value()).findFirst().orElse(10000f);
-            float[] f = RopeFreqs.llama3(rope.get(), base, d.headDim());
-            plans.add(new TensorPlan("rope_freqs.weight", new long[]{f.length}, GgmlType.F32, Choice.COMPUTED, null, null, f));
-            names.add("rope_freqs.weight");
+        for (ArchSpec.ComputedTensor c : arch.spec().computedTensors(cfg, archKvs, d)) {
+            float[] f = c.values();
+            plans.add(new TensorPlan(c.ggufName(), new long[]{f.length}, GgmlType.F32, Choice.COMPUTED, null, null, f));
+            names.add(c.ggufName());
         }
+        Map<String, TreeMap<Integer, LogicalTensor>> experts = new TreeMap<>();
         for (LogicalTensor t : tensors) {
             String hf = t.relativeName();
             if (DROPPED.stream().anyMatch(hf::contains)) {
+                continue;
+            }
+            var slice = TensorNames.perExpert(arch, hf);
+            if (slice.isPresent()) {
+                if (experts.computeIfAbsent(slice.get().stackedGguf(), k -> new TreeMap<>()).put(slice.get().expert(), t) != null) {
+                    throw new IllegalArgumentException("two tensors are expert " + slice.get().expert() + " of " + slice.get().stackedGguf());
+                }
                 continue;
             }
             String g = TensorNames.toGguf(arch, hf).orElseThrow(() ->
@@ -229,6 +235,12 @@ public final class SynthesizedGgufPlanner {
                 tp = new TensorPlan(g, ne, GgmlType.F32, Choice.NORM_SHIFT_F32, t, null, null);
             }
             plans.add(tp);
+        }
+        for (var e : experts.entrySet()) {
+            if (!names.add(e.getKey())) {
+                throw new IllegalArgumentException("two tensors map to " + e.getKey());
+            }
+            plans.add(stacked(arch, d, e.getKey(), e.getValue(), f16Exact));
         }
         checkComplete(arch, d, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
@@ -272,58 +284,70 @@ public final class SynthesizedGgufPlanner {
         return new TensorPlan(g, ne, GgmlType.BF16, Choice.DEQUANT_BF16, t, perm, null);
     }
 
+    /**
+     * The GGUF tensor {@code g} stacked from per-expert tensors {@code byExpert} (expert index → tensor): experts
+     * {@code 0 … E-1} each of the {@code [out, in]} slice of the stacked shape config.json implies, all planned
+     * as the same type: when the lossless choices differ (int4 experts of which only some have f16-exact scales
+     * and biases), every expert is planned without Q4_1 (dequantized to BF16); if they still differ, refused.
+     */
+    private static TensorPlan stacked(Architecture arch, ConfigKeys.Dims d, String g, TreeMap<Integer, LogicalTensor> byExpert,
+                                      Predicate<LogicalTensor> f16Exact) {
+        long[] want = expectedShape(arch, d, g);
+        if (byExpert.size() != want[0] || byExpert.firstKey() != 0 || byExpert.lastKey() != want[0] - 1) {
+            throw new IllegalArgumentException(g + ": experts " + byExpert.keySet() + " stored, config.json implies " + want[0]);
+        }
+        for (LogicalTensor t : byExpert.values()) {
+            long[] shape = t.logicalShape();
+            if (!Arrays.equals(shape, new long[]{want[1], want[2]})) {
+                throw new IllegalArgumentException(t.relativeName() + " has shape " + Arrays.toString(shape) + ", config.json implies "
+                        + Arrays.toString(new long[]{want[1], want[2]}));
+            }
+        }
+        long[] ne = {want[2], want[1]};
+        List<TensorPlan> parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, f16Exact)).toList();
+        if (!sameChoice(parts)) {
+            parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, x -> false)).toList();
+        }
+        if (!sameChoice(parts)) {
+            throw new IllegalArgumentException(g + ": experts stored in different types (" + parts.stream()
+                    .map(TensorPlan::describe).distinct().limit(2).collect(java.util.stream.Collectors.joining("; ")) + ")");
+        }
+        TensorPlan first = parts.getFirst();
+        return new TensorPlan(g, new long[]{want[2], want[1], want[0]}, first.type(), first.choice(), first.source(), null, null,
+                List.copyOf(parts));
+    }
+
+    private static boolean sameChoice(List<TensorPlan> parts) {
+        return parts.stream().allMatch(p -> p.type() == parts.getFirst().type() && p.choice() == parts.getFirst().choice());
+    }
+
     /** The HF shape config.json implies for GGUF tensor {@code g}. */
     static long[] expectedShape(Architecture a, ConfigKeys.Dims d, String g) {
-        long h = d.hidden(), q = (long) d.heads() * d.headDim(), kv = (long) d.headsKv() * d.headDim();
         Matcher m = LAYER.matcher(g);
         if (!m.matches()) {
             return switch (g) {
-                case "token_embd.weight", "output.weight" -> new long[]{d.vocab(), h};
-                case "output_norm.weight" -> new long[]{h};
+                case "token_embd.weight", "output.weight" -> new long[]{d.vocab(), d.hidden()};
+                case "output_norm.weight" -> new long[]{d.hidden()};
                 default -> throw new IllegalArgumentException("unexpected tensor " + g);
             };
         }
         if (Long.parseLong(m.group(1)) >= d.layers()) {
             throw new IllegalArgumentException(g + ": layer beyond num_hidden_layers " + d.layers());
         }
-        boolean bias = m.group(3).equals("bias");
-        long[] w = switch (m.group(2)) {
-            case "attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm" -> new long[]{h};
-            case "attn_q" -> new long[]{q, h};
-            case "attn_k", "attn_v" -> new long[]{kv, h};
-            case "attn_output" -> new long[]{h, q};
-            case "attn_q_norm", "attn_k_norm" -> new long[]{d.headDim()};
-            case "ffn_gate", "ffn_up" -> new long[]{d.ff(), h};
-            case "ffn_down" -> new long[]{h, d.ff()};
-            case "ffn_gate_inp" -> new long[]{d.experts(), h};
-            case "ffn_gate_exps", "ffn_up_exps" -> new long[]{d.experts(), d.expertFf(), h};
-            case "ffn_down_exps" -> new long[]{d.experts(), h, d.expertFf()};
-            default -> throw new IllegalArgumentException("unexpected tensor " + g);
-        };
-        return bias ? new long[]{w[0]} : w;
+        long[] w = TensorNames.rule(a, m.group(2)).orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g))
+                .shape().apply(d);
+        return m.group(3).equals("bias") ? new long[]{w[0]} : w;
     }
 
+    /** Every tensor llama.cpp requires: the global ones, and in every layer each rule's weight and the required biases. */
     private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
-        List<String> perLayer = new ArrayList<>(List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm"));
-        if (a == Architecture.GEMMA3) {
-            perLayer.addAll(List.of("post_attention_norm", "post_ffw_norm"));
-        }
-        if (a.hasQkNorm()) {
-            perLayer.addAll(List.of("attn_q_norm", "attn_k_norm"));
-        }
-        perLayer.addAll(a.isMoe() ? List.of("ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")
-                : List.of("ffn_gate", "ffn_up", "ffn_down"));
         for (int l = 0; l < d.layers(); l++) {
-            for (String p : perLayer) {
-                need.add("blk." + l + "." + p + ".weight");
+            for (LayerRule r : a.spec().layers()) {
+                need.add("blk." + l + "." + r.gguf() + ".weight");
             }
-        }
-        if (a == Architecture.QWEN2) {
-            for (int l = 0; l < d.layers(); l++) {
-                for (String p : List.of("attn_q", "attn_k", "attn_v")) {
-                    need.add("blk." + l + "." + p + ".bias");
-                }
+            for (String b : a.spec().requiredBiases()) {
+                need.add("blk." + l + "." + b + ".bias");
             }
         }
         for (String n : need) {

@@ -170,6 +170,9 @@ public final class ModelDirectory {
         for (Layer l : m.layers(Kind.ADAPTER)) {
             l.digest().ifPresent(d -> r.adapter(ctx.store().canonicalBlobPath(d).toString()));
         }
+        for (Layer l : m.layers(Kind.DRAFT)) {
+            l.digest().ifPresent(d -> r.draft(ctx.store().canonicalBlobPath(d).toString()));
+        }
         for (Layer l : m.layers(Kind.PROJECTOR)) {
             l.digest().ifPresent(d -> r.projector(ctx.store().canonicalBlobPath(d).toString()));
         }
@@ -244,5 +247,9 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, n == 1 ? base + ".gguf" : base + "-" + n + ".gguf", l, kind.name().toLowerCase() + " layer");
             }
         });
+        Layer draft = ctx.manifest().first(Kind.DRAFT);
+        if (draft != null) {   // the draft's model folder (docs/FORMATS.md §4.3 H), beside its converted files
+            putBlob(ctx, tree, ModelTables.DRAFT_FOLDER + "/model.gguf", draft, "draft layer");
+        }
     }
 }

@@ -8,7 +8,7 @@ import java.util.TreeMap;
 
 /**
  * Renders a Modelfile the way {@code ollama show --modelfile} prints it: a comment header, then
- * FROM, ADAPTER, projector FROM, TEMPLATE, SYSTEM, PARAMETER (keys sorted, arrays one line per
+ * FROM, ADAPTER, DRAFT (the last draft layer, {@code server/images.go} {@code Model.String}), projector FROM, TEMPLATE, SYSTEM, PARAMETER (keys sorted, arrays one line per
  * element), LICENSE and MESSAGE lines, each quoted with Ollama's {@code quote} rule.
  */
 public final class ModelfileRenderer {
@@ -16,6 +16,7 @@ public final class ModelfileRenderer {
     private String from;
     private final List<String> adapters = new ArrayList<>();
     private final List<String> projectors = new ArrayList<>();
+    private String draft;
     private String template;
     private String system;
     private final Map<String, List<String>> params = new TreeMap<>();
@@ -33,6 +34,12 @@ public final class ModelfileRenderer {
 
     public ModelfileRenderer adapter(String v) {
         adapters.add(v);
+        return this;
+    }
+
+    /** A draft layer's blob; the last one given is rendered, as Ollama keeps the last. */
+    public ModelfileRenderer draft(String v) {
+        draft = v;
         return this;
     }
 
@@ -97,6 +104,9 @@ public final class ModelfileRenderer {
         sb.append("# FROM ").append(shortName).append("\n\n");
         sb.append("FROM ").append(from == null ? shortName : from).append('\n');
         adapters.forEach(a -> sb.append("ADAPTER ").append(quote(a)).append('\n'));
+        if (draft != null) {
+            sb.append("DRAFT ").append(quote(draft)).append('\n');
+        }
         projectors.forEach(p -> sb.append("FROM ").append(p).append('\n'));
         if (template != null) {
             sb.append("TEMPLATE ").append(quote(template)).append('\n');

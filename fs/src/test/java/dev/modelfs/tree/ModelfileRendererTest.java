@@ -31,7 +31,8 @@ class ModelfileRendererTest {
     @Test
     void rendersAllSectionsInOllamasOrder() throws Exception {
         ObjectMapper om = new ObjectMapper();
-        String got = new ModelfileRenderer("m:latest").from("/s/blobs/sha256-1").adapter("/s/blobs/sha256-2").projector("/s/blobs/sha256-3")
+        String got = new ModelfileRenderer("m:latest").from("/s/blobs/sha256-1").adapter("/s/blobs/sha256-2").draft("/s/blobs/sha256-4").draft("/s/blobs/sha256-5")
+                .projector("/s/blobs/sha256-3")
                 .template("{{ .Prompt }}").system("be brief").params(om.readTree("{\"temperature\":0.6,\"stop\":[\"<|a|>\",\"<|b|>\"],\"num_ctx\":4096}"))
                 .license("MIT\nline2").license("x").messages(om.readTree("[{\"role\":\"user\",\"content\":\"hi there \"}]")).render();
         assertEquals("""
@@ -41,6 +42,7 @@ class ModelfileRendererTest {
 
                 FROM /s/blobs/sha256-1
                 ADAPTER /s/blobs/sha256-2
+                DRAFT /s/blobs/sha256-5
                 FROM /s/blobs/sha256-3
                 TEMPLATE {{ .Prompt }}
                 SYSTEM be brief

@@ -70,6 +70,25 @@ class SynthesizedGgufTest {
         assertTrue(lines >= 1, "one log line per hostile model:\n" + mounted.cli().log());
     }
 
+    @Test
+    void aDraftIsAModelFolderWithItsOwnGgufOrTheReasonWhyNot() throws Exception {
+        JsonNode files = show("synth-qwen3-draft", false).get("synthesized_gguf");
+        List<String> seen = new ArrayList<>();
+        files.forEach(f -> seen.add(f.get("file").asText() + " " + f.path("architecture").asText(f.path("absent").asText())));
+        assertEquals(List.of("model.gguf qwen3", "draft/model.gguf llama"), seen);
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft/draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft:int4/bf16/draft/model.safetensors")));
+        JsonNode refused = show("synth-dflash-draft", false).get("synthesized_gguf");
+        assertEquals(2, refused.size(), refused.toString());
+        assertEquals("draft/model.gguf", refused.get(1).get("file").asText());
+        assertTrue(refused.get(1).get("absent").asText().contains("DFlashDraftModel"), refused.toString());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.gguf")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-dflash-draft") && l.contains("draft/model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line for the draft's GGUF:\n" + mounted.cli().log());
+    }
+
     static JsonNode show(String model, boolean tensors) throws Exception {
         List<String> args = new ArrayList<>(List.of("show", "--store", out.resolve("store").toString(), "--json"));
         if (tensors) {

@@ -93,7 +93,7 @@ final class ShowCommand implements Callable<Integer> {
      */
     private static java.util.Optional<String> hfFolder(OllamaStore st, Manifest m, ModelConfig cfg) {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
-            if (t instanceof ModelTable.Gguf g) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
                     HfFolder hf = GgufModelView.hfFolderOf(st, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
@@ -102,7 +102,7 @@ final class ShowCommand implements Callable<Integer> {
                     return java.util.Optional.of("none: " + e.getMessage());
                 }
             }
-            if (t instanceof ModelTable.UnreadableGguf u) {
+            if (t instanceof ModelTable.UnreadableGguf u && u.folder().isEmpty()) {
                 return java.util.Optional.of("none: " + u.reason());
             }
         }
@@ -114,10 +114,10 @@ final class ShowCommand implements Callable<Integer> {
         ArrayNode arr = JSON.createArrayNode();
         List<ModelTable> tables = ModelTables.load(st, m, cfg);
         for (ModelTable t : tables) {
-            if (t instanceof ModelTable.UnreadableGguf u) {
+            if (t instanceof ModelTable.UnreadableGguf u && u.folder().isEmpty()) {
                 throw new IOException(u.reason());
             }
-            if (t instanceof ModelTable.Gguf g) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 for (GgufTensorInfo info : g.file().tensors()) {
                     ObjectNode n = arr.addObject();
                     n.put("name", info.name());

@@ -34,20 +34,22 @@ class LayeringTest {
     static {
         MAY_IMPORT.put("cache", List.of());
         MAY_IMPORT.put("format", List.of());
+        MAY_IMPORT.put("telemetry", List.of());
         MAY_IMPORT.put("store", List.of("cache", "format"));
         MAY_IMPORT.put("arch", List.of("format"));
         MAY_IMPORT.put("quant", List.of("format"));
         MAY_IMPORT.put("model", List.of("cache", "format", "quant", "store"));
         MAY_IMPORT.put("hf", List.of("arch", "format"));
         MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
-        MAY_IMPORT.put("bytes", List.of("cache", "format", "store"));
+        MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
         MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
         MAY_IMPORT.put("tree", List.of("bytes", "format", "model", "store"));
-        MAY_IMPORT.put("read", List.of("bytes", "cache", "store"));
-        MAY_IMPORT.put("serve", List.of("bytes", "cache", "read", "store", "tree"));
+        MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
+        MAY_IMPORT.put("serve", List.of("bytes", "cache", "read", "store", "telemetry", "tree"));
         MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
-        MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "tree"));
-        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "tree"));
+        MAY_IMPORT.put("warmup", List.of("bytes", "cache", "store", "tree"));
+        MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
+        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree"));
     }
 
     private static final JavaClasses MAIN = new ClassFileImporter()
@@ -99,7 +101,7 @@ class LayeringTest {
     }
 
     @Test
-    void onlyTheirAdaptersUseJnrFuseOncrpc4jAndPicocli() {
+    void onlyTheirAdaptersUseJnrFuseOncrpc4jPicocliAndThePrometheusClient() {
         classes().that().resideOutsideOfPackage("dev.modelfs.fuse..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("jnr..", "ru.serce.jnrfuse..")))
                 .check(MAIN);
@@ -108,6 +110,9 @@ class LayeringTest {
                 .check(MAIN);
         classes().that().resideOutsideOfPackage("dev.modelfs.cli..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("picocli..")))
+                .check(MAIN);
+        classes().that().resideOutsideOfPackage("dev.modelfs.cli.metrics..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("io.prometheus..")))
                 .check(MAIN);
     }
 

@@ -76,6 +76,11 @@ final class HandleResolver {
         return p == null ? null : new FileHandle(dir.model(), p);
     }
 
+    /** The path of the model directory {@code h} lies in (for error labels), or null above the models or when gone. */
+    String modelPath(FileHandle h) {
+        return h.model() == 0 ? null : tree.modelWithInode(h.model());
+    }
+
     /** The handle of {@code child}, found in the directory {@code parent} names. */
     FileHandle child(FileHandle parent, Node child) {
         if (parent.model() != 0) {

@@ -24,7 +24,8 @@ import org.glassfish.grizzly.Buffer;
  * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
  * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
  * read a model's files is NFS3ERR_NOENT (missing blob), NFS3ERR_ACCES (a refused link) or NFS3ERR_IO
- * (anything else) for that model's files only, logged once ({@link ServePolicy#failed}); READ data is read from the blob once,
+ * (anything else) for that model's files only, logged once and reported with the handle's model ({@link ServePolicy#failed}),
+ * as every admitted call and every READ answered is reported to the policy's telemetry; READ data is read from the blob once,
  * into a pooled direct buffer the transport writes as it is ({@link ReplyBuffers}), or, when all
  * are in use, straight into the reply buffer.
  */
@@ -63,6 +64,7 @@ final class Nfs3Program implements RpcDispatchable {
             return;
         }
         int proc = call.getProcedure();
+        policy.telemetry().nfsCall(proc, Access.client(call));
         try {
             switch (proc) {
                 case Nfs3.NULL -> call.reply(XdrVoid.XDR_VOID);
@@ -106,7 +108,7 @@ final class Nfs3Program implements RpcDispatchable {
         try {
             n = handles.resolve(h);
         } catch (RuntimeException e) {
-            throw failure("resolve " + h, e);
+            throw failure("resolve " + h, h, e);
         }
         if (n == null) {
             throw new Failure(Nfs3.ERR_STALE);
@@ -121,17 +123,18 @@ final class Nfs3Program implements RpcDispatchable {
         throw new Failure(Nfs3.ERR_NOTDIR);
     }
 
-    /** Lists a directory (a model directory parses its headers on first listing, which may fail). */
-    private Map<String, Node> children(DirNode d) throws Failure {
+    /** Lists directory {@code d} that {@code h} names (a model directory parses its headers on first listing, which may fail). */
+    private Map<String, Node> children(DirNode d, FileHandle h) throws Failure {
         try {
             return d.children();
         } catch (RuntimeException e) {
-            throw failure("list directory " + Long.toHexString(d.inode()), e);
+            throw failure("list directory " + Long.toHexString(d.inode()), h, e);
         }
     }
 
-    private Failure failure(String what, Throwable e) {
-        return new Failure(switch (policy.failed(what, e)) {
+    /** A failure of {@code what} on handle {@code h} (null: none), logged once and reported against the handle's model. */
+    private Failure failure(String what, FileHandle h, Throwable e) {
+        return new Failure(switch (policy.failed(what, h == null ? null : handles.modelPath(h), e)) {
             case ENOENT -> Nfs3.ERR_NOENT;
             case EACCES -> Nfs3.ERR_ACCES;
             case EIO -> Nfs3.ERR_IO;
@@ -155,7 +158,7 @@ final class Nfs3Program implements RpcDispatchable {
             throw new Failure(Nfs3.ERR_NAMETOOLONG);
         }
         FileHandle up = a.name().equals("..") ? handles.parent(a.dir()) : null;
-        Node child = a.name().equals(".") ? d : up != null ? handles.resolve(up) : children(d).get(a.name());
+        Node child = a.name().equals(".") ? d : up != null ? handles.resolve(up) : children(d, a.dir()).get(a.name());
         if (child == null) {
             Wire.reply(call, out -> {
                 out.xdrEncodeInt(Nfs3.ERR_NOENT);
@@ -196,6 +199,7 @@ final class Nfs3Program implements RpcDispatchable {
     private record ReadArgs(FileHandle fh, long offset, long count) {}
 
     private void read(RpcCall call) throws OncRpcException, IOException, Failure {
+        long start = System.nanoTime();
         ReadArgs a = Wire.args(call, in -> new ReadArgs(Wire.handle(in), in.xdrDecodeLong(),
                 Integer.toUnsignedLong(in.xdrDecodeInt())));
         Node n = node(a.fh());
@@ -211,16 +215,17 @@ final class Nfs3Program implements RpcDispatchable {
             try {
                 o = open.open(f);
             } catch (IOException | RuntimeException e) {
-                throw failure("open " + Long.toHexString(f.inode()), e);
+                throw failure("open " + Long.toHexString(f.inode()), a.fh(), e);
             }
         }
         ByteBuffer lent = count > 0 && (count & 3) == 0 ? buffers.take() : null;
         try {
             if (lent != null) {
-                readIntoLent(o, f, offset, count, eof, lent, call);
+                readIntoLent(o, a.fh(), f, offset, count, eof, lent, call);
                 lent = null;         // the transport gives it back once the reply is written
+                policy.telemetry().read(f.source().kind(), count, System.nanoTime() - start);
             } else {
-                readIntoReply(o, f, offset, count, eof, call);
+                readIntoReply(o, a.fh(), f, offset, count, eof, call, start);
             }
         } finally {
             if (o != null) {
@@ -233,8 +238,8 @@ final class Nfs3Program implements RpcDispatchable {
     }
 
     /** READ into a pooled direct buffer that the reply then carries as it is (no copy into the reply). */
-    private void readIntoLent(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, ByteBuffer lent,
-                              RpcCall call) throws Failure {
+    private void readIntoLent(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof,
+                              ByteBuffer lent, RpcCall call) throws Failure {
         lent.limit(count);
         try {
             long got = src.source().read(offset, MemorySegment.ofBuffer(lent), 0, count);
@@ -242,7 +247,7 @@ final class Nfs3Program implements RpcDispatchable {
                 throw new IOException("short read: " + got + " of " + count + " bytes");
             }
         } catch (IOException | RuntimeException e) {
-            throw failure("read " + Long.toHexString(f.inode()) + " at " + offset, e);
+            throw failure("read " + Long.toHexString(f.inode()) + " at " + offset, fh, e);
         }
         ReplyBuffers.Lent data = buffers.new Lent(lent);
         Wire.reply(call, out -> {
@@ -254,8 +259,9 @@ final class Nfs3Program implements RpcDispatchable {
         });
     }
 
-    /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free). */
-    private void readIntoReply(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, RpcCall call) {
+    /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free), reported when it succeeds. */
+    private void readIntoReply(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof,
+                               RpcCall call, long startNanos) {
         Wire.reply(call, out -> {
             int mark = out.asBuffer().position();
             out.xdrEncodeInt(Nfs3.OK);
@@ -268,12 +274,14 @@ final class Nfs3Program implements RpcDispatchable {
                 try {
                     fillData(out, src, offset, count);
                 } catch (IOException | RuntimeException e) {
-                    int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
+                    int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, fh, e).status;
                     out.asBuffer().position(mark);    // drop what was written: a failure reply instead
                     out.xdrEncodeInt(status);
                     Wire.postOpAttr(out, f, shown);
+                    return;
                 }
             }
+            policy.telemetry().read(f.source().kind(), count, System.nanoTime() - startNanos);
         });
     }
 
@@ -310,7 +318,7 @@ final class Nfs3Program implements RpcDispatchable {
             return new ReaddirArgs(fh, cookie, dircount, maxcount);
         });
         DirNode d = dir(a.dir());
-        List<Map.Entry<String, Node>> entries = new ArrayList<>(children(d).entrySet());
+        List<Map.Entry<String, Node>> entries = new ArrayList<>(children(d, a.dir()).entrySet());
         if (a.cookie() < 0 || a.cookie() > entries.size()) {
             throw new Failure(Nfs3.ERR_BAD_COOKIE);
         }
@@ -362,7 +370,7 @@ final class Nfs3Program implements RpcDispatchable {
         try {
             space = policy.space();
         } catch (IOException | RuntimeException e) {
-            throw failure("fsstat", e);
+            throw failure("fsstat", null, e);
         }
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);

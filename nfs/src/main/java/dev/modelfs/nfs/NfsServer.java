@@ -18,6 +18,7 @@ import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
  *
  * <p>Invariants: registers with rpcbind only when one answers on port 111 (clients that know the port
  * need none); owns the served tree it was given and closes it on {@link #close()}, which is idempotent.
+ * Sequential readers of converted files get the served tree's read-ahead, as on the FUSE mount.
  */
 public final class NfsServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(NfsServer.class.getName());
@@ -32,7 +33,8 @@ public final class NfsServer implements AutoCloseable {
     private final boolean published;
     private boolean closed;
 
-    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, InetSocketAddress address, boolean published) {
+    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, InetSocketAddress address,
+                      boolean published) {
         this.svc = svc;
         this.served = served;
         this.open = open;
@@ -87,8 +89,18 @@ public final class NfsServer implements AutoCloseable {
         return address;
     }
 
+    /** Files open now (recently read files whose blobs stay mapped). */
+    public int openFiles() {
+        return open.size();
+    }
+
     public boolean publishedToRpcbind() {
         return published;
+    }
+
+    /** What this server converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
+    public String conversionSummary() {
+        return served.conversionSummary();
     }
 
     @Override

@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Invariants: at most {@code maxOpen} sources are cached; an evicted source is closed only once
  * no READ still uses it (reference counted), so a read never sees its blobs unmapped underneath.
+ * Sources are opened by the {@link ServePolicy}, with the served tree's read-ahead: a client reading a
+ * converted file sequentially (READs within the read-ahead slack of each other, in any order) gets the
+ * chunks ahead converted on every core, as a FUSE reader does.
  */
 final class OpenFiles implements AutoCloseable {
     private final ServePolicy policy;
@@ -87,6 +90,11 @@ final class OpenFiles implements AutoCloseable {
             }
             cache.asMap().remove(node, o);     // evicted and closed meanwhile: open afresh
         }
+    }
+
+    /** Files open now (sources cached for READs). */
+    int size() {
+        return (int) cache.estimatedSize();
     }
 
     @Override

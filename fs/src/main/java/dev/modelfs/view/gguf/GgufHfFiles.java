@@ -48,8 +48,11 @@ import java.util.Optional;
 final class GgufHfFiles {
     private GgufHfFiles() {}
 
-    /** Places every file, or none (any failure to lay out a safetensors file is thrown before anything is placed). */
-    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree) {
+    /**
+     * Places every file in the folder {@code dir} ({@code ""} or ending in {@code /}), or none (any failure
+     * to lay out a safetensors file is thrown before anything is placed).
+     */
+    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree, String dir) {
         Map<String, ByteSource> files = new LinkedHashMap<>();
         Map<String, String> what = new HashMap<>();
         String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
@@ -74,7 +77,7 @@ final class GgufHfFiles {
             files.put(name, safetensors(hf, g, blob, out));
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
-        files.forEach((path, src) -> ViewFiles.put(ctx, tree, path, src, what.get(path)));
+        files.forEach((path, src) -> ViewFiles.put(ctx, tree, dir + path, src, what.get(path)));
     }
 
     /**

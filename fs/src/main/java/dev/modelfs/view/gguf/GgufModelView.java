@@ -36,7 +36,7 @@ import java.util.logging.Logger;
  * floats and integers as stored, quantized types as F32), {@code {fp32,fp16,bf16}/model.safetensors}
  * (every float tensor in that dtype; under {@code gguf/} when the model has a Hugging Face folder) and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
  * dequantized, {@code general.file_type} updated; unquantized tensors and every other KV are
- * byte-for-byte slices of the source).
+ * byte-for-byte slices of the source). A GGUF draft layer gets the same files in {@code draft/}.
  */
 public final class GgufModelView implements ModelView {
     private static final Logger LOG = Logger.getLogger(GgufModelView.class.getName());
@@ -47,30 +47,32 @@ public final class GgufModelView implements ModelView {
         for (ModelTable t : tables) {
             switch (t) {
                 case ModelTable.Gguf g -> addTo(ctx, g, tree);
-                case ModelTable.UnreadableGguf u ->
-                        LOG.warning(ctx.manifest().name() + ": converted files of model.gguf left out: " + u.reason());
+                case ModelTable.UnreadableGguf u -> LOG.warning(ctx.manifest().name() + ": converted files of "
+                        + (u.folder().isEmpty() ? "model.gguf" : u.folder() + "/model.gguf") + " left out: " + u.reason());
                 case ModelTable.Safetensors _ -> { }
             }
         }
     }
 
+    /** The files of one GGUF layer, in its folder ({@code ""}, or {@code draft/} for a draft layer, beside its {@code model.gguf}). */
     private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
-        String named = "";
+        String dir = model.folder().isEmpty() ? "" : model.folder() + "/";
+        String named = dir;
         HfFolder hf = hfFolder(ctx, model);
         if (hf != null) {
             try {
-                GgufHfFiles.add(ctx, hf, g, blob, tree);
-                named = "gguf/";
+                GgufHfFiles.add(ctx, hf, g, blob, tree, dir);
+                named = dir + "gguf/";
             } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException e) {
-                LOG.warning(ctx.manifest().name() + ": Hugging Face files of model.gguf left out: " + e.getMessage());
+                LOG.warning(ctx.manifest().name() + ": Hugging Face files of " + dir + "model.gguf left out: " + e.getMessage());
             }
         }
         put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
         for (OutputType out : OutputType.values()) {
             put(ctx, tree, named + out.inFolder("model.safetensors"), () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
-            put(ctx, tree, "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
+            put(ctx, tree, dir + "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
         }
     }
 
@@ -95,7 +97,8 @@ public final class GgufModelView implements ModelView {
             }
             return hf;
         } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
-            LOG.info(ctx.manifest().name() + ": no Hugging Face folder: " + e.getMessage());
+            LOG.info(ctx.manifest().name() + ": no Hugging Face folder" + (model.folder().isEmpty() ? "" : " in " + model.folder() + "/")
+                    + ": " + e.getMessage());
             return null;
         }
     }

@@ -171,7 +171,11 @@ public final class SynthesizedGgufView implements ModelView {
         List<FileAssembly.GgufTensor> tensors = new ArrayList<>();
         for (int i = 0; i < plan.tensors().size(); i++) {
             TensorPlan t = plan.tensors().get(i);
-            tensors.add(new FileAssembly.GgufTensor(t.ggufName(), t.ne(), types.get(i), data(t, types.get(i), plan.architecture().normShift())));
+            List<Segment> data = new ArrayList<>();
+            for (TensorPlan part : t.parts() == null ? List.of(t) : t.parts()) {   // experts stacked: one after the other
+                data.add(data(part, types.get(i), plan.architecture().normShift()));
+            }
+            tensors.add(new FileAssembly.GgufTensor(t.ggufName(), t.ne(), types.get(i), data));
         }
         return FileAssembly.gguf(List.of(new Segment.Literal(header.toByteArray())), tensors, ALIGNMENT);
     }

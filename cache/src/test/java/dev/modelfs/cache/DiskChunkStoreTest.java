@@ -1,0 +1,200 @@
+package dev.modelfs.cache;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DiskChunkStoreTest {
+    private static final int LEN = 100_000;
+
+    @TempDir
+    Path dir;
+
+    /** The bytes of chunk {@code chunk}: a pseudo-random pattern, independent of the cache. */
+    private static byte[] expected(long chunk) {
+        byte[] b = new byte[LEN];
+        new Random(chunk * 7919 + 1).nextBytes(b);
+        return b;
+    }
+
+    private static Consumer<MemorySegment> fillOf(long chunk, AtomicInteger counter) {
+        return s -> {
+            counter.incrementAndGet();
+            MemorySegment.copy(MemorySegment.ofArray(expected(chunk)), 0, s, 0, LEN);
+        };
+    }
+
+    private static String name(long chunk) {
+        return "ab12cd-" + chunk;
+    }
+
+    private static byte[] read(ChunkCache c, long sourceId, long chunk, AtomicInteger counter) {
+        ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(sourceId, chunk), name(chunk), LEN, fillOf(chunk, counter));
+        try {
+            return ch.bytes().toArray(ValueLayout.JAVA_BYTE);
+        } finally {
+            ch.release();
+        }
+    }
+
+    @Test
+    void chunksConvertedBeforeARestartAreReadFromDiskAfterIt() throws IOException {
+        AtomicInteger first = new AtomicInteger();
+        DiskChunkStore disk = new DiskChunkStore(dir, 64 << 20);
+        try (ChunkCache c = new ChunkCache(64 << 20, disk)) {
+            for (long k = 0; k < 4; k++) {
+                assertArrayEquals(expected(k), read(c, 1, k, first));
+            }
+            assertTrue(disk.flush(10_000));
+            assertEquals(4, disk.writes());
+        }
+        assertEquals(4, first.get());
+        AtomicInteger second = new AtomicInteger();
+        DiskChunkStore again = new DiskChunkStore(dir, 64 << 20);       // a new process: new source ids, same names
+        try (ChunkCache c = new ChunkCache(64 << 20, again)) {
+            for (long k = 0; k < 4; k++) {
+                assertArrayEquals(expected(k), read(c, 77, k, second));
+            }
+            assertEquals(0, second.get(), "nothing converted after the restart");
+            assertEquals(0, c.conversions());
+            assertEquals(4, again.hits());
+        }
+    }
+
+    @Test
+    void aTruncatedOrCorruptFileIsAMissAndIsReplaced() throws IOException {
+        DiskChunkStore disk = new DiskChunkStore(dir, 64 << 20);
+        disk.write(name(1), MemorySegment.ofArray(expected(1)));
+        disk.write(name(2), MemorySegment.ofArray(expected(2)));
+        disk.write(name(3), MemorySegment.ofArray(expected(3)));
+        Path truncated = disk.fileOf(name(1));
+        try (FileChannel ch = FileChannel.open(truncated, StandardOpenOption.WRITE)) {
+            ch.truncate(LEN / 2);
+        }
+        Path flipped = disk.fileOf(name(2));
+        byte[] bytes = Files.readAllBytes(flipped);
+        bytes[LEN / 3] ^= 1;
+        Files.write(flipped, bytes);
+        Path shortTrailer = disk.fileOf(name(3));
+        try (FileChannel ch = FileChannel.open(shortTrailer, StandardOpenOption.WRITE)) {
+            ch.truncate(LEN + 10);                                       // the payload is whole, the trailer is not
+        }
+        AtomicInteger fills = new AtomicInteger();
+        try (ChunkCache c = new ChunkCache(64 << 20, disk)) {
+            for (long k = 1; k <= 3; k++) {
+                assertArrayEquals(expected(k), read(c, 1, k, fills));
+            }
+            assertEquals(3, fills.get(), "each invalid file was converted again");
+            assertEquals(3, disk.rejected());
+            assertTrue(disk.flush(10_000));
+            for (long k = 1; k <= 3; k++) {
+                MemorySegment m = Arena.ofAuto().allocate(LEN);
+                assertTrue(disk.read(name(k), m), "rewritten whole");
+                assertArrayEquals(expected(k), m.toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+    }
+
+    @Test
+    void aFileOfAnotherLengthIsNotServed() throws IOException {
+        DiskChunkStore disk = new DiskChunkStore(dir, 64 << 20);
+        disk.write(name(4), MemorySegment.ofArray(expected(4)));
+        assertFalse(disk.read(name(4), Arena.ofAuto().allocate(LEN - 1)));
+        disk.close();
+    }
+
+    @Test
+    void twoProcessesSharingTheDirectoryReadTheSameChunksAtOnce() throws Exception {
+        int readers = 6;
+        int chunks = 12;
+        DiskChunkStore d1 = new DiskChunkStore(dir, 64 << 20);
+        DiskChunkStore d2 = new DiskChunkStore(dir, 64 << 20);
+        AtomicInteger fills = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(readers);
+        try (ChunkCache c1 = new ChunkCache(1 << 20, d1); ChunkCache c2 = new ChunkCache(1 << 20, d2)) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> done = new ArrayList<>();
+            for (int r = 0; r < readers; r++) {
+                ChunkCache c = r % 2 == 0 ? c1 : c2;         // small memory caches: chunks are evicted and come back from disk
+                int offset = r;
+                done.add(pool.submit(() -> {
+                    start.await();
+                    for (int round = 0; round < 3; round++) {
+                        for (int i = 0; i < chunks; i++) {
+                            long k = (i + offset) % chunks;
+                            assertArrayEquals(expected(k), read(c, c == c1 ? 1 : 2, k, fills));
+                        }
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            assertTrue(d1.flush(10_000) && d2.flush(10_000));
+            assertTrue(fills.get() >= chunks, "every chunk converted at least once");
+            assertTrue(fills.get() < (long) readers * chunks * 3, "the disk served some reads: " + fills.get() + " conversions");
+        } finally {
+            pool.shutdownNow();
+        }
+        DiskChunkStore d3 = new DiskChunkStore(dir, 64 << 20);
+        for (long k = 0; k < chunks; k++) {
+            MemorySegment m = Arena.ofAuto().allocate(LEN);
+            assertTrue(d3.read(name(k), m), "chunk " + k + " is on disk, whole");
+            assertArrayEquals(expected(k), m.toArray(ValueLayout.JAVA_BYTE));
+        }
+        try (Stream<Path> tmp = Files.list(dir.resolve("tmp"))) {
+            assertEquals(0, tmp.count(), "no temporary file left behind");
+        }
+        d3.close();
+    }
+
+    @Test
+    void theDirectoryStaysNearItsBound() throws IOException {
+        long bound = 10L * LEN;
+        DiskChunkStore disk = new DiskChunkStore(dir, bound);
+        for (long k = 0; k < 40; k++) {
+            disk.write(name(k), MemorySegment.ofArray(expected(k)));
+        }
+        long total;
+        try (Stream<Path> s = Files.walk(dir.resolve("chunks"))) {
+            total = s.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+        assertTrue(total <= bound, total + " bytes on disk, bound " + bound);
+        assertTrue(total >= bound / 2, "trimming keeps most of the bound: " + total);
+        disk.close();
+    }
+
+    @Test
+    void namesThatAreNotTokensAreRefused() throws IOException {
+        DiskChunkStore disk = new DiskChunkStore(dir, 1 << 20);
+        assertThrows(IllegalArgumentException.class, () -> disk.fileOf("../../etc/passwd"));
+        assertThrows(IllegalArgumentException.class, () -> disk.fileOf("ab/cd"));
+        disk.close();
+    }
+}

@@ -1,0 +1,114 @@
+package dev.modelfs.warmup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.Vectors;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.view.StandardViews;
+import dev.modelfs.serve.TinyGgufStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The kernel warm-up over a real store on disk (the {@code tiny-llama.gguf} vector as an Ollama model): it
+ * warms exactly the kernels of the store's converted files, within its budget, at nice 19, and no byte
+ * any reader sees changes.
+ */
+class KernelWarmupTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path root;
+
+    private OllamaStore store() throws IOException {
+        return TinyGgufStore.create(root);
+    }
+
+    /** The GGUF's tensor types, from the vector's JSON description (written by gguf-py, not by modelfs). */
+    private static Set<String> ggufTypes() throws IOException {
+        JsonNode d = new ObjectMapper().readTree(Vectors.file("tiny-llama.gguf.json").toFile());
+        Set<String> types = new TreeSet<>();
+        d.get("tensors").forEach(t -> types.add(t.get("type_name").asText()));
+        return types;
+    }
+
+    @Test
+    void warmsEachKernelTheStoreUsesOnceAndNoOtherAtTheLowestPriority() throws Exception {
+        try (ServedTree served = ServedTree.open(store(), StandardViews.all(), 1 << 20, 60_000)) {
+            KernelWarmup.Report r = KernelWarmup.start(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(16, 64, 3, Duration.ofSeconds(30))).await(WAIT);
+            Set<String> needed = new LinkedHashSet<>();
+            TinyGgufStore.files(served.tree()).forEach(f -> f.source().convertedData().stream()
+                    .filter(d -> d.kernel() != null).forEach(d -> needed.add(d.kernel())));
+            assertFalse(needed.isEmpty());
+            assertEquals(needed, Set.copyOf(r.kernels()), "the kernels of the store's converted files, and only those");
+            assertEquals(r.kernels().size(), Set.copyOf(r.kernels()).size(), "each kernel once");
+            Set<String> types = ggufTypes();
+            for (String k : r.kernels()) {
+                assertTrue(types.stream().anyMatch(t -> k.contains("GGML " + t + " ")), k + " is a kernel of a type the GGUF has " + types);
+            }
+            for (String t : List.of("Q4_0", "Q8_0")) {              // quantized types: dequantized to every output type
+                for (String out : List.of("F32", "F16", "BF16")) {
+                    assertTrue(r.kernels().contains("GGML " + t + " dequantizer" + vectorSuffix(r) + " -> " + out)
+                            || r.kernels().stream().anyMatch(k -> k.startsWith("GGML " + t + " ") && k.endsWith("-> " + out)),
+                            t + " -> " + out + " warmed: " + r.kernels());
+                }
+            }
+            assertTrue(r.kernels().stream().noneMatch(k -> k.contains("Q4_K") || k.contains("MLX")), r.kernels().toString());
+            assertTrue(r.chunks() >= r.kernels().size() && r.chunks() <= 3 * r.kernels().size(), r.chunks() + " chunks");
+            assertEquals(1, r.models());
+            assertEquals(19, r.nice(), "the warm-up thread runs at nice 19");
+            assertEquals(0, served.chunks().conversions(), "the warm-up converts into its own buffer, never into the chunk cache");
+        }
+    }
+
+    private static String vectorSuffix(KernelWarmup.Report r) {
+        return r.kernels().stream().anyMatch(k -> k.contains("(Vector API)")) ? " (Vector API)" : "";
+    }
+
+    @Test
+    void staysWithinItsBudget() throws Exception {
+        try (ServedTree served = ServedTree.open(store(), StandardViews.all(), 1 << 20, 60_000)) {
+            KernelWarmup.Report two = KernelWarmup.start(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(16, 2, 1, Duration.ofSeconds(30))).await(WAIT);
+            assertEquals(2, two.kernels().size(), "at most maxKernels");
+            assertEquals(2, two.chunks(), "one chunk per kernel");
+            KernelWarmup.Report noCpu = KernelWarmup.start(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(16, 64, 24, Duration.ZERO)).await(WAIT);
+            assertEquals(0, noCpu.chunks(), "no CPU budget, no conversion");
+            KernelWarmup.Report noModels = KernelWarmup.start(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(0, 64, 24, Duration.ofSeconds(30))).await(WAIT);
+            assertEquals(0, noModels.models());
+            assertTrue(noModels.kernels().isEmpty());
+        }
+    }
+
+    @Test
+    void everyFileReadsTheSameBytesWithAndWithoutTheWarmUp() throws Exception {
+        OllamaStore store = store();
+        Map<Long, String> cold;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 1 << 20, 60_000)) {
+            cold = TinyGgufStore.digests(served);
+        }
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 1 << 20, 60_000)) {
+            KernelWarmup.Report r = KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT).await(WAIT);
+            assertTrue(r.chunks() > 0);
+            assertEquals(cold, TinyGgufStore.digests(served));
+        }
+        assertTrue(cold.size() > 10, cold.keySet().toString());
+    }
+}

@@ -1,0 +1,250 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Converted bytes are computed once for every client: four readers of one converted file at once, on the
+ * FUSE mount and over NFS, convert each chunk once (the count the server prints when it stops equals one
+ * reader's); NFS readers get read-ahead; the warm-up runs by default and {@code --no-warmup} turns it off;
+ * {@code --cache-dir} serves a restarted mount and an NFS server from disk, and truncated or corrupt chunk
+ * files are converted again, never served. The store is the benchmark's (bench/read_throughput.py,
+ * 8 MiB models), the files are read by real clients ({@code cat}-like reads of the mount, libnfs's
+ * {@code nfs-cat}); the reference bytes are one reader's on a mount without a cache directory (that the
+ * conversions themselves are right is {@code check_views.py}'s job in MountTreeTest; the last test runs
+ * it on a mount served from the cache directory).
+ */
+class ConvertOnceTest {
+    private static final String FILE = "big-gguf/model.fp32.gguf";
+    private static final Pattern SUMMARY = Pattern.compile(
+            "\\((\\d+) chunks converted(?:, (\\d+) read from and (\\d+) written to the cache directory)?, (\\d+) ahead of readers\\)");
+
+    @TempDir
+    static Path work;
+    static Path store;
+    static String reference;
+    static Stats alone;
+
+    /** The counts a server printed when it stopped. */
+    record Stats(long converted, long fromDisk, long toDisk, long ahead) {
+        static Stats of(String log) {
+            Matcher m = SUMMARY.matcher(log);
+            if (!m.find()) {
+                fail("no conversion summary in the log:\n" + log);
+            }
+            return new Stats(Long.parseLong(m.group(1)), m.group(2) == null ? -1 : Long.parseLong(m.group(2)),
+                    m.group(3) == null ? -1 : Long.parseLong(m.group(3)), Long.parseLong(m.group(4)));
+        }
+    }
+
+    @BeforeAll
+    static void storeAndOneReader() throws Exception {
+        store = work.resolve("store");
+        Env.Run r = Env.python(300, "make_bench_store.py", store.toString(), "8");
+        assertEquals(0, r.exit(), r.output());
+        CliMount m = CliMount.start(store, work.resolve("alone"), "--no-warmup");
+        try {
+            reference = sha256(m.mountpoint.resolve(FILE));
+        } finally {
+            m.close();
+        }
+        alone = Stats.of(m.log());
+        assertTrue(alone.converted() > 8, "the file spans many chunks: " + alone);
+    }
+
+    @Test
+    void fourFuseReadersAtOnceConvertEachChunkOnce() throws Exception {
+        CliMount m = CliMount.start(store, work.resolve("four"), "--no-warmup");
+        try {
+            Path f = m.mountpoint.resolve(FILE);
+            for (String sum : atOnce(4, () -> sha256(f))) {
+                assertEquals(reference, sum);
+            }
+        } finally {
+            m.close();
+        }
+        assertEquals(alone.converted(), Stats.of(m.log()).converted(), "4 readers at once convert what 1 reader converts");
+    }
+
+    @Test
+    void theWarmUpRunsByDefaultFillsNoPageCacheAndChangesNoByte() throws Exception {
+        CliMount m = CliMount.start(store, work.resolve("warm"));
+        try {
+            waitForLine(m.log, "warm-up: ");
+            Matcher w = Pattern.compile("warm-up: (\\d+) kernels of 2 models, (\\d+) chunks, (\\d+) files read").matcher(m.log());
+            assertTrue(w.find(), m.log());
+            assertTrue(Long.parseLong(w.group(1)) > 0 && Long.parseLong(w.group(2)) > 0 && Long.parseLong(w.group(3)) > 0, w.group());
+            List<Path> files;
+            try (Stream<Path> s = Files.walk(m.mountpoint)) {
+                files = s.filter(Files::isRegularFile).toList();
+            }
+            for (Path p : files) {              // read through the mount with O_DIRECT: no page of the mount is cached
+                Env.Run r = Env.run(30, List.of("fincore", "--bytes", "--noheadings", "--output", "RES", p.toString()));
+                assertEquals(0, r.exit(), r.output());
+                assertEquals("0", r.output().trim(), p + " has cached pages after the warm-up");
+            }
+            assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
+        } finally {
+            m.close();
+        }
+        assertFalse(Files.readString(work.resolve("alone.log")).contains("warm-up:"), "--no-warmup: no warm-up");
+    }
+
+    @Test
+    void fourNfsReadersAtOnceConvertEachChunkOnceWithReadAhead() throws Exception {
+        int port = CliNfs.freePort();
+        CliNfs s = CliNfs.start(store, work.resolve("nfs4.log"), port, "--no-warmup");
+        try {
+            for (String sum : atOnce(4, () -> NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)))) {
+                assertEquals(reference, sum);
+            }
+        } finally {
+            s.close();
+        }
+        Stats st = Stats.of(s.log());
+        assertEquals(alone.converted(), st.converted(), "4 NFS clients at once convert what 1 FUSE reader converts");
+        assertTrue(st.ahead() > 0, "NFS readers get read-ahead: " + st);
+    }
+
+    @Test
+    void theCacheDirectoryServesARestartAndAnotherProcessAndNeverServesADamagedChunk() throws Exception {
+        Path dir = work.resolve("chunk-cache");
+        long total = alone.converted();
+        Stats first = readOnce("cached-1", dir);
+        assertEquals(total, first.converted());
+        assertEquals(0, first.fromDisk());
+        long onDisk = chunkFiles(dir).size();
+        assertTrue(onDisk > 0 && onDisk == first.toDisk(), onDisk + " files, " + first);
+
+        Stats restart = readOnce("cached-2", dir);
+        assertEquals(total - onDisk, restart.converted(), "after a restart, only chunks not on disk are converted");
+        assertEquals(onDisk, restart.fromDisk());
+
+        List<Path> files = chunkFiles(dir);
+        int damaged = 0;
+        for (int i = 0; i < files.size(); i += 3) {      // every third file: truncated, or one payload byte flipped
+            Path p = files.get(i);
+            if (i % 2 == 0) {
+                try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+                    ch.truncate(ch.size() / 2);
+                }
+            } else {
+                byte[] b = Files.readAllBytes(p);
+                b[b.length / 3] ^= 0x40;
+                Files.write(p, b);
+            }
+            damaged++;
+        }
+        Stats repaired = readOnce("cached-3", dir);
+        assertEquals(total - files.size() + damaged, repaired.converted(), "exactly the damaged (and missing) chunks converted again");
+        assertEquals(files.size() - damaged, repaired.fromDisk());
+
+        long valid = chunkFiles(dir).size();
+        int port = CliNfs.freePort();
+        CliNfs s = CliNfs.start(store, work.resolve("nfs-cached.log"), port, "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
+        } finally {
+            s.close();
+        }
+        Stats nfs = Stats.of(s.log());
+        assertEquals(total - valid, nfs.converted(), "another kind of process reads the same chunk files");
+        assertEquals(valid, nfs.fromDisk());
+    }
+
+    private static List<Path> chunkFiles(Path dir) throws IOException {
+        try (Stream<Path> s = Files.walk(dir.resolve("chunks"))) {
+            return s.filter(Files::isRegularFile).sorted().toList();
+        }
+    }
+
+    @Test
+    void theViewsCheckerPassesOnAMountServedFromTheCacheDirectory() throws Exception {
+        Path dir = work.resolve("fixture-cache");
+        for (int round = 1; round <= 2; round++) {
+            CliMount m = CliMount.start(Fixture.store(), work.resolve("fixture-" + round), "--no-warmup", "--cache-dir", dir.toString());
+            try {
+                m.requireChecker(900, "check_views.py", Fixture.dir().toString());
+            } finally {
+                m.close();
+            }
+            Stats st = Stats.of(m.log());
+            if (round == 2) {
+                assertTrue(st.fromDisk() > 0, "the second mount read converted chunks from disk: " + st);
+            }
+        }
+    }
+
+    /** Mounts with {@code --cache-dir dir}, reads the file once and unmounts; returns the mount's counts. */
+    private static Stats readOnce(String name, Path dir) throws Exception {
+        CliMount m = CliMount.start(store, work.resolve(name), "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
+        } finally {
+            m.close();
+        }
+        return Stats.of(m.log());
+    }
+
+    private static List<String> atOnce(int n, Callable<String> read) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<String>> fs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                fs.add(pool.submit(read));
+            }
+            List<String> out = new ArrayList<>();
+            for (Future<String> f : fs) {
+                out.add(f.get(300, TimeUnit.SECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void waitForLine(Path log, String text) throws IOException, InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.readString(log).contains(text)) {
+            if (System.nanoTime() > until) {
+                fail("no '" + text + "' in the log within 60 s:\n" + Files.readString(log));
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    static String sha256(Path file) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 17];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                md.update(buf, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+}

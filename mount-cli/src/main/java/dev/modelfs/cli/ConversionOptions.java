@@ -1,0 +1,39 @@
+package dev.modelfs.cli;
+
+import dev.modelfs.cache.DiskChunkStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/** The options of {@code mount} and {@code nfs} about converted bytes: the on-disk chunk cache and the kernel warm-up. */
+final class ConversionOptions {
+    @Option(names = "--cache-dir", paramLabel = "DIR",
+            description = "also keep converted chunks on disk in DIR (reused after a restart and by other modelfs processes)")
+    Path cacheDir;
+
+    @Option(names = "--cache-dir-size", paramLabel = "SIZE", converter = SizeConverter.class, defaultValue = "10G",
+            description = "bound of --cache-dir (default: ${DEFAULT-VALUE})")
+    long cacheDirSize;
+
+    @Option(names = "--no-warmup", description = "do not warm up the store's conversion kernels in the background after starting")
+    boolean noWarmup;
+
+    /** The disk tier, or null without {@code --cache-dir}. */
+    DiskChunkStore openDisk() throws IOException {
+        return cacheDir == null ? null : new DiskChunkStore(cacheDir.toAbsolutePath(), cacheDirSize);
+    }
+
+    /** The same options as arguments, for the process {@code --daemon} starts. */
+    List<String> args() {
+        List<String> a = new ArrayList<>();
+        if (cacheDir != null) {
+            a.addAll(List.of("--cache-dir", cacheDir.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(cacheDirSize)));
+        }
+        if (noWarmup) {
+            a.add("--no-warmup");
+        }
+        return a;
+    }
+}
