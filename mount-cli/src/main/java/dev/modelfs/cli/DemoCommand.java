@@ -1,10 +1,10 @@
 package dev.modelfs.cli;
 
 import dev.modelfs.fuse.MountOptions;
-import dev.modelfs.fuse.MountTable;
 import dev.modelfs.fuse.MountSession;
+import dev.modelfs.fuse.MountTable;
+import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

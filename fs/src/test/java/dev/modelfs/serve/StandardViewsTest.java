@@ -1,9 +1,10 @@
-package dev.modelfs.view;
+package dev.modelfs.serve;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.tree.DirNode;
+import dev.modelfs.view.VectorStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
