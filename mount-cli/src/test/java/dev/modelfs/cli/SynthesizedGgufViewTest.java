@@ -12,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,17 +24,9 @@ class SynthesizedGgufViewTest {
     static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final String Q = "model.layers.0.self_attn.q_proj.weight";
 
-    @TempDir
-    static Path dir;
-    static DemoTree demo;
-
-    @BeforeAll
-    static void demo() throws IOException {
-        demo = new DemoTree(dir);
-    }
-
     @Test
-    void hyperparametersAndThePermutedQueryRows() throws IOException {
+    void hyperparametersAndThePermutedQueryRows(@TempDir Path dir) throws IOException {
+        DemoTree demo = new DemoTree(dir);
         byte[] bytes = demo.read("demo-st:int4", "model.fp32.gguf");
         GgufFile g = GgufReader.read(MemorySegment.ofArray(bytes));
         assertEquals(64L, ((Number) g.kv("llama.embedding_length").value()).longValue());
