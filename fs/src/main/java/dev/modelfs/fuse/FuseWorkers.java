@@ -49,6 +49,9 @@ final class FuseWorkers {
     private static final int EAGAIN = 11;
     private static final int ENOENT = 2;
 
+    /** How many escaped failures were logged (at most 100, so that a failing loop cannot flood the log). */
+    private static final java.util.concurrent.atomic.AtomicInteger ESCAPED_LOGGED = new java.util.concurrent.atomic.AtomicInteger();
+
     private static final MethodHandle SETUP;
     private static final MethodHandle GET_SESSION;
     private static final MethodHandle NEXT_CHAN;
@@ -160,7 +163,13 @@ final class FuseWorkers {
                 if (res <= 0) {
                     break;                                      // 0: unmounted; < 0: the channel failed
                 }
-                PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
+                try {
+                    PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
+                } catch (Throwable t) {                         // escaped every guard: the worker carries on
+                    if (ESCAPED_LOGGED.getAndIncrement() < 100) {
+                        LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
+                    }
+                }
             }
             SESSION_EXIT.invokeExact(session);                  // wakes no one, but marks the session done
         } catch (Throwable t) {
@@ -198,6 +207,11 @@ final class FuseWorkers {
         }
         arena.close();
         return true;
+    }
+
+    /** Whether any worker still runs: false once the kernel has let go of the mount (unmounted, every file closed). */
+    boolean running() {
+        return threads.stream().anyMatch(Thread::isAlive);
     }
 
     /** Number of worker threads. */

@@ -48,6 +48,14 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
     private record Handle(FileNode node, OpenedSource source) {}
 
+    /** Set once the mount is stopping: new opens fail, open files keep being served. */
+    private volatile boolean stopping;
+
+    /** From now on every {@code open} fails with ESHUTDOWN; files already open keep being served. */
+    public void stopOpening() {
+        stopping = true;
+    }
+
     /** A file system over {@code tree} that answers as {@code policy} says. */
     public ModelFs(StoreTree tree, ServePolicy policy) {
         this.tree = tree;
@@ -81,8 +89,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return n;
     }
 
-    @Override
-    public int getattr(String path, FileStat stat) {
+    private int getattr0(String path, FileStat stat) {
         Node n;
         try {
             n = resolve(path);
@@ -112,8 +119,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         stat.st_blksize.set(ServePolicy.BLOCK_SIZE);
     }
 
-    @Override
-    public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
+    private int readdir0(String path, Pointer buf, FuseFillDir filler, long offset, FuseFileInfo fi) {
         Node n;
         try {
             n = resolve(path);
@@ -138,8 +144,10 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return 0;
     }
 
-    @Override
-    public int open(String path, FuseFileInfo fi) {
+    private int open0(String path, FuseFileInfo fi) {
+        if (stopping) {
+            return -ErrorCodes.ESHUTDOWN();
+        }
         int flags = fi.flags.get();
         if ((flags & O_ACCMODE) != 0 || (flags & O_TRUNC) != 0) {
             return -ErrorCodes.EROFS();
@@ -199,8 +207,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return copy;
     }
 
-    @Override
-    public int release(String path, FuseFileInfo fi) {
+    private int release0(String path, FuseFileInfo fi) {
         Handle h = open.remove(fi.fh.get());
         if (h != null) {
             h.source().close();
@@ -212,8 +219,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
      * Attributes of an open file are those of what it opened, not of what its path shows now: after
      * a re-pull, a reader that opened the old model still sees (and can read up to) the old size.
      */
-    @Override
-    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+    private int fgetattr0(String path, FileStat stat, FuseFileInfo fi) {
         Handle h = fi == null ? null : open.get(fi.fh.get());
         if (h == null) {
             return getattr(path, stat);
@@ -222,8 +228,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return 0;
     }
 
-    @Override
-    public int statfs(String path, Statvfs st) {
+    private int statfs0(String path, Statvfs st) {
         try {
             ServePolicy.Space space = policy.space();
             st.f_bsize.set(space.blockSize());
@@ -241,11 +246,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     @Override
     public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        try {
-            return getxattr0(path, name, value, size);
-        } catch (RuntimeException e) {
-            return fail("getxattr", path, e);
-        }
+        return guarded("getxattr", path, () -> getxattr0(path, name, value, size));
     }
 
     private int getxattr0(String path, String name, Pointer value, long size) {
@@ -278,11 +279,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
-        try {
-            return listxattr0(path, list, size);
-        } catch (RuntimeException e) {
-            return fail("listxattr", path, e);
-        }
+        return guarded("listxattr", path, () -> listxattr0(path, list, size));
     }
 
     private int listxattr0(String path, Pointer list, long size) {
@@ -303,8 +300,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return b.length;
     }
 
-    @Override
-    public int access(String path, int mask) {
+    private int access0(String path, int mask) {
         try {
             if (resolve(path) == null) {
                 return -ErrorCodes.ENOENT();
@@ -313,6 +309,69 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             return fail("access", path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
+    }
+
+    // ---- every callback answers: a Throwable in one (a bug, an exhausted stack, OutOfMemoryError) is EIO ----
+
+    @Override
+    public int getattr(String path, FileStat stat) {
+        return guarded("getattr", path, () -> getattr0(path, stat));
+    }
+
+    @Override
+    public int readdir(String path, Pointer buf, FuseFillDir filler, @off_t long offset, FuseFileInfo fi) {
+        return guarded("readdir", path, () -> readdir0(path, buf, filler, offset, fi));
+    }
+
+    @Override
+    public int open(String path, FuseFileInfo fi) {
+        return guarded("open", path, () -> open0(path, fi));
+    }
+
+    @Override
+    public int release(String path, FuseFileInfo fi) {
+        return guarded("release", path, () -> release0(path, fi));
+    }
+
+    @Override
+    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+        return guarded("fgetattr", path, () -> fgetattr0(path, stat, fi));
+    }
+
+    @Override
+    public int statfs(String path, Statvfs st) {
+        return guarded("statfs", path, () -> statfs0(path, st));
+    }
+
+    @Override
+    public int access(String path, int mask) {
+        return guarded("access", path, () -> access0(path, mask));
+    }
+
+    /** A callback's body: its reply (0, a count, or a negated errno). */
+    @FunctionalInterface
+    private interface Callback {
+        int run() throws Exception;
+    }
+
+    /**
+     * The one guard of every callback: whatever {@code body} throws, the request is answered (EIO) and the
+     * worker thread carries on; a request left unanswered would hang its caller in the kernel for good.
+     */
+    private int guarded(String op, String path, Callback body) {
+        try {
+            return body.run();
+        } catch (Throwable t) {
+            return internalError(op, path, t);
+        }
+    }
+
+    private int internalError(String op, String path, Throwable t) {
+        try {
+            return fail(op, path, t);
+        } catch (Throwable again) {              // even logging failed (out of memory): still answer
+            return -ErrorCodes.EIO();
+        }
     }
 
     @Override

@@ -11,28 +11,30 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
  * One live mount: the served tree ({@link ServedTree}: store snapshot, refresher, blob mappings, chunk
- * cache) and the FUSE session. {@link #close()} unmounts (politely, then lazily) and releases everything; it is
- * idempotent and safe to call from a signal handler or shutdown hook.
+ * cache) and the FUSE session. {@link #stop} (and {@link #close()}) stops new opens at once, serves open
+ * files until they are closed or the grace period ends, then unmounts and releases everything; it is
+ * idempotent.
  */
 public final class MountSession implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
 
     private final Path mountpoint;
     private final ServedTree served;
+    /** The file system (its callbacks are held by the workers while mounted); stopping tells it to refuse opens. */
+    private final ModelFs fs;
     private final FuseWorkers workers;
     private final KernelWarmup warmup;
-    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, KernelWarmup warmup, IntSupplier openFiles) {
-        this.openFiles = openFiles;
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, KernelWarmup warmup) {
+        this.fs = fs;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
@@ -71,7 +73,7 @@ public final class MountSession implements AutoCloseable {
         KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
                 stop -> MountReadWarmup.run(mp, KernelWarmup.filesToRead(served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8),
                         1500, stop)) : null;
-        return new MountSession(mp, served, workers, warmup, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
+        return new MountSession(mp, served, fs, workers, warmup);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -108,11 +110,27 @@ public final class MountSession implements AutoCloseable {
 
     /** Files open on the mount now. */
     public int openFiles() {
-        return openFiles.getAsInt();
+        return fs.openFiles();
     }
 
+
+    /** The default grace period of {@link #stop}: open files are served this long after a stop begins. */
+    public static final Duration DEFAULT_GRACE = Duration.ofMinutes(5);
+
+    /** {@link #stop} with the {@link #DEFAULT_GRACE default grace period}. */
     @Override
-    public synchronized void close() {
+    public void close() {
+        stop(DEFAULT_GRACE);
+    }
+
+    /**
+     * Stops gracefully (docs/SEMANTICS.md "Stopping"): new opens fail at once (ESHUTDOWN); files already
+     * open keep being served until their readers close them or {@code grace} ends; then the mount is
+     * unmounted (politely, else lazily) and everything is released. Files still open when the grace period
+     * ends are cut off (their readers get ENOTCONN once the process exits). Idempotent; blocks for at most
+     * about {@code grace} plus a few seconds.
+     */
+    public synchronized void stop(Duration grace) {
         if (closed) {
             return;
         }
@@ -120,10 +138,31 @@ public final class MountSession implements AutoCloseable {
         if (warmup != null) {
             warmup.close();
         }
-        if (!MountTable.unmount(mountpoint, 10_000)) {
+        fs.stopOpening();
+        long deadline = System.nanoTime() + grace.toNanos();
+        if (fs.openFiles() > 0) {
+            LOG.info("stopping " + mountpoint + ": no new opens; serving the " + fs.openFiles()
+                    + " open files for up to " + grace.toSeconds() + " s");
+        }
+        // a file closed after a lazy unmount may never be released to us (the kernel drops the connection
+        // instead), so the end of the workers counts as "every file closed" too
+        while (fs.openFiles() > 0 && workers.running() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        int cutOff = workers.running() ? fs.openFiles() : 0;
+        if (cutOff > 0) {
+            LOG.warning("grace period of " + grace.toSeconds() + " s over: " + cutOff + " files still open at "
+                    + mountpoint + " are cut off");
+        }
+        if (!MountTable.unmount(mountpoint, cutOff > 0 ? 0 : 2_000)) {
             LOG.warning("could not unmount " + mountpoint + "; run: fusermount -u -z " + mountpoint);
         }
-        if (!workers.stop(5_000)) {   // they end once the kernel mount is gone
+        if (!workers.stop(5_000)) {    // they end once the kernel mount is gone
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
         }

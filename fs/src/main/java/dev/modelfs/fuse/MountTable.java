@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -16,20 +17,33 @@ public final class MountTable {
 
     private MountTable() {}
 
+    /** The file system type modelfs mounts have in {@code /proc/self/mountinfo} ({@code subtype=modelfs}). */
+    public static final String MODELFS_TYPE = "fuse.modelfs";
+
     /** Whether {@code mountpoint} (absolute, normalized) is currently a mount point. */
     public static boolean isMounted(Path mountpoint) {
+        return fsType(mountpoint).isPresent();
+    }
+
+    /**
+     * The type of the file system mounted at {@code mountpoint} (the topmost one, as the path resolves), e.g.
+     * {@value #MODELFS_TYPE} or {@code tmpfs}; empty when it is not a mount point.
+     */
+    public static Optional<String> fsType(Path mountpoint) {
         String want = mountpoint.toAbsolutePath().normalize().toString();
+        String type = null;
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
                 String[] f = line.split(" ");
-                if (f.length > 4 && unescape(f[4]).equals(want)) {
-                    return true;
+                int dash = line.indexOf(" - ");
+                if (f.length > 4 && dash > 0 && unescape(f[4]).equals(want)) {
+                    type = line.substring(dash + 3).split(" ")[0];     // later lines are mounted on top
                 }
             }
         } catch (IOException e) {
             LOG.fine("cannot read mountinfo: " + e.getMessage());
         }
-        return false;
+        return Optional.ofNullable(type);
     }
 
     private static String unescape(String s) {

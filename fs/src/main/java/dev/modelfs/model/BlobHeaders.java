@@ -39,6 +39,22 @@ public final class BlobHeaders {
         return parse(d, size, GgufReader::read);
     }
 
+    /**
+     * The tensor count a GGUF header claims (a v2/v3 header's u64 at offset 8), read without parsing
+     * anything else; 0 when the blob is too short or not a GGUF (its parse then fails on its own).
+     */
+    public long ggufTensorCount(Digest d, long size) throws IOException {
+        return parse(d, size, seg -> seg.byteSize() >= 24 && seg.get(LE_INT, 0) == GGUF_MAGIC
+                ? Math.max(0, seg.get(LE_LONG, 8)) : 0L);
+    }
+
+    private static final java.lang.foreign.ValueLayout.OfInt LE_INT =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final java.lang.foreign.ValueLayout.OfLong LE_LONG =
+            java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+    /** {@code "GGUF"} read as a little-endian int. */
+    private static final int GGUF_MAGIC = 0x46554747;
+
     private <T> T parse(Digest d, long size, Function<MemorySegment, T> parser) throws IOException {
         try (NativeFile f = store.openBlob(d); Arena arena = Arena.ofConfined()) {
             long actual = f.stat().size();

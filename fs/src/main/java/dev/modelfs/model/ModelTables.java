@@ -27,31 +27,48 @@ public final class ModelTables {
 
     private ModelTables() {}
 
+    /** The tables of one model on its own (the per-model budget only: for the CLI). */
     public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config) {
+        return load(store, m, config, TableBudget.standard().account());
+    }
+
+    /**
+     * The tables of one model, within {@code budget} ({@link TableBudget}): a GGUF whose header claims more
+     * tensors than the budget grants is not parsed (an {@link ModelTable.UnreadableGguf} saying so), a
+     * safetensors table over it is replaced by an empty one whose problem line says so.
+     */
+    public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config, TableBudget.Account budget) {
+        budget.clear();
         List<ModelTable> out = new ArrayList<>(2);
         BlobHeaders headers = new BlobHeaders(store);
         Layer model = m.first(MediaType.Kind.MODEL);
         if (model != null && model.digest().isPresent()) {
-            out.add(gguf(headers, model, ""));
+            out.add(gguf(headers, model, "", budget));
         }
         Layer draft = m.first(MediaType.Kind.DRAFT);
         if (draft != null && draft.digest().isPresent()) {
-            out.add(gguf(headers, draft, DRAFT_FOLDER));
+            out.add(gguf(headers, draft, DRAFT_FOLDER, budget));
         }
         if (m.first(MediaType.Kind.TENSOR) != null) {
             ComponentConfigs configs = ComponentConfigs.read(store, m);
             TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType(),
                     configs.imageQuantization(), DraftLayout.of(config, m).orElse(null)).build(m);
+            try {
+                budget.reserve(table.tensors().size());
+            } catch (TableBudget.OverBudget e) {
+                table = new TensorTable(List.of(), java.util.Set.of(), List.of(table.tensors().size() + " tensors: " + e.getMessage()));
+            }
             out.add(new ModelTable.Safetensors(table, configs));
         }
         return out;
     }
 
-    private static ModelTable gguf(BlobHeaders headers, Layer layer, String folder) {
+    private static ModelTable gguf(BlobHeaders headers, Layer layer, String folder, TableBudget.Account budget) {
         try {
+            budget.reserve(headers.ggufTensorCount(layer.digest().get(), layer.size()));   // before parsing anything
             GgufFile g = headers.gguf(layer.digest().get(), layer.size());
             return new ModelTable.Gguf(layer, g, folder);
-        } catch (IOException | FormatException e) {
+        } catch (IOException | FormatException | TableBudget.OverBudget e) {
             return new ModelTable.UnreadableGguf(layer, e.getMessage(), folder);
         }
     }

@@ -23,7 +23,8 @@ import java.util.logging.Logger;
  * opened for reading (with read-ahead for converted bytes). The front ends only encode these answers
  * in their protocol.
  *
- * <p>Invariants: files are {@code 0444} with one link, directories {@code 0555} with two and size
+ * <p>Invariants: files are at most {@code 0444} (their {@link FileNode#mode()}: never more readable than
+ * their sources) with one link, directories {@code 0555} with two and size
  * 4096; every node's blocks are {@code ceil(size / 512)}; times are the node's mtime; each distinct
  * failure line is logged once while it is among the {@value #LOGGED_MAX} remembered (bounded memory);
  * every file opened through {@link #open} shares one {@link ReadAhead}; every failure is reported to the
@@ -88,7 +89,7 @@ public final class ServePolicy {
 
     public Attributes attributes(Node n) {
         if (n instanceof FileNode f) {
-            return new Attributes(n.inode(), false, 0444, 1, f.size(), blocks(f.size()), uid, gid, n.mtimeNanos());
+            return new Attributes(n.inode(), false, f.mode(), 1, f.size(), blocks(f.size()), uid, gid, n.mtimeNanos());
         }
         return new Attributes(n.inode(), true, 0555, 2, DIRECTORY_SIZE, blocks(DIRECTORY_SIZE), uid, gid, n.mtimeNanos());
     }

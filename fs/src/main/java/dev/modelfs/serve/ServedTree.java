@@ -85,7 +85,7 @@ public final class ServedTree implements AutoCloseable {
         refresher.scheduleWithFixedDelay(() -> {
             try {
                 tree.refresh();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {         // an Error must not end the refreshes for good
                 LOG.warning("refresh failed: " + e);
             }
         }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);

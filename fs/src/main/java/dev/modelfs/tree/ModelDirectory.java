@@ -8,6 +8,8 @@ import dev.modelfs.bytes.Segment;
 import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
+import dev.modelfs.model.SourceModes;
+import dev.modelfs.model.TableBudget;
 import dev.modelfs.store.Digest;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
@@ -39,10 +41,16 @@ public final class ModelDirectory {
     }
 
     public SortedMap<String, Node> build(ModelContext ctx) {
+        return build(ctx, TableBudget.standard().account());
+    }
+
+    /** The model's directory, its tables within {@code budget} ({@link TableBudget}). */
+    public SortedMap<String, Node> build(ModelContext ctx, TableBudget.Account budget) {
         Manifest m = ctx.manifest();
         // directories are per model (two tags of one manifest must not share directory inodes);
         // files keep (manifest digest, path) identities, so identical files share an inode
         TreeBuilder tree = new TreeBuilder(m.digest().hex() + "@" + m.name().manifestPath(), ctx.mtimeNanos());
+        tree.narrowFilesTo(SourceModes.ofModel(ctx.store(), m));      // never more readable than the sources
         addOllamaFiles(ctx, tree);
         addGgufBlobs(ctx, tree);
         for (Layer l : m.layers()) {
@@ -64,7 +72,7 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, "ollama/layers/" + l.digest().get().fileName(), l, l.mediaType().base());
             }
         }
-        List<ModelTable> tables = tables(ctx);
+        List<ModelTable> tables = tables(ctx, budget);
         for (ModelView v : views) {
             try {
                 v.addTo(ctx, tables, tree);
@@ -76,9 +84,9 @@ public final class ModelDirectory {
     }
 
     /** The model stage's tables of this model; none (logged) if building them failed unexpectedly. */
-    private static List<ModelTable> tables(ModelContext ctx) {
+    private static List<ModelTable> tables(ModelContext ctx, TableBudget.Account budget) {
         try {
-            return ModelTables.load(ctx.store(), ctx.manifest(), ctx.config());
+            return ModelTables.load(ctx.store(), ctx.manifest(), ctx.config(), budget);
         } catch (RuntimeException e) {
             LOG.warning(ctx.manifest().name() + ": tensor tables failed: " + e);
             return List.of();

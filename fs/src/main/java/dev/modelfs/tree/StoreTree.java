@@ -1,5 +1,6 @@
 package dev.modelfs.tree;
 
+import dev.modelfs.model.TableBudget;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
@@ -43,8 +44,11 @@ public final class StoreTree {
     private volatile Map<Long, String> modelPaths = Map.of();
     private volatile Set<String> modelPathSet = Set.of();
 
-    /** A model directory and the manifest it was built from. */
-    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref) {}
+    /** A model directory, the manifest it was built from and its share of the table budget. */
+    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, TableBudget.Account budget) {}
+
+    /** The tables of all model directories together ({@link TableBudget}). */
+    private final TableBudget budget = TableBudget.standard();
 
     /**
      * How many models the tree serves, and how many are broken: manifests left out because they cannot be
@@ -108,6 +112,11 @@ public final class StoreTree {
             }
         }
         root = DirNode.of(Inodes.ROOT, newest, tb.build());
+        for (Map.Entry<ManifestRef, ModelEntry> old : entries.entrySet()) {
+            if (next.get(old.getKey()) != old.getValue()) {
+                old.getValue().budget().release();       // the model left the tree: its share is free again
+            }
+        }
         Map<Long, String> paths = new HashMap<>();
         next.values().forEach(e -> paths.put(e.dir().inode(), e.manifest().name().directoryPath()));
         modelPaths = Map.copyOf(paths);
@@ -181,9 +190,10 @@ public final class StoreTree {
                 LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
             }
             ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
+            TableBudget.Account share = budget.account();
             DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),
-                    ref.mtimeNanos(), () -> models.build(ctx));
-            return new ModelEntry(m, dir, ref);
+                    ref.mtimeNanos(), () -> models.build(ctx, share));
+            return new ModelEntry(m, dir, ref, share);
         } catch (IOException | RuntimeException e) {
             LOG.warning("model " + ref.name().displayShortest() + " disabled: " + e.getMessage());
             return null;

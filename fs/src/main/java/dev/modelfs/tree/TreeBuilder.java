@@ -24,6 +24,9 @@ public final class TreeBuilder {
      * @param inodeScope prefix for intermediate directories' inode derivation (e.g. the manifest digest)
      * @param mtimeNanos mtime of intermediate directories
      */
+    /** The read bits every file placed gets at most. */
+    private int fileMode = 0444;
+
     public TreeBuilder(String inodeScope, long mtimeNanos) {
         this.inodeScope = inodeScope;
         this.mtimeNanos = mtimeNanos;
@@ -79,8 +82,13 @@ public final class TreeBuilder {
             LOG.warning(inodeScopeLabel() + "skipping " + printable(path) + ": name already taken");
             return false;
         }
-        d.entries.put(last, node);
+        d.entries.put(last, node instanceof FileNode f ? f.narrowedTo(fileMode) : node);
         return true;
+    }
+
+    /** Files placed from now on get at most these read bits ({@link dev.modelfs.model.SourceModes}). */
+    public void narrowFilesTo(int mode) {
+        this.fileMode = mode;
     }
 
     private String inodeScopeLabel() {

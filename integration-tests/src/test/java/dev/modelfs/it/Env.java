@@ -81,4 +81,18 @@ final class Env {
         pump.join();
         return new Run(p.exitValue(), out.toString());
     }
+
+    /** A process's resident memory in KiB ({@code VmRSS}), 0 when it has exited. */
+    static long rssKib(long pid) throws IOException {
+        try {
+            for (String l : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + pid + "/status"))) {
+                if (l.startsWith("VmRSS:")) {
+                    return Long.parseLong(l.replaceAll("\\D", ""));
+                }
+            }
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return 0;
+        }
+        return 0;
+    }
 }

@@ -33,11 +33,18 @@ final class DemoCommand implements Callable<Integer> {
         Path base = Files.createTempDirectory("modelfs-demo-");
         Path store = base.resolve("store");
         Path mp = mountpoint != null ? mountpoint.toAbsolutePath().normalize() : base.resolve("mnt");
-        Files.createDirectories(mp);
-        new DemoStore(store).write();
-        System.out.println("sample store: " + store);
-        MountOptions opts = new MountOptions(false, UnixIds.uid(), UnixIds.gid(), List.of(), 64L << 20, 250, false, MountOptions.defaultThreads());
-        MountSession session = MountSession.mount(new OllamaStore(store), mp, opts, StandardViews.all());
+        MountSession session;
+        try {
+            Files.createDirectories(mp);
+            new DemoStore(store).write();
+            System.out.println("sample store: " + store);
+            MountOptions opts = new MountOptions(false, UnixIds.uid(), UnixIds.gid(), List.of(), 64L << 20, 250, false,
+                    MountOptions.defaultThreads());
+            session = MountSession.mount(new OllamaStore(store), mp, opts, StandardViews.all());
+        } catch (IOException | RuntimeException e) {
+            deleteTree(base);       // a demo that cannot mount leaves nothing behind either
+            throw e;
+        }
         try {
             System.out.println("mounted at:   " + mp);
             System.out.println();

@@ -18,6 +18,8 @@ import picocli.CommandLine.Mixin;
 /** {@code modelfs ls}: the models of the store, like {@code ollama list}, plus format and quantization. */
 @Command(name = "ls", aliases = "list", mixinStandardHelpOptions = true, description = "List the models in the store.")
 final class LsCommand implements Callable<Integer> {
+    private static final int REASON_MAX = 200;
+
     @Mixin
     StoreOption store;
 
@@ -25,6 +27,7 @@ final class LsCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         OllamaStore st = store.openExisting();
         List<String[]> rows = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
         rows.add(new String[] {"NAME", "ID", "SIZE", "FORMAT", "QUANTIZATION", "MODIFIED"});
         DateTimeFormatter fmt = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneId.systemDefault());
         for (ManifestRef ref : st.listManifests()) {
@@ -35,7 +38,8 @@ final class LsCommand implements Callable<Integer> {
                         ModelSummary.format(m, c), ModelSummary.quantization(st, m, c),
                         fmt.format(Instant.ofEpochSecond(0, ref.mtimeNanos()))});
             } catch (IOException | RuntimeException e) {
-                rows.add(new String[] {ref.name().displayShortest(), "-", "-", "invalid", e.getMessage(), ""});
+                rows.add(new String[] {ref.name().displayShortest(), "-", "-", "invalid", "-", ""});
+                problems.add(ref.name().displayShortest() + ": " + oneLine(e));
             }
         }
         int[] w = new int[rows.getFirst().length];
@@ -54,6 +58,16 @@ final class LsCommand implements Callable<Integer> {
             }
             System.out.println(sb.toString().stripTrailing());
         }
+        for (String p : problems) {                  // the reasons below the table, never in a column
+            System.err.println("modelfs: " + p);
+        }
         return 0;
+    }
+
+    /** The first line of a failure's message, at most {@value #REASON_MAX} characters. */
+    private static String oneLine(Exception e) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        m = m.lines().findFirst().orElse("");
+        return m.length() > REASON_MAX ? m.substring(0, REASON_MAX - 3) + "..." : m;
     }
 }

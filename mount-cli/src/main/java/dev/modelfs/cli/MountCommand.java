@@ -8,6 +8,7 @@ import dev.modelfs.fuse.MountTable;
 import dev.modelfs.store.OllamaStore;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -59,11 +60,21 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
+    @Option(names = "--grace", paramLabel = "SECONDS", defaultValue = "300",
+            description = "on stop, keep serving files already open for up to this long (default: ${DEFAULT-VALUE})")
+    long graceSeconds;
+
     @Override
     public Integer call() throws Exception {
         Path mp = mountpoint.toAbsolutePath().normalize();
+        if (threads < 1) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--threads must be at least 1, not " + threads);
+        }
+        if (graceSeconds < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--grace must not be negative, not " + graceSeconds);
+        }
         MountOptions opts = parseOptions();
-        OllamaStore st = store.open();
+        OllamaStore st = store.openExisting();         // like ls: no store there is an error, not an empty tree
         metrics.parse();                                    // a malformed --metrics is a usage error, daemon or not
         if (daemon) {
             return daemonize(mp, st);
@@ -95,7 +106,7 @@ final class MountCommand implements Callable<Integer> {
                 break;
             }
         }
-        session.close();
+        session.stop(Duration.ofSeconds(graceSeconds));
         if (telemetry != null) {
             telemetry.close();
         }
@@ -143,6 +154,8 @@ final class MountCommand implements Callable<Integer> {
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
         cmd.addAll(conversion.args());
+        cmd.add("--grace");
+        cmd.add(Long.toString(graceSeconds));
         cmd.addAll(metrics.args());
         if (!options.isEmpty()) {
             cmd.add("-o");

@@ -69,8 +69,11 @@ final class NfsCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--allow: " + e.getMessage());
         }
+        if (port != null && (port < 0 || port > 65535)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--port must be 0 to 65535, not " + port);
+        }
         int p = port != null ? port : UnixIds.uid() == 0 ? 2049 : 20490;
-        OllamaStore st = store.open();
+        OllamaStore st = store.openExisting();
         metrics.parse();
         if (daemon) {
             return daemonize(st, p);

@@ -8,7 +8,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code modelfs unmount}: unmount politely (waiting while busy), lazily as a last resort. */
+/**
+ * {@code modelfs unmount}: unmount a modelfs mount (and only one: any other file system is refused, exit 2)
+ * politely, waiting while busy, then lazily; the server keeps serving files already open (its grace period).
+ */
 @Command(name = "unmount", aliases = "umount", mixinStandardHelpOptions = true, description = "Unmount a modelfs mount point.")
 final class UnmountCommand implements Callable<Integer> {
     @Parameters(paramLabel = "MOUNTPOINT")
@@ -20,8 +23,9 @@ final class UnmountCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
-        if (!MountTable.isMounted(mp)) {
-            throw new IOException(mp + " is not mounted");
+        String type = MountTable.fsType(mp).orElseThrow(() -> new IOException(mp + " is not mounted"));
+        if (!type.equals(MountTable.MODELFS_TYPE)) {
+            throw new IOException(mp + " is a " + type + " mount, not modelfs: not unmounting it");
         }
         if (!MountTable.unmount(mp, waitSeconds * 1000)) {
             throw new IOException("could not unmount " + mp);

@@ -20,11 +20,15 @@ import org.dcache.oncrpc4j.xdr.XdrVoid;
  * the same {@link FileHandle} LOOKUP would return, so it stays valid across restarts.
  */
 final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(MountProgram.class.getName());
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
     static final int PROGRAM = 100005;
     static final int VERSION = 3;
     private static final int NULL = 0, MNT = 1, DUMP = 2, UMNT = 3, UMNTALL = 4, EXPORT = 5;
     private static final int MNT3_OK = 0, MNT3ERR_NOENT = 2, MNT3ERR_ACCES = 13, MNT3ERR_NOTDIR = 20, MNT3ERR_IO = 5;
     private static final int AUTH_UNIX = 1;
+    /** RFC 1813 appendix I: {@code dirpath<MNTPATHLEN>}. */
+    private static final int MNTPATHLEN = 1024;
 
     private final HandleResolver handles;
     private final AllowList allow;
@@ -38,6 +42,20 @@ final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
 
     @Override
     public void dispatchOncRpcCall(RpcCall call) throws OncRpcException, IOException {
+        try {
+            dispatch(call);
+        } catch (IOException e) {
+            throw e;                                   // undecodable arguments (OncRpcException, BadXdr...): GARBAGE_ARGS
+        } catch (Throwable t) {                        // a bug or an Error: SYSTEM_ERR, the worker carries on
+            String line = "MOUNT procedure " + call.getProcedure() + " failed: " + t;
+            if (LOGGED.size() < 1000 && LOGGED.add(line)) {           // once per distinct failure
+                LOG.severe(line);
+            }
+            call.failRpcSystem();
+        }
+    }
+
+    private void dispatch(RpcCall call) throws OncRpcException, IOException {
         int proc = call.getProcedure();
         if (proc == MNT) {
             mnt(call);
@@ -55,7 +73,7 @@ final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
                 call.reply(XdrVoid.XDR_VOID);
             }
             case UMNT -> {
-                String path = Wire.args(call, in -> in.xdrDecodeString());
+                String path = Wire.args(call, in -> Wire.string(in, MNTPATHLEN));
                 mounted.remove(new Mounted(host(call), path));
                 call.reply(XdrVoid.XDR_VOID);
             }
@@ -90,7 +108,7 @@ final class MountProgram implements org.dcache.oncrpc4j.rpc.RpcDispatchable {
     }
 
     private void mnt(RpcCall call) throws OncRpcException, IOException {
-        String path = Wire.args(call, in -> in.xdrDecodeString());
+        String path = Wire.args(call, in -> Wire.string(in, MNTPATHLEN));
         if (!Access.allowed(call, allow)) {
             Wire.reply(call, out -> out.xdrEncodeInt(MNT3ERR_ACCES));
             return;

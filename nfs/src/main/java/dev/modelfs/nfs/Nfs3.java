@@ -29,6 +29,8 @@ final class Nfs3 {
     /** Largest READ served (FSINFO rtmax) and directory read preference. */
     static final int RTMAX = 1024 * 1024;
     static final int DTPREF = 64 * 1024;
+    /** Largest WRITE a client may send (FSINFO wtmax; every write is refused): bounds call records. */
+    static final int WTMAX = 64 * 1024;
 
     /** Fixed size of an encoded fattr3. */
     static final int FATTR3_BYTES = 84;

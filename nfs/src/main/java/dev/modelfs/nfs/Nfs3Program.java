@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
+import org.dcache.oncrpc4j.rpc.RpcAuthTypeUnix;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.rpc.RpcDispatchable;
 import org.dcache.oncrpc4j.xdr.Xdr;
@@ -87,6 +88,20 @@ final class Nfs3Program implements RpcDispatchable {
             }
         } catch (Failure f) {
             status(call, f.status, proc == Nfs3.GETATTR ? 0 : 1);
+        } catch (IOException e) {
+            throw e;                                   // undecodable arguments (OncRpcException, BadXdr...): GARBAGE_ARGS
+        } catch (Throwable t) {                        // a bug or an Error: answer NFS3ERR_IO, the worker carries on
+            internalError(call, proc, t);
+        }
+    }
+
+    /** Answers a call whose handling threw something unexpected with NFS3ERR_IO; logs each kind once. */
+    private void internalError(RpcCall call, int proc, Throwable t) {
+        try {
+            policy.logOnce("NFS procedure " + proc + " failed: " + t);
+            status(call, Nfs3.ERR_IO, proc == Nfs3.GETATTR ? 0 : 1);
+        } catch (Throwable again) {
+            call.failRpcSystem();
         }
     }
 
@@ -152,7 +167,7 @@ final class Nfs3Program implements RpcDispatchable {
     private record Named(FileHandle dir, String name) {}
 
     private void lookup(RpcCall call) throws OncRpcException, IOException, Failure {
-        Named a = Wire.args(call, in -> new Named(Wire.handle(in), in.xdrDecodeString()));
+        Named a = Wire.args(call, in -> new Named(Wire.handle(in), Wire.string(in, 4096)));
         DirNode d = dir(a.dir());
         if (a.name().getBytes(StandardCharsets.UTF_8).length > 255) {
             throw new Failure(Nfs3.ERR_NAMETOOLONG);
@@ -180,7 +195,8 @@ final class Nfs3Program implements RpcDispatchable {
     private void access(RpcCall call) throws OncRpcException, IOException, Failure {
         HandleAndInt a = Wire.args(call, in -> new HandleAndInt(Wire.handle(in), in.xdrDecodeInt()));
         Node n = node(a.fh());
-        int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE : Nfs3.ACCESS_READ;
+        int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE
+                : n instanceof FileNode f && readable(call, f) ? Nfs3.ACCESS_READ : 0;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.postOpAttr(out, n, shown);
@@ -196,6 +212,28 @@ final class Nfs3Program implements RpcDispatchable {
         });
     }
 
+    /**
+     * Whether the file's mode lets the caller read it, the class (owner, group, other) chosen from its
+     * AUTH_SYS credential against the owner the server shows; any other credential is "other".
+     */
+    private boolean readable(RpcCall call, FileNode f) {
+        ServePolicy.Attributes a = policy.attributes(f);
+        int mode = a.permissions();
+        if (call.getCredential() instanceof RpcAuthTypeUnix u) {
+            if (u.uid() == a.uid()) {
+                return (mode & 0400) != 0;
+            }
+            boolean group = u.gid() == a.gid();
+            for (int g : u.gids()) {
+                group |= g == a.gid();
+            }
+            if (group) {
+                return (mode & 0040) != 0;
+            }
+        }
+        return (mode & 0004) != 0;
+    }
+
     private record ReadArgs(FileHandle fh, long offset, long count) {}
 
     private void read(RpcCall call) throws OncRpcException, IOException, Failure {
@@ -205,6 +243,9 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(a.fh());
         if (!(n instanceof FileNode f)) {
             throw new Failure(Nfs3.ERR_ISDIR);
+        }
+        if (!readable(call, f)) {
+            throw new Failure(Nfs3.ERR_ACCES);
         }
         long size = f.size();
         long offset = a.offset();
@@ -393,8 +434,8 @@ final class Nfs3Program implements RpcDispatchable {
             out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
             out.xdrEncodeInt(Nfs3.RTMAX);
             out.xdrEncodeInt(4096);
-            out.xdrEncodeInt(Nfs3.RTMAX);    // wtmax, wtpref, wtmult (writes are refused anyway)
-            out.xdrEncodeInt(Nfs3.RTMAX);
+            out.xdrEncodeInt(Nfs3.WTMAX);    // wtmax, wtpref, wtmult (writes are refused anyway)
+            out.xdrEncodeInt(Nfs3.WTMAX);
             out.xdrEncodeInt(4096);
             out.xdrEncodeInt(Nfs3.DTPREF);
             out.xdrEncodeLong(Long.MAX_VALUE);

@@ -4,20 +4,18 @@ import dev.modelfs.serve.ServePolicy;
 import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
+import java.util.Set;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcProgram;
-import org.dcache.oncrpc4j.rpc.OncRpcSvc;
-import org.dcache.oncrpc4j.rpc.OncRpcSvcBuilder;
-import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
+import org.dcache.oncrpc4j.rpc.RpcDispatchable;
 
 /**
  * A running NFSv3 + MOUNT v3 server over a {@link ServedTree}: both programs on one TCP port, export
  * {@code /}, read-only.
  *
- * <p>Invariants: registers with rpcbind only when one answers on port 111 (clients that know the port
- * need none); owns the served tree it was given and closes it on {@link #close()}, which is idempotent.
+ * <p>Invariants: peers and records are bounded before any decoding ({@link RpcListener}); registers
+ * with rpcbind only when one answers on port 111 (clients that know the port need none); owns the served tree it was given and closes it on {@link #close()}, which is idempotent.
  * Sequential readers of converted files get the served tree's read-ahead, as on the FUSE mount.
  */
 public final class NfsServer implements AutoCloseable {
@@ -26,16 +24,18 @@ public final class NfsServer implements AutoCloseable {
     /** Where and for whom to serve; {@code port} 0 picks a free port. */
     public record Config(String bind, int port, AllowList allow, int uid, int gid) {}
 
-    private final OncRpcSvc svc;
+    private final RpcListener listener;
+    private final Set<OncRpcProgram> programs;
     private final ServedTree served;
     private final OpenFiles open;
     private final InetSocketAddress address;
     private final boolean published;
     private boolean closed;
 
-    private NfsServer(OncRpcSvc svc, ServedTree served, OpenFiles open, InetSocketAddress address,
-                      boolean published) {
-        this.svc = svc;
+    private NfsServer(RpcListener listener, Set<OncRpcProgram> programs, ServedTree served, OpenFiles open,
+                      InetSocketAddress address, boolean published) {
+        this.listener = listener;
+        this.programs = programs;
         this.served = served;
         this.open = open;
         this.address = address;
@@ -48,41 +48,23 @@ public final class NfsServer implements AutoCloseable {
         ServePolicy policy = served.policy(config.uid(), config.gid());
         OpenFiles open = new OpenFiles(policy, 256);
         Wire.Shown shown = new Wire.Shown(policy, 0x6d6f64656c6673L);   // fsid "modelfs"
-        boolean rpcbind = rpcbindRunning();
-        OncRpcSvcBuilder b = new OncRpcSvcBuilder()
-                .withTCP()
-                .withBindAddress(config.bind())
-                .withPort(config.port())
-                .withWorkerThreadIoStrategy()
-                .withTcpNoDelay(true)
-                .withWorkerThreadPoolSize(Math.max(8, 2 * Runtime.getRuntime().availableProcessors()))
-                .withServiceName("modelfs-nfs")
-                .withRpcService(new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION),
-                        new Nfs3Program(handles, open, config.allow(), policy, shown))
-                .withRpcService(new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION),
-                        new MountProgram(handles, config.allow()));
-        b = rpcbind ? b.withAutoPublish() : b.withoutAutoPublish();
-        OncRpcSvc svc = b.build();
+        Map<OncRpcProgram, RpcDispatchable> programs = Map.of(
+                new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION), new Nfs3Program(handles, open, config.allow(), policy, shown),
+                new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION), new MountProgram(handles, config.allow()));
+        RpcListener listener;
         try {
-            svc.start();
+            listener = RpcListener.start(config.bind(), config.port(), config.allow(), programs,
+                    Math.max(8, 2 * Runtime.getRuntime().availableProcessors()));
         } catch (IOException | RuntimeException e) {
             open.close();
             throw new IOException("cannot serve NFS on " + config.bind() + ":" + config.port() + ": " + e.getMessage(), e);
         }
-        InetSocketAddress addr = svc.getInetSocketAddress(IpProtocolType.TCP);
+        boolean rpcbind = Rpcbind.running();
         if (rpcbind) {
+            Rpcbind.publish(programs.keySet(), listener.address());
             LOG.info("registered NFS and MOUNT with rpcbind");
         }
-        return new NfsServer(svc, served, open, addr, rpcbind);
-    }
-
-    private static boolean rpcbindRunning() {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", 111), 300);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return new NfsServer(listener, programs.keySet(), served, open, listener.address(), rpcbind);
     }
 
     public InetSocketAddress address() {
@@ -109,11 +91,10 @@ public final class NfsServer implements AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            svc.stop(5, TimeUnit.SECONDS);
-        } catch (IOException | RuntimeException e) {
-            LOG.fine("stop: " + e);
+        if (published) {
+            Rpcbind.clear(programs);
         }
+        listener.close();
         open.close();
         served.close();
     }

@@ -3,6 +3,7 @@ package dev.modelfs.nfs;
 import dev.modelfs.serve.ServePolicy;
 import dev.modelfs.tree.Node;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.xdr.Xdr;
@@ -66,8 +67,31 @@ final class Wire {
 
     /** An nfs_fh3: our handle, or null for anything else (the caller answers BADHANDLE). */
     static FileHandle handle(XdrDecodingStream in) throws OncRpcException, IOException {
-        byte[] b = in.xdrDecodeDynamicOpaque();
-        return b.length > Nfs3.FHSIZE3 ? null : FileHandle.decode(b);
+        return FileHandle.decode(opaque(in, Nfs3.FHSIZE3));
+    }
+
+    /**
+     * A variable-length opaque of at most {@code max} bytes: the length is checked before anything is
+     * allocated (oncrpc4j's own decoder allocates whatever the length claims).
+     */
+    static byte[] opaque(XdrDecodingStream in, int max) throws OncRpcException, IOException {
+        int len = in.xdrDecodeInt();
+        if (len < 0 || len > max) {
+            throw new Oversized("opaque of " + Integer.toUnsignedString(len) + " bytes, at most " + max + " allowed");
+        }
+        return in.xdrDecodeOpaque(len);
+    }
+
+    /** An argument longer than its protocol allows: the call is answered GARBAGE_ARGS. */
+    static final class Oversized extends OncRpcException {
+        Oversized(String message) {
+            super(message);
+        }
+    }
+
+    /** A string of at most {@code max} bytes (UTF-8), bounded like {@link #opaque}. */
+    static String string(XdrDecodingStream in, int max) throws OncRpcException, IOException {
+        return new String(opaque(in, max), StandardCharsets.UTF_8);
     }
 
     static void handle(Xdr out, FileHandle h) {
