@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * JSON values as Go's {@code fmt.Sprintf("%v", v)} prints what {@code encoding/json} decodes into
- * {@code any}; the expected strings are Go's own output (every JSON number is a float64).
+ * {@code any}; the expected strings are Go's own output (every JSON number is a float64; {@code %v} is
+ * strconv's shortest {@code 'g'}, whose exponent form starts at 1e+06: {@code fmt.Println(1e6)} prints {@code 1e+06}).
  */
 class GoValueFormatTest {
     static String go(String json) throws Exception {
@@ -28,6 +29,12 @@ class GoValueFormatTest {
         assertEquals("1e-05", go("0.00001"));
         assertEquals("1.5e-07", go("1.5e-7"));
         assertEquals("-2.5e-10", go("-2.5e-10"));
+        assertEquals("123456", go("123456"));
+        assertEquals("999999", go("999999"));
+        assertEquals("1e+06", go("1000000"));
+        assertEquals("1.048576e+06", go("1048576"));
+        assertEquals("-2.5e+07", go("-25000000"));
+        assertEquals("1e+21", go("1e21"));
     }
 
     @Test
