@@ -18,8 +18,10 @@ Contents
 """
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
+import math
 import os
 import struct
 
@@ -708,14 +710,18 @@ def go_value_str(v) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         f = float(v)
-        if f == int(f) and abs(f) < 1e21:
-            return str(int(f))
-        r = repr(f)
-        if "e" in r:   # Go %v uses %g's exponent style: 1e-07 / 1e+21
-            m, e = r.split("e")
-            ei = int(e)
-            r = f"{m}e{'-' if ei < 0 else '+'}{abs(ei):02d}"
-        return r
+        if f == 0:
+            return "-0" if math.copysign(1.0, f) < 0 else "0"
+        # strconv's 'g' with the shortest digits (repr's): exponent form when the decimal exponent is
+        # below -4 or at least 6 ("use precision 6 for this decision"), e.g. 1e-05, 1e+06, 1.048576e+06
+        sign, digits, exponent = decimal.Decimal(repr(abs(f))).normalize().as_tuple()
+        ds = "".join(map(str, digits))
+        e10 = len(ds) - 1 + exponent
+        if e10 < -4 or e10 >= 6:
+            r = ds[0] + ("." + ds[1:] if len(ds) > 1 else "") + f"e{'-' if e10 < 0 else '+'}{abs(e10):02d}"
+        else:
+            r = format(decimal.Decimal(repr(abs(f))).normalize(), "f")
+        return ("-" if f < 0 else "") + r
     if isinstance(v, str):
         return v
     raise TypeError(f"unsupported parameter value {v!r}")

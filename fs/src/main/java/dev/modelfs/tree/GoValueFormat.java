@@ -6,9 +6,14 @@ import java.math.BigDecimal;
 /**
  * Formats JSON-decoded values the way Go's {@code fmt.Sprintf("%v", v)} prints what
  * {@code encoding/json} decodes into {@code any}: strings raw, booleans {@code true}/{@code false},
- * every number as a float64 in shortest form, switching to exponent form below 1e-4 or from 1e21.
+ * every number as a float64 in shortest form ({@code %v} is strconv's {@code 'g'} with the shortest
+ * precision), switching to exponent form when the decimal exponent is below -4 or at least 6
+ * ({@code 1e+06}, {@code 1.048576e+06}; {@code 123456} stays plain).
  */
 final class GoValueFormat {
+    /** strconv's {@code formatDigits}: "if precision was the shortest possible, use precision 6 for this decision". */
+    private static final int SHORTEST_EXPONENT_PRECISION = 6;
+
     private GoValueFormat() {}
 
     static String format(JsonNode v) {
@@ -39,7 +44,7 @@ final class GoValueFormat {
         }
         BigDecimal bd = new BigDecimal(Double.toString(d)).stripTrailingZeros();
         int exp = bd.precision() - bd.scale() - 1;
-        if (exp < -4 || exp >= 21) {
+        if (exp < -4 || exp >= SHORTEST_EXPONENT_PRECISION) {
             String digits = bd.unscaledValue().abs().toString();
             StringBuilder sb = new StringBuilder();
             if (d < 0) {

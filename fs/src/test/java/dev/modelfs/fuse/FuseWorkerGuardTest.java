@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.tree.ModelView;
-import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

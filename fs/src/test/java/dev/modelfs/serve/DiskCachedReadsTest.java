@@ -8,7 +8,6 @@ import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
-import dev.modelfs.view.StandardViews;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;

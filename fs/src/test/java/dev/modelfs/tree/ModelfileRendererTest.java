@@ -23,7 +23,7 @@ class ModelfileRendererTest {
         assertEquals("1e-05", GoValueFormat.formatFloat(1e-5));
         assertEquals("0.0001", GoValueFormat.formatFloat(1e-4));
         assertEquals("1e+21", GoValueFormat.formatFloat(1e21));
-        assertEquals("100000000000000000000", GoValueFormat.formatFloat(1e20));
+        assertEquals("1e+20", GoValueFormat.formatFloat(1e20));
         assertEquals("-2.5", GoValueFormat.formatFloat(-2.5));
         assertEquals("0", GoValueFormat.formatFloat(0));
     }

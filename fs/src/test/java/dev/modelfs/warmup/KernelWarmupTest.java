@@ -10,7 +10,7 @@ import dev.modelfs.format.Vectors;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.serve.ServedTree;
-import dev.modelfs.view.StandardViews;
+import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
 import java.io.IOException;
 import java.nio.file.Path;

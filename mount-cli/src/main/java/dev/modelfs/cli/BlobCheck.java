@@ -62,7 +62,7 @@ final class BlobCheck {
         });
         try {
             List<Future<Result>> futures = new ArrayList<>();
-            for (Digest d : digests) {
+            for (Digest d : new java.util.LinkedHashSet<>(digests)) {   // each distinct digest once
                 futures.add(pool.submit(() -> check(d)));
             }
             Map<Digest, Result> out = new LinkedHashMap<>();

@@ -1,10 +1,10 @@
 package dev.modelfs.cli;
 
 import dev.modelfs.fuse.MountOptions;
-import dev.modelfs.fuse.MountTable;
 import dev.modelfs.fuse.MountSession;
+import dev.modelfs.fuse.MountTable;
+import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,7 +88,7 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    private static void list(Path mp) throws IOException {
+    static void list(Path mp) throws IOException {
         List<Path> paths;
         try (Stream<Path> s = Files.walk(mp)) {
             paths = s.filter(p -> !p.equals(mp)).sorted().toList();

@@ -87,7 +87,7 @@ final class MountCommand implements Callable<Integer> {
         PrometheusTelemetry telemetry = metrics.start(false);
         MountSession session;
         try {
-            session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all(), MetricsOption.orNone(telemetry));
+            session = MountSession.mount(st, mp, opts, dev.modelfs.serve.StandardViews.all(), MetricsOption.orNone(telemetry));
         } catch (IOException | RuntimeException e) {
             if (telemetry != null) {
                 telemetry.close();

@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.hf.HfFolder;
-import dev.modelfs.view.gguf.GgufModelView;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
 import dev.modelfs.model.TensorTable;
+import dev.modelfs.serve.ModelPlans;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
@@ -19,7 +19,6 @@ import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.ModelName;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.synth.SynthesizedGgufPlanner;
-import dev.modelfs.view.synth.SynthesizedGgufView;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
@@ -95,7 +94,7 @@ final class ShowCommand implements Callable<Integer> {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
             if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
-                    HfFolder hf = GgufModelView.hfFolderOf(st, g);
+                    HfFolder hf = ModelPlans.hfFolder(st, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
                             + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
                 } catch (RuntimeException e) {
@@ -149,7 +148,7 @@ final class ShowCommand implements Callable<Integer> {
         ArrayNode arr = JSON.createArrayNode();
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
             if (t instanceof ModelTable.Safetensors s) {
-                for (SynthesizedGgufPlanner.Result r : SynthesizedGgufView.plans(st, m, s)) {
+                for (SynthesizedGgufPlanner.Result r : ModelPlans.synthesizedGguf(st, m, s)) {
                     ObjectNode n = arr.addObject();
                     n.put("file", (r.component().isEmpty() ? "" : r.component() + "/") + "model.gguf");
                     switch (r) {

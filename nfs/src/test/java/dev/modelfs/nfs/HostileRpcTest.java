@@ -3,10 +3,10 @@ package dev.modelfs.nfs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.tree.ModelView;
-import dev.modelfs.serve.ServedTree;
-import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;

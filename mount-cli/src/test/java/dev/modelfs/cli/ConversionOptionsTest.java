@@ -1,0 +1,41 @@
+package dev.modelfs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.cache.DiskChunkStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The conversion options as picocli parses them, their disk tier, and the arguments a --daemon child gets back. */
+class ConversionOptionsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void defaultsAreNoDiskTierAndNoArguments() throws IOException {
+        ConversionOptions o = CommandLine.populateCommand(new ConversionOptions());
+        assertEquals(10L << 30, o.cacheDirSize, "10G, binary");
+        assertNull(o.openDisk());
+        assertEquals(List.of(), o.args());
+    }
+
+    @Test
+    void theArgumentsRoundTripAndTheDiskTierIsCreated() throws IOException {
+        Path cache = dir.resolve("chunks");
+        ConversionOptions o = CommandLine.populateCommand(new ConversionOptions(), "--cache-dir", cache.toString(), "--cache-dir-size", "64M",
+                "--no-warmup");
+        assertEquals(List.of("--cache-dir", cache.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(64L << 20), "--no-warmup"), o.args());
+        ConversionOptions again = CommandLine.populateCommand(new ConversionOptions(), o.args().toArray(String[]::new));
+        assertEquals(o.args(), again.args(), "a child parses what the parent passes into the same options");
+        try (DiskChunkStore disk = o.openDisk()) {
+            assertTrue(Files.isDirectory(cache), "the disk tier's folder");
+        }
+    }
+}
