@@ -168,6 +168,13 @@ class KernelNfsClientTest {
                 + " over NFS\nmissing over NFS: " + missing + "\nonly over NFS: " + extra + "\ndifferent:\n" + String.join("\n", differ));
     }
 
+    /** {@code report.sh KIND} on the FUSE mount (returned) and on the guest's NFS mount must be equal. */
+    static Map<String, String> sameReportOnBothMounts(String kind) throws Exception {
+        Map<String, String> host = byPath(hostReport(kind, mount.mountpoint));
+        assertSameReport(host, byPath(guestReport(kind, "/mnt")));
+        return host;
+    }
+
     /** A list of names as a report: each name with the number of times it occurs. */
     static Map<String, String> asReport(List<String> names) {
         Map<String, String> m = new TreeMap<>();
@@ -178,9 +185,7 @@ class KernelNfsClientTest {
     @Test
     @Order(1)
     void everyFileReadsTheSameBytesAsOnTheFuseMount() throws Exception {
-        Map<String, String> host = byPath(hostReport("sums", mount.mountpoint));
-        Map<String, String> overNfs = byPath(guestReport("sums", "/mnt"));
-        assertSameReport(host, overNfs);
+        Map<String, String> host = sameReportOnBothMounts("sums");
         long failed = host.values().stream().filter(v -> v.startsWith("ERR ")).count();
         assertTrue(host.size() - failed > 100, "files compared: " + host);
         assertTrue(failed >= 2, "the fixture's broken models fail on both: " + failed);
@@ -190,9 +195,7 @@ class KernelNfsClientTest {
     @Order(2)
     void everyPathStatsAsOnTheFuseMount() throws Exception {
         // mode, size, inode number, mtime and ctime (ns), link count, owner
-        Map<String, String> host = byPath(hostReport("stats", mount.mountpoint));
-        Map<String, String> overNfs = byPath(guestReport("stats", "/mnt"));
-        assertSameReport(host, overNfs);
+        Map<String, String> host = sameReportOnBothMounts("stats");
         assertTrue(host.size() > 300, "paths compared: " + host.size());
     }
 
