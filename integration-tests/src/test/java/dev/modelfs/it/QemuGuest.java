@@ -111,11 +111,18 @@ final class QemuGuest implements AutoCloseable {
         }
     }
 
-    /** GET /next: the next command, once the test sends one. */
+    /**
+     * GET /next: the next command, once the test sends one; after 10 minutes without one, 503 (before
+     * busybox wget's own 900 s timeout), and the guest asks again.
+     */
     private void next(HttpExchange x) throws IOException {
         try (x) {
-            String command = commands.poll(30, TimeUnit.MINUTES);
-            byte[] body = (command == null ? "true" : command).getBytes(StandardCharsets.UTF_8);
+            String command = commands.poll(10, TimeUnit.MINUTES);
+            if (command == null) {
+                x.sendResponseHeaders(503, -1);
+                return;
+            }
+            byte[] body = command.getBytes(StandardCharsets.UTF_8);
             x.sendResponseHeaders(200, body.length);
             x.getResponseBody().write(body);
         } catch (InterruptedException e) {
