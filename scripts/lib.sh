@@ -81,7 +81,11 @@ ensure_python_venv() {
   command -v python3 >/dev/null || need_root_or_say "Python 3" python3 python3-venv
   python3 -m venv "$venv" 2>/dev/null || { need_root_or_say "python3-venv" python3-venv; python3 -m venv "$venv"; } || die "cannot create a venv at $venv"
   say "installing Python test packages into $venv (from the configured package indexes)…"
-  "$venv/bin/pip" install --retries 0 --timeout 60 -q -r "$req" >&2 || die "pip install failed (see above); the test clients are required"
+  # diffusers is a development build (requirements.txt admits pre-releases); CI machines keep its wheel
+  # beside the checkout, a user's machine gets it from its package index
+  local links=()
+  [ -d "$MODELFS_TOP/../shared/wheels" ] && links=(--find-links "$MODELFS_TOP/../shared/wheels")
+  "$venv/bin/pip" install --retries 0 --timeout 60 -q "${links[@]}" -r "$req" >&2 || die "pip install failed (see above); the test clients are required"
   echo "$want" > "$stamp"
   MODELFS_PYTHON="$venv/bin/python"
 }
@@ -131,7 +135,7 @@ ensure_nfs_clients() {
 # The kernel NFS client test (KernelNfsClientTest): QEMU, busybox-static and the guest it boots, built
 # once into ~/.cache/modelfs/qemu from Debian's linux-image-amd64 (integration-tests/qemu/build-guest.sh).
 ensure_qemu_guest() {
-  command -v qemu-system-x86_64 >/dev/null || need_root_or_say "QEMU (the kernel NFS client test)" qemu-system-x86
+  command -v qemu-system-x86_64 >/dev/null || need_root_or_say "QEMU (the kernel NFS client test)" --no-install-recommends qemu-system-x86
   { command -v busybox >/dev/null && ! ldd "$(command -v busybox)" >/dev/null 2>&1; } \
     || need_root_or_say "busybox-static (the userland of the kernel NFS test guest)" busybox-static
   bash "$MODELFS_TOP/integration-tests/qemu/build-guest.sh" "${XDG_CACHE_HOME:-$HOME/.cache}/modelfs/qemu" >/dev/null \
@@ -142,4 +146,10 @@ ensure_qemu_guest() {
 ensure_packaging_tools() {
   command -v dpkg-deb >/dev/null || need_root_or_say "dpkg-deb (scripts/package.sh)" dpkg
   command -v systemd-analyze >/dev/null || need_root_or_say "systemd-analyze (checks the packaged units)" systemd
+}
+
+# The Prometheus server (Debian prometheus), which the metrics test starts itself to scrape a running
+# mount; without its recommended node exporter (policy-rc.d, where present, keeps the service from starting).
+ensure_prometheus() {
+  command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
 }

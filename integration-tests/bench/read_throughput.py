@@ -244,10 +244,10 @@ def main():
         cache_blobs(store, blobs)
         passthrough = m("big-gguf/model.gguf")
         reassembled = m("big-st/model.safetensors")
-        conv = {"int4+bf16 -> bf16 (big-st/model.bf16.safetensors)": m("big-st/model.bf16.safetensors"),
+        conv = {"int4+bf16 -> bf16 (big-st/bf16/model.safetensors)": m("big-st/bf16/model.safetensors"),
                 "Q8_0+Q4_K -> f32 (big-gguf/model.fp32.gguf)": m("big-gguf/model.fp32.gguf")}
-        four = [m("big-st/model.bf16.safetensors"), m("big-st/model.fp16.safetensors"),
-                m("big-gguf/model.bf16.safetensors"), m("big-gguf/model.fp16.safetensors")]
+        four = [m("big-st/bf16/model.safetensors"), m("big-st/fp16/model.safetensors"),
+                m("big-gguf/bf16/model.safetensors"), m("big-gguf/fp16/model.safetensors")]
         r = {k: [] for k in ["bindfs1", "pass1", "reas1", "bindfs3", "pass3", "par", "ser"]
              + [c + "@1" for c in conv] + [c + "@2" for c in conv]}
         cold = {p: first_read_gbs(p) for p in [passthrough, *conv.values()]}   # JIT warm-up, reported apart

@@ -6,9 +6,9 @@
 * gguf-py opens demo-llama/model.gguf (a GGUF llama with F16, F32, Q8_0, Q4_0 and Q4_K tensors) and
   demo-st:int4/model.gguf (synthesized from an MLX int4 safetensors llama: Q4_1 projections, BF16
   embeddings, F32 norms, the vocabulary of its tokenizer.json) and dequantizes every tensor;
-* safetensors opens demo-llama's Hugging Face folder weights (model.safetensors, model.fp32.safetensors;
+* safetensors opens demo-llama's Hugging Face folder weights (model.safetensors, fp32/model.safetensors;
   the GGUF-named ones under gguf/) and demo-st:int4's model.safetensors (packed int4 with companions)
-  and model.fp32.safetensors; the Hugging Face tensors (and demo-st's stored int4 tensors dequantized here
+  and fp32/model.safetensors; the Hugging Face tensors (and demo-st's stored int4 tensors dequantized here
   with numpy) equal gguf-py's dequantization of the model's GGUF, renamed and with llama's q/k rows
   un-permuted here with numpy (docs/FORMATS.md 7.2), bit for bit;
 * transformers: AutoConfig and AutoTokenizer load demo-llama's folder and demo-st:int4's (config and
@@ -33,8 +33,8 @@ import fixture_lib as L  # noqa: E402
 
 LLAMA, ST = "demo-llama", "demo-st:int4"
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-            "special_tokens_map.json", "model.safetensors", "model.fp32.safetensors", "model.fp16.safetensors",
-            "model.bf16.safetensors", "gguf/model.safetensors"]
+            "special_tokens_map.json", "model.safetensors", "fp32/model.safetensors", "fp16/model.safetensors",
+            "bf16/model.safetensors", "fp32/config.json", "bf16/tokenizer.json", "gguf/model.safetensors"]
 # GGUF → HF names of a llama (gguf-py's own map would do too; spelled out so a reader sees the pairs)
 NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
          "attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
@@ -107,14 +107,14 @@ def check_gguf_and_safetensors(r: L.Report, mp: str):
             "output_norm.weight": "F32"}
     llama_hf = gguf_as_hf(r, os.path.join(llama, "model.gguf"), want)
     r.ok("lm_head.weight" not in llama_hf, "demo-llama has tied embeddings (no output.weight)")
-    for f in ("model.safetensors", "model.fp32.safetensors"):
+    for f in ("model.safetensors", "fp32/model.safetensors"):
         same_tensors(r, f"{LLAMA}/{f}", {k: v.astype(np.float32) for k, v in read_safetensors(os.path.join(llama, f)).items()}, llama_hf)
     gguf_named = read_safetensors(os.path.join(llama, "gguf", "model.safetensors"))
     r.ok(sorted(gguf_named) == sorted(want), f"{LLAMA}/gguf/model.safetensors has GGUF names: {sorted(gguf_named)}")
 
     synth = {k: ("F32" if "norm" in k else "BF16" if k == "token_embd.weight" else "Q4_1") for k in want}
     st_hf = gguf_as_hf(r, os.path.join(st, "model.gguf"), synth)
-    same_tensors(r, f"{ST}/model.fp32.safetensors", read_safetensors(os.path.join(st, "model.fp32.safetensors")), st_hf)
+    same_tensors(r, f"{ST}/fp32/model.safetensors", read_safetensors(os.path.join(st, "fp32", "model.safetensors")), st_hf)
     packed = read_safetensors(os.path.join(st, "model.safetensors"))
     proj = [k for k in st_hf if k.endswith("_proj.weight")]
     r.ok(len(proj) == 7 and all(packed[k].dtype == np.uint32 and f"{k}.scale" in packed and f"{k}.bias" in packed for k in proj),

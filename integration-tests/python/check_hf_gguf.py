@@ -46,10 +46,14 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
             "special_tokens_map.json"]
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
-             "gemma3": "gemma3"}
+             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3"}
+# kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
+PERMUTED = ("llama", "mixtral")
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
-NORM_SHIFT = {"gemma3": 1.0}
-EXPERT = re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight")
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+# per-expert HF names -> slice of the stacked GGUF blk.N.ffn_{gate,up,down}_exps (Mixtral: w1 gate, w3 up, w2 down)
+EXPERT = re.compile(r"model\.layers\.(\d+)\.(?:mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight")
+EXPERT_PROJ = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down", "w1": "gate", "w3": "up", "w2": "down"}
 CHAT = {"llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
         "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n",
                  "a<|endoftext|>b<|im_end|>c"]}
@@ -87,14 +91,14 @@ def oracle(gguf_path, src_names, kind, cfg):
     for name in src_names:
         m = EXPERT.fullmatch(name)
         if m:
-            g = f"blk.{m.group(1)}.ffn_{m.group(3)}_exps.weight"
+            g = f"blk.{m.group(1)}.ffn_{EXPERT_PROJ[m.group(3)]}_exps.weight"
             out[name], stored[name] = deq[g][int(m.group(2))], types[g]
             continue
         g = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
         if g is None or g not in deq:
             raise KeyError(f"no GGUF tensor for {name} (gguf-py name {g})")
         a = deq[g]
-        if kind == "llama" and (".attn_q." in g or ".attn_k." in g):
+        if kind in PERMUTED and (".attn_q." in g or ".attn_k." in g):
             a = unpermute(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
         if kind in NORM_SHIFT and g.endswith("norm.weight"):
             a = a - np.float32(NORM_SHIFT[kind])
@@ -118,7 +122,7 @@ def load(path, **kw):
 
 def check_tensors(r, d, mdir, orc, stored_types, src_names):
     from safetensors import safe_open
-    for rel, variant in [("model.safetensors", None)] + [(f"model.{v}.safetensors", v) for v in ("fp32", "fp16", "bf16")]:
+    for rel, variant in [("model.safetensors", None)] + [(f"{v}/model.safetensors", v) for v in ("fp32", "fp16", "bf16")]:
         p = os.path.join(mdir, rel)
         try:
             with safe_open(p, framework="np") as f:
@@ -148,7 +152,8 @@ def check_config(r, d, mdir, src):
     fields = ["model_type", "architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
-              "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob"]
+              "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "num_local_experts",
+              "shared_expert_intermediate_size", "qkv_bias", "decoder_sparse_step", "mlp_only_layers"]
     if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
@@ -157,6 +162,8 @@ def check_config(r, d, mdir, src):
             va, vb = getattr(a, f, None), getattr(b, f)
             if f == "rms_norm_eps":
                 va, vb = float(np.float32(va)), float(np.float32(vb))
+            if f == "head_dim" and vb is None:   # MixtralConfig leaves it None: hidden / heads
+                vb = b.hidden_size // b.num_attention_heads
             r.ok(va == vb, f"{d}/config.json: {f} = {va!r}, source has {vb!r}")
     ta = (getattr(a, "rope_parameters", None) or {}).get("rope_theta", getattr(a, "rope_theta", None))
     tb = (getattr(b, "rope_parameters", None) or {}).get("rope_theta", getattr(b, "rope_theta", None))
@@ -174,7 +181,7 @@ def check_tokenizer(r, d, mdir, src, kind):
     tm, ts = AutoTokenizer.from_pretrained(mdir), AutoTokenizer.from_pretrained(src)
     for attr in ("bos_token", "eos_token", "unk_token"):
         r.ok(getattr(tm, attr) == getattr(ts, attr), f"{d}: tokenizer {attr} {getattr(tm, attr)!r}, source {getattr(ts, attr)!r}")
-    texts = list(H.SAMPLE_TEXTS) + CHAT["llama" if kind == "llama" else "qwen"] + ["", " ", "x"]
+    texts = list(H.SAMPLE_TEXTS) + CHAT["llama" if kind in H.SPM_KINDS else "qwen"] + ["", " ", "x"]
     for text in texts:
         for special in (True, False):
             a, b = tm(text, add_special_tokens=special).input_ids, ts(text, add_special_tokens=special).input_ids
@@ -198,10 +205,17 @@ def check_model(r, d, mdir, src, e, out_dir):
     from safetensors import safe_open
     from transformers import AutoConfig
     kind = e["kind"]
-    for rel in HF_FILES + ["model.safetensors", "model.fp32.safetensors", "model.fp16.safetensors",
-                           "model.bf16.safetensors", "gguf/model.safetensors", "gguf/model.fp32.safetensors",
-                           "gguf/model.fp16.safetensors", "gguf/model.bf16.safetensors", "model.gguf"]:
+    variants = ("fp32", "fp16", "bf16")
+    for rel in HF_FILES + ["model.safetensors", "gguf/model.safetensors", "model.gguf"] \
+            + [f"{v}/{f}" for v in variants for f in HF_FILES + ["model.safetensors"]] \
+            + [f"gguf/{v}/model.safetensors" for v in variants]:
         r.ok(os.path.isfile(os.path.join(mdir, rel)), f"{d}/{rel}: missing")
+    for v in variants:   # the variant folders are complete HF folders: the same JSON files, byte for byte
+        for f in HF_FILES:
+            a, b = os.path.join(mdir, f), os.path.join(mdir, v, f)
+            if os.path.isfile(a) and os.path.isfile(b):
+                with open(a, "rb") as fa, open(b, "rb") as fb:
+                    r.ok(fa.read() == fb.read(), f"{d}/{v}/{f}: differs from {d}/{f}")
     with safe_open(os.path.join(src, "model.safetensors"), framework="pt") as f:
         src_names = sorted(f.keys())
         src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
@@ -232,6 +246,11 @@ def check_model(r, d, mdir, src, e, out_dir):
         want = logits_of(load(ref), ids)
     diff = float(np.abs(got - want).max())
     r.ok(got.shape == want.shape and diff <= 1e-5, f"{d}: max |logits - oracle model logits| = {diff:.3g} > 1e-5")
+    try:   # fp32/ holds the same f32 values as the top folder (F16 tensors widened exactly)
+        got32 = logits_of(load(os.path.join(mdir, "fp32")), ids)
+        r.ok(np.array_equal(got32, got), f"{d}: from_pretrained(fp32/) logits differ from the top folder's")
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: from_pretrained(mount dir/fp32) + forward failed: {type(ex).__name__}: {ex}")
     print(f"{d}: max |logits - source/oracle model| = {diff:.3g}")
     if not e.get("gguf_loader", True):
         import hf_gguf_fixtures as HG

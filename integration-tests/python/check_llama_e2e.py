@@ -4,7 +4,7 @@
     check_llama_e2e.py MOUNT OUT
 
 For every entry of expected.json "e2e" (tiny-llama-st and tiny-llama-st:int8):
-AutoModelForCausalLM.from_pretrained(MOUNT/<dir>, variant="fp32") on CPU, torch float32, eager
+AutoModelForCausalLM.from_pretrained(MOUNT/<dir>/fp32) on CPU, torch float32, eager
 attention, one thread, model.eval(), torch.no_grad(); the logits for the fixed input ids must be
 bit-for-bit equal to the "logits_exact" oracle (the original model for tiny-llama-st; the model
 with the numpy-dequantized int8 weights for :int8), and -- where "logits_close" is given -- within
@@ -43,15 +43,15 @@ def main():
     if not r.ok(len(e2e) >= 2, f"expected.json lists {len(e2e)} e2e models, expected 2"):
         return r.finish()
     for d, e in e2e.items():
-        path = os.path.join(os.path.abspath(a.mount), d)
-        if not r.ok(os.path.isfile(os.path.join(path, "model.fp32.safetensors"))
+        path = os.path.join(os.path.abspath(a.mount), d, "fp32")
+        if not r.ok(os.path.isfile(os.path.join(path, "model.safetensors"))
                     and os.path.isfile(os.path.join(path, "config.json")),
-                    f"{d}: model.fp32.safetensors or config.json missing on the mount"):
+                    f"{d}: fp32/model.safetensors or fp32/config.json missing on the mount"):
             continue
         try:
             got = L.e2e_logits(path, e["input_ids"])
         except Exception as ex:  # noqa: BLE001
-            r.fail(f"{d}: from_pretrained(variant='fp32') + forward failed: {type(ex).__name__}: {ex}")
+            r.fail(f"{d}: from_pretrained(fp32/) + forward failed: {type(ex).__name__}: {ex}")
             continue
         want = np.load(os.path.join(a.out, e["logits_exact"]))
         if not r.ok(got.shape == want.shape, f"{d}: logits shape {got.shape}, expected {want.shape}"):

@@ -17,7 +17,10 @@ OUT is written by make_gguf_fixture.py. gguf-py mode, for every model of gguf_ex
     same tensors (names, ne, types, bytes) and every KV of it is present with the same type and value,
     except the keys listed in REF_DIFFERENCES (documented in FORMATS.md §7.5);
 and for every "hostile" model: its directory is there, with config.json and model.safetensors, but
-no GGUF.
+no GGUF. A model key may be a draft folder (`<model>/draft`, FORMATS.md §4.3 H): it is checked like a
+model; one with "hf_source" (a BF16 draft) must also load with transformers' from_pretrained(folder)
+and give exactly the source model's logits and tokens. Every "draft_refused" model has its model.gguf
+and a draft/ folder with config.json and model.safetensors but no draft/model.gguf.
 llama mode: llama.cpp loads every file, tokenizes the sample texts exactly as the HF tokenizer does,
 reports the chat template, and for the BF16 imports continues a prompt greedily with the same tokens
 as the reference GGUF; the variants of quantized imports load and generate valid tokens.
@@ -74,7 +77,8 @@ def kv_value(f):
 
 
 def norm_like(name, shape):
-    return len(shape) == 1 or name.endswith("_norm.weight") or name.endswith("ffn_gate_inp.weight")
+    return len(shape) == 1 or name.endswith("_norm.weight") or name.endswith("ffn_gate_inp.weight") \
+        or name.endswith("ffn_gate_inp_shexp.weight")
 
 
 def same_bits(a, b):
@@ -175,10 +179,39 @@ def check_hostile(r, mount, d, e):
     base = os.path.join(mount, d)
     if not r.ok(os.path.isdir(base), f"{d}: hostile model's directory missing (only the GGUF may be left out)"):
         return
-    for f in ("config.json", "model.safetensors", "model.bf16.safetensors"):
+    for f in ("config.json", "model.safetensors", "bf16/model.safetensors", "bf16/config.json"):
         r.ok(os.path.isfile(os.path.join(base, f)), f"{d}: {f} missing ({e['why']})")
     for f in ["model.gguf"] + [f"model.{v}.gguf" for v in VARIANTS]:
         r.ok(not os.path.exists(os.path.join(base, f)), f"{d}: {f} exists although {e['why']}")
+
+
+def check_from_pretrained(r, mount, d, e):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    base = os.path.join(mount, d)
+    try:
+        mine = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+        tok = AutoTokenizer.from_pretrained(base)
+    except Exception as ex:  # noqa: BLE001
+        r.fail(f"{d}: from_pretrained fails: {type(ex).__name__}: {ex}")
+        return
+    src = AutoModelForCausalLM.from_pretrained(e["hf_source"], dtype=torch.float32)
+    ids = torch.tensor([GEN_PROMPT])
+    with torch.no_grad():
+        a, b = src(ids).logits, mine(ids).logits
+    r.ok(a.shape == b.shape and torch.equal(a, b), f"{d}: from_pretrained logits differ from the source model's "
+                                                  f"(max |diff| {float((a - b).abs().max()) if a.shape == b.shape else 'shape'})")
+    got = [tok.encode(t, add_special_tokens=False) for t in e["texts"]]
+    r.ok(got == e["hf_tokens"], f"{d}: AutoTokenizer of the folder tokenizes differently from the source")
+
+
+def check_draft_refused(r, mount, d, e):
+    base = os.path.join(mount, d)
+    r.ok(os.path.isfile(os.path.join(base, "model.gguf")), f"{d}: the target's model.gguf is missing ({e['why']})")
+    for f in ("draft/config.json", "draft/model.safetensors", "bf16/draft/model.safetensors", "bf16/draft/config.json"):
+        r.ok(os.path.isfile(os.path.join(base, f)), f"{d}: {f} missing ({e['why']})")
+    for f in ["model.gguf"] + [f"model.{v}.gguf" for v in VARIANTS]:
+        r.ok(not os.path.exists(os.path.join(base, "draft", f)), f"{d}: draft/{f} exists although {e['why']}")
 
 
 def xattr(path, name):
@@ -193,7 +226,7 @@ def run_llama(r, mount, out, exp, node_dir):
     for d, e in exp["models"].items():
         for f in ["model.gguf"] + [f"model.{v}.gguf" for v in VARIANTS]:
             jobs.append({"file": os.path.join(mount, d, f), "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
-        if e.get("ref_gguf"):
+        if e.get("ref_gguf") and all(j["file"] != e["ref_gguf"] for j in jobs):   # a reference may serve several models
             jobs.append({"file": e["ref_gguf"], "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(jobs, fh)
@@ -242,6 +275,10 @@ def main():
         return r.finish()
     for d, e in exp["models"].items():
         check_model(r, os.path.abspath(a.mount), a.out, d, e)
+        if e.get("hf_source"):
+            check_from_pretrained(r, os.path.abspath(a.mount), d, e)
+    for d, e in exp.get("draft_refused", {}).items():
+        check_draft_refused(r, os.path.abspath(a.mount), d, e)
     for d, e in exp["hostile"].items():
         check_hostile(r, os.path.abspath(a.mount), d, e)
     return r.finish()

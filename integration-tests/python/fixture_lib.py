@@ -789,12 +789,12 @@ def walk_files(root: str):
 
 
 def e2e_logits(model_dir: str, input_ids) -> np.ndarray:
-    """from_pretrained(model_dir, variant="fp32") on CPU in float32, eval(), no_grad(), one thread,
-    eager attention; returns the logits for input_ids as a float32 numpy array."""
+    """from_pretrained(model_dir) (on the mount: the model's fp32/ folder) on CPU in float32, eval(),
+    no_grad(), one thread, eager attention; returns the logits for input_ids as a float32 numpy array."""
     import torch
     from transformers import AutoModelForCausalLM
     torch.set_num_threads(1)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, variant="fp32", dtype=torch.float32,
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
                                                  attn_implementation="eager", device_map=None)
     model.eval()
     with torch.no_grad():

@@ -3,7 +3,8 @@
     import hf_models as H
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
-    H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
+    H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
+                                                 #  "qwen2moe", "mixtral", "gemma3_4b")
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -12,11 +13,12 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe/phi3/gemma3: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
-  chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos.
-- llama: Llama-2-style BPE with byte fallback stored only as tokenizer.json (no tokenizer.model):
+  chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
+  the special tokens in its model vocabulary (ids 0-2), as a SentencePiece-derived tokenizer.json does.
+- llama/mixtral: Llama-2-style BPE with byte fallback stored only as tokenizer.json (no tokenizer.model):
   `<unk>`=0, `<s>`=1, `</s>`=2, the 256 byte tokens `<0x00>`..`<0xFF>` = 3..258, then the trained
   merges' tokens; normalizer Prepend("▁") + Replace(" ", "▁") (the legacy Llama 2 form), decoder
   Replace/ByteFallback/Fuse/Strip, a post-processor adding `<s>`; add_bos_token true; a Llama-2
@@ -31,7 +33,9 @@ import json
 import os
 import sys
 
-KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
+# kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
+SPM_KINDS = ("llama", "mixtral")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -71,8 +75,9 @@ def _corpus():
     return [line for _ in range(20) for line in _CORPUS_LINES]
 
 
-def train_qwen_tokenizer(vocab_size: int = 400):
-    """A byte-level BPE like Qwen2's; returns a transformers PreTrainedTokenizerFast."""
+def train_qwen_tokenizer(vocab_size: int = 400, specials_in_vocab: bool = False):
+    """A byte-level BPE like Qwen2's; returns a transformers PreTrainedTokenizerFast. `specials_in_vocab`:
+    the special tokens are also entries of the model vocabulary (ids 0-2), as in Gemma's tokenizer.json."""
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
@@ -81,8 +86,9 @@ def train_qwen_tokenizer(vocab_size: int = 400):
         pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated", invert=False),
         pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(QWEN_SPECIALS), show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size if specials_in_vocab else vocab_size - len(QWEN_SPECIALS),
+                                  show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=QWEN_SPECIALS if specials_in_vocab else [])
     tok.train_from_iterator(_corpus(), trainer=trainer)
     tok.add_special_tokens(QWEN_SPECIALS)
     return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
@@ -123,7 +129,9 @@ def train_llama_tokenizer(vocab_size: int = 400):
 
 
 def train_tokenizer(kind: str):
-    return train_llama_tokenizer() if kind == "llama" else train_qwen_tokenizer()
+    if kind in SPM_KINDS:
+        return train_llama_tokenizer()
+    return train_qwen_tokenizer(specials_in_vocab=kind == "gemma3_4b")
 
 
 def model_config(kind: str, vocab_size: int, tokenizer):
@@ -149,13 +157,25 @@ def model_config(kind: str, vocab_size: int, tokenizer):
     if kind == "gemma3":  # text only; tied embeddings as Gemma 3 ships; the query scale llama.cpp assumes
         g = dict(common, tie_word_embeddings=True, num_hidden_layers=6)
         return T.Gemma3TextConfig(**g, head_dim=32, query_pre_attn_scalar=32, sliding_window=8)
+    if kind == "gemma3_4b":  # the text model of Gemma 3 4B and larger: linear rope scaling 8 on the global layers
+        g = dict(common, tie_word_embeddings=True, num_hidden_layers=6)
+        return T.Gemma3TextConfig(**g, head_dim=32, query_pre_attn_scalar=32, sliding_window=8, rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+    if kind == "qwen2moe":  # routed experts plus a shared expert with its sigmoid gate; q/k/v biases
+        return T.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=64,
+                                shared_expert_intermediate_size=128, decoder_sparse_step=1, norm_topk_prob=False,
+                                rope_theta=1000000.0)
+    if kind == "mixtral":   # llama attention, experts block_sparse_moe.experts.E.w1/w2/w3
+        return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
     raise ValueError(kind)
 
 
 def model_class(kind: str):
     import transformers as T
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
-            "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM}[kind]
+            "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
+            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -167,7 +187,7 @@ def make_model(kind: str, seed: int = 0):
     model = model_class(kind)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
-            if p.dim() == 1 and kind == "gemma3":  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
+            if p.dim() == 1 and kind.startswith("gemma3"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
                 p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)   # so that 1 + w is exact in bf16
             elif p.dim() == 1:                      # the default 0.02 so greedy generation is not flat
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
@@ -191,9 +211,9 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     tc_path = os.path.join(out_dir, "tokenizer_config.json")
     with open(tc_path, encoding="utf-8") as f:
         tc = json.load(f)
-    tc["add_bos_token"] = kind == "llama"
+    tc["add_bos_token"] = kind in SPM_KINDS
     tc["add_eos_token"] = False
-    tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind == "llama" else QWEN_CHAT_TEMPLATE
+    tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind in SPM_KINDS else QWEN_CHAT_TEMPLATE
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
         f.write("\n")

@@ -26,7 +26,8 @@ expected.json schema (version 1)
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
   "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
-                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3", "ggml_type": "Q4_K",
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3" | "qwen2moe" | "mixtral",
+                            "ggml_type": "Q4_K",
                             "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
     "<model dir>": {                # relative to the mount root, e.g. "tinyllama", "x/flux-old"
@@ -431,7 +432,7 @@ class Model:
         has_model = any(base_media_type(lj["mediaType"])[0] == MT_MODEL for lj, _, _ in self.layers)
         has_tensor = any(base_media_type(lj["mediaType"])[0] == MT_TENSOR for lj, _, _ in self.layers)
         text = {}
-        gguf_model = None
+        gguf_model = gguf_draft = None
         for lj, data, mode in self.layers:
             mt, params = base_media_type(lj["mediaType"])
             if mt in GGUF_FILE:
@@ -447,6 +448,9 @@ class Model:
                 add_file(rel, data, lj, mode, extra)
                 if mt == MT_MODEL and counters[stem] == 1:
                     gguf_model = (lj, data, mode)
+                if mt == MT_DRAFT and counters[stem] == 1:   # the draft's model folder (FORMATS.md §4.3 H)
+                    add_file("draft/model.gguf", data, lj, mode, extra)
+                    gguf_draft = (lj, data, mode)
             elif mt in (MT_TEMPLATE, MT_PROMPT):
                 add_file("ollama/template", data, lj, mode)
                 text["template"] = data.decode()
@@ -464,7 +468,11 @@ class Model:
                 add_file("ollama/license" if licenses == 1 else f"ollama/license.{licenses}", data, lj, mode)
                 text.setdefault("licenses", []).append(data.decode())
             elif mt == MT_JSON:
-                add_file(lj["name"], data, lj, mode)
+                restored = diffusers_model_index(data) if lj["name"] == "model_index.json" and mode == "normal" else None
+                if restored is not None:
+                    add_file(lj["name"], restored)
+                else:
+                    add_file(lj["name"], data, lj, mode)
             elif mt == MT_TENSOR:
                 lname = lj.get("name") or params["name"]
                 try:
@@ -488,14 +496,21 @@ class Model:
                 if named:   # the HF files themselves are checked by check_hf_gguf.py (hf-* models)
                     self.optional += HF_FOLDER_FILES
             else:
-                absent += ["model.safetensors"] + [f"model.{v}.safetensors" for v in VARIANTS] + \
-                          [f"model.{v}.gguf" for v in VARIANTS]
+                absent += ["model.safetensors"] + [f"{v}/model.safetensors" for v in VARIANTS] + \
+                          [f"model.{v}.gguf" for v in VARIANTS] + list(VARIANTS)
+            if gguf_draft and gguf_draft[2] in ("normal", "legacy"):
+                named = "gguf/" if hf_folder_expected(gguf_draft[1]) else ""
+                converted.update(gguf_views(fx, self.dir, gguf_draft[0], gguf_draft[1], named, folder="draft/"))
+                if named:   # the HF files of a draft folder are those of any GGUF model (check_hf_gguf.py)
+                    self.optional += ["draft/" + f for f in HF_FOLDER_FILES]
         elif has_tensor:
             fmt = fmt or "safetensors"
             converted, abs2 = st_views(fx, self)
             absent += abs2
             # the synthesized GGUF of safetensors LLMs (SEMANTICS.md): checked by check_synth_gguf.py
             self.optional += ["model.gguf", "*/model.gguf", "model.*.gguf", "*/model.*.gguf"]
+        add_bpe_vocab_files(self.layers, files, dirs)
+        add_variant_copies(files, dirs, converted, self.optional)
         fx.models[self.dir] = {
             "manifest": self.manifest_rel,
             "manifest_digest": "sha256:" + L.sha256_hex(mbytes),
@@ -524,6 +539,9 @@ class Model:
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_ADAPTER:
                 out.append(f"ADAPTER {store}/blobs/{lj['digest'].replace(':', '-')}")
+        drafts = [lj for lj, _, _ in self.layers if base_media_type(lj["mediaType"])[0] == MT_DRAFT]
+        if drafts:   # server/images.go Model.String: DRAFT with the last draft layer's blob, after ADAPTER
+            out.append(f"DRAFT {q(store + '/blobs/' + drafts[-1]['digest'].replace(':', '-'))}")
         for lj, _, _ in self.layers:
             if base_media_type(lj["mediaType"])[0] == MT_PROJECTOR:
                 out.append(f"FROM {store}/blobs/{lj['digest'].replace(':', '-')}")
@@ -555,10 +573,72 @@ GGUF_PY_TYPES = _gguf_py_types()
 # ---------------------------------------------------------------------------------------------
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
-HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
-HF_FOLDER_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                   "special_tokens_map.json", "model.safetensors", "model.fp32.safetensors",
-                   "model.fp16.safetensors", "model.bf16.safetensors"]
+HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe")
+HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                  "special_tokens_map.json"]
+HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
+                                                            for f in HF_FOLDER_JSON + ["model.safetensors"]]
+
+
+def diffusers_model_index(stored: bytes):
+    """docs/SEMANTICS.md "Image models": the model_index.json Ollama rewrote (architecture,
+    parameter_count, quantization; no _class_name/_diffusers_version), as diffusers' ConfigMixin.to_json_string
+    writes it (json.dumps(indent=2, sort_keys=True) + newline); None when it is not Ollama's rewrite."""
+    try:
+        obj = json.loads(stored)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "_class_name" in obj or not isinstance(obj.get("architecture"), str):
+        return None
+    out = {"_class_name": obj["architecture"], "_diffusers_version": "0.36.0"}
+    out.update({k: v for k, v in obj.items()
+                if k not in ("architecture", "parameter_count", "quantization", "_diffusers_version")})
+    return (json.dumps(out, indent=2, sort_keys=True) + "\n").encode()
+
+
+def add_bpe_vocab_files(layers, files, dirs):
+    """docs/SEMANTICS.md "Image models": beside each <folder>/tokenizer.json of a model with a
+    model_index.json, the vocab.json and merges.txt transformers' slow BPE tokenizers read, as its
+    save_vocabulary writes them (merges.txt: "#version: 0.2" then one "a b" per line), unless stored."""
+    names = {lj.get("name") for lj, _, mode in layers if base_media_type(lj["mediaType"])[0] == MT_JSON}
+    if "model_index.json" not in names:
+        return
+    for lj, data, mode in layers:
+        name = lj.get("name") or ""
+        if base_media_type(lj["mediaType"])[0] != MT_JSON or mode != "normal" or name.count("/") != 1 \
+                or not name.endswith("/tokenizer.json"):
+            continue
+        model = json.loads(data).get("model") or {}
+        if model.get("type") != "BPE":
+            continue
+        folder = name[:-len("tokenizer.json")]
+        out = {"vocab.json": json.dumps(model["vocab"], ensure_ascii=False, separators=(",", ":")).encode(),
+               "merges.txt": ("#version: 0.2\n" + "".join((m if isinstance(m, str) else " ".join(m)) + "\n"
+                                                           for m in model["merges"])).encode()}
+        for f, b in out.items():
+            if folder + f not in names:
+                files[folder + f] = {"size": len(b), "sha256": L.sha256_hex(b)}
+                dirs.add(folder.rstrip("/"))
+
+
+def add_variant_copies(files, dirs, converted, optional):
+    """docs/SEMANTICS.md "One weight set per folder": every variant folder the converted files create gets
+    a copy of each model-folder file a loader reads beside the weights (all but ollama/, tensors/, gguf/,
+    weights and GGUF files), same bytes."""
+    variants = [v for v in VARIANTS if any(p.startswith(v + "/") for p in converted)]
+    for v in variants:
+        dirs.add(v)
+        for rel, e in list(files.items()):
+            top = rel.split("/", 1)[0] if "/" in rel else ""
+            if top in ("ollama", "tensors", "gguf") or top in VARIANTS or rel.endswith((".safetensors", ".gguf")):
+                continue
+            files[f"{v}/{rel}"] = dict(e)
+            p = f"{v}/{rel}".split("/")
+            for i in range(1, len(p)):
+                dirs.add("/".join(p[:i]))
+        for g in list(optional):
+            if not g.startswith(tuple(f"{x}/" for x in VARIANTS)) and not g.endswith((".gguf", ".safetensors")):
+                optional.append(f"{v}/{g}")
 
 
 def hf_folder_expected(buf) -> bool:
@@ -570,7 +650,7 @@ def hf_folder_expected(buf) -> bool:
     arch = kv.get("general.architecture", [None, None, None])[2]
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
-                       r"(gate|up|down)_exps)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
+                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
@@ -578,7 +658,11 @@ def hf_folder_expected(buf) -> bool:
                     for n in names))
 
 
-def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
+def gguf_views(fx: Fixture, model_dir, lj, buf, named="", folder=""):
+    """The converted files of one GGUF layer; `folder` ("" or "draft/") prefixes every path (a draft layer's
+    files are in draft/, FORMATS.md §4.3 H), `named` the GGUF-named safetensors within it ("gguf/")."""
+    model_dir = model_dir + ("/" + folder.rstrip("/") if folder else "")    # the oracles' folder
+    named = folder + named
     g = L.gguf_read(buf)
     digest = lj["digest"]
     as_stored, var_st = {}, {v: {} for v in VARIANTS}
@@ -613,7 +697,7 @@ def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
                                       "oracle": oracle_rel, "oracle_from": how, "source_type": tname})
     conv = {f"{named}model.safetensors": {"kind": "safetensors", "variant": None, "tensors": as_stored}}
     for v in VARIANTS:
-        conv[f"{named}model.{v}.safetensors"] = {"kind": "safetensors", "variant": v, "tensors": var_st[v]}
+        conv[f"{named}{v}/model.safetensors"] = {"kind": "safetensors", "variant": v, "tensors": var_st[v]}
     for v in VARIANTS:
         kvs = L.gguf_kvs_to_json(g["kvs"])
         ft = FILE_TYPE_OF_VARIANT[v]
@@ -623,7 +707,7 @@ def gguf_views(fx: Fixture, model_dir, lj, buf, named=""):
                 break
         else:
             kvs.append(["general.file_type", "UINT32", ft])
-        conv[f"model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": "model.gguf", "source_blob": digest,
+        conv[f"{folder}model.{v}.gguf"] = {"kind": "gguf", "variant": v, "source": f"{folder}model.gguf", "source_blob": digest,
                                    "version": g["version"], "alignment": g["alignment"], "kvs": kvs,
                                    "tensors": gg_tensors[v]}
     return conv
@@ -633,26 +717,49 @@ def component_of(name):
     return name.split("/", 1)[0] if "/" in name else ""
 
 
+def draft_layout(m):
+    """(tensor prefix, folder) of a draft imported with the model, as Ollama's runner finds it
+    (x/mlxrunner/model/root.go readDraftConfig, FORMATS.md §4.3 H), or None."""
+    cfg = json.loads(m.config[1]) if m.config else {}
+    d = cfg.get("draft") if isinstance(cfg, dict) else None
+    if isinstance(d, dict):
+        if d.get("model_format", "") not in ("", "safetensors"):
+            return None
+        conf = d.get("config") or ""
+        head, _, tail = conf.partition("/")
+        folder = head if tail == "config.json" and head not in ("", ".", "..") else "draft"
+        return d.get("tensor_prefix") or "draft.", folder
+    if any(lj.get("name") == "draft/config.json" for lj, _, _ in m.layers):
+        return "draft.", "draft"
+    return None
+
+
 def st_views(fx: Fixture, m: Model):
     json_layers = {}
     for lj, data, mode in m.layers:
         if base_media_type(lj["mediaType"])[0] == MT_JSON and lj["name"].endswith("config.json"):
             json_layers[lj["name"]] = json.loads(data)
-    comps = {}
+    draft = draft_layout(m)
+    comps, rels = {}, {}
     for lt in m.lts:
-        comps.setdefault(component_of(lt.name), []).append(lt)
+        if draft and lt.name.startswith(draft[0]) and len(lt.name) > len(draft[0]):
+            c, rels[lt.name] = draft[1], lt.name[len(draft[0]):]
+        else:
+            c = component_of(lt.name)
+            rels[lt.name] = lt.name[len(c) + 1:] if c else lt.name
+        comps.setdefault(c, []).append(lt)
     conv, absent = {}, []
     for c in sorted(set(comps) | m.broken_components):
         cfg = json_layers.get(f"{c}/config.json" if c else "config.json")
         w = "diffusion_pytorch_model" if isinstance(cfg, dict) and "_class_name" in cfg else "model"
         prefix = f"{c}/" if c else ""
-        paths = [f"{prefix}{w}.safetensors"] + [f"{prefix}{w}.{v}.safetensors" for v in VARIANTS]
+        paths = [f"{prefix}{w}.safetensors"] + [f"{v}/{prefix}{w}.safetensors" for v in VARIANTS]
         if c in m.broken_components:
             absent += paths
             continue
         stored, var = {}, {v: {} for v in VARIANTS}
         for lt in comps[c]:
-            rel = lt.name[len(prefix):]
+            rel = rels[lt.name]
             stored[rel] = {"dtype": lt.dtype, "shape": lt.shape, "sha256": L.sha256_hex(lt.data),
                            "source": lt.src[""]}
             for suf, (dt, sh, b) in lt.comps.items():
@@ -1181,13 +1288,13 @@ def build_tiny_llama_st(fx):
         with open(os.path.join(d, "config.json"), "wb") as f:
             f.write(config_bytes)
         save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in weights.items()},
-                  os.path.join(d, "model.fp32.safetensors"), metadata={"format": "pt"})
+                  os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
         return L.e2e_logits(d, E2E_INPUT_IDS)
 
     ref = logits_for(sd)
     # unquantized F32 model, kind A blobs
     m = fx.model("registry.ollama.ai", "library", "tiny-llama-st", "latest",
-                 "transformers LlamaForCausalLM (seed 0), F32 kind A blobs: from_pretrained(variant='fp32')")
+                 "transformers LlamaForCausalLM (seed 0), F32 kind A blobs: from_pretrained(dir/fp32)")
     for k in sorted(sd):
         m.tensor_blob(k, [(lt_plain(k, sd[k], "F32"), k)])
     m.json_layer("config.json", raw=config_bytes)
@@ -1335,9 +1442,21 @@ def build_hf_ggufs(fx):
         m.finish()
         fx.hf_gguf[m.dir] = {"source": os.path.relpath(hf_dir, fx.out), "kind": kind, "ggml_type": tname,
                              "gguf_loader": (name, tag) not in HG.NO_GGUF_LOADER}
+    # a GGUF model with a GGUF draft layer (`ollama create` with a DRAFT line, server/create.go
+    # convertDraftModelFromFiles): the draft's folder draft/ is a Hugging Face folder of its own
+    target, draft = built[("hf-qwen3", "f16")], built[("hf-llama", "f32")]
+    m = fx.model("registry.ollama.ai", "library", "hf-qwen3", "draft",
+                 "GGUF qwen3 (F16) with a GGUF llama draft layer (F32): draft/ is the draft's Hugging Face folder")
+    m.set_config(dict(gguf_config("qwen3", "1M", "F16"), draft={"model_format": "gguf", "architecture": "llama"}))
+    m.layer(MT_MODEL, target[1])
+    m.layer(MT_DRAFT, draft[1])
+    m.finish()
+    fx.hf_gguf[m.dir + "/draft"] = {"source": os.path.relpath(draft[0], fx.out), "kind": "llama", "ggml_type": "F32",
+                                    "gguf_loader": True}
 
 
 def main(argv):
+    import layouts_fixture
     if len(argv) != 2:
         print("usage: make_fixture.py OUT", file=sys.stderr)
         return 2
@@ -1358,6 +1477,9 @@ def main(argv):
     build_moe_old(fx)
     build_param_mt(fx)
     build_tiny_llama_st(fx)
+    layouts_fixture.build_mixed(fx)
+    layouts_fixture.build_modelopt(fx)
+    layouts_fixture.build_nvfp4_experts(fx)
     build_bad(fx)
     build_hf_ggufs(fx)
     build_junk_manifests(fx)

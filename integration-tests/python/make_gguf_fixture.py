@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -39,17 +40,34 @@ IMPORTS = {
     "qwen3": ["bf16", "int4", "int8", "nvfp4", "mxfp4", "mxfp8"],
     "qwen3moe": ["bf16", "mxfp4"],
     "gemma3": ["bf16", "int4"],
+    "phi3": ["bf16", "int8"],
+    "qwen2moe": ["bf16", "int4"],        # experts stacked into [E, out, in] as Ollama's x/create writes them
+    "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
+    "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
-GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3"}
+GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
+             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
-NORM_SHIFT = {"gemma3": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+# model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
+# token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
+# fixtures are named so that it does not
+NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b"}
+REF_NAMES = {"phi3": "tiny-phi"}
+# kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
+PERMUTED = ("llama", "mixtral")
+# Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
+MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
 
-def ollama_quant(name, shape, req):
-    """The quant type Ollama's importer gives a tensor (FORMATS.md §5.9 default policy), or None."""
+def ollama_quant(name, shape, req, draft=False):
+    """The quant type Ollama's importer gives a tensor (FORMATS.md §5.9 default policy), or None; a draft's
+    output head (tied embedding or lm_head) takes the requested type (x/create/draft.go draftPolicy)."""
     if req == "bf16":
         return None
+    if draft and (name.endswith("embed_tokens.weight") or name.endswith("lm_head.weight")):
+        return req if shape[-1] % GROUP[req] == 0 else None
     expert = any(s in name for s in (".experts.", ".mlp.switch_mlp.", ".mlp.shared_experts.")) \
         and name.endswith(".weight")
     if not expert and (any(s in name for s in ("embed", "norm", "ln_", "layernorm")) or not name.endswith(".weight")):
@@ -130,7 +148,8 @@ def expected_tensor(lt, gname, perm_heads, rounded=True, shift=0.0):
         vals = vals + np.float32(shift)
     if perm_heads:
         vals = permute(vals, perm_heads)
-    norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight")
+    norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight") \
+        or gname.endswith("ffn_gate_inp_shexp.weight")
     q = lt.quant
     if norm_like:
         return "F32", True, vals
@@ -153,7 +172,7 @@ class Builder:
         self.fx = MF.Fixture(out)
         self.out = self.fx.out
         self.llama_src = llama_src
-        self.exp = {"models": {}, "hostile": {}, "refs": {}}
+        self.exp = {"models": {}, "hostile": {}, "refs": {}, "draft_refused": {}}
 
     def hf(self, kind):
         d = os.path.join(self.out, "hf", kind)
@@ -168,79 +187,136 @@ class Builder:
         if not os.path.exists(out):
             os.makedirs(os.path.dirname(out), exist_ok=True)
             r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_convert.py"),
-                                self.llama_src, self.hf(kind), out], capture_output=True, text=True)
+                                self.llama_src, self.hf(kind), out] + (["qwen2", REF_NAMES[kind]] if kind in REF_NAMES else []),
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"convert_hf_to_gguf.py failed for {kind}:\n{r.stdout}\n{r.stderr}")
         return out
 
-    def import_model(self, kind, quant, name=None, mutate=None, about=None):
-        """Imports HF model `kind` quantized as `quant` into model `name`; `mutate(files)` may change the JSON files."""
-        hf = self.hf(kind)
-        cfg = json.load(open(os.path.join(hf, "config.json")))
-        n_layers = cfg["num_hidden_layers"]
-        name = name or f"synth-{kind}"
-        tag = "latest" if quant == "bf16" else quant
-        m = self.fx.model("registry.ollama.ai", "library", name, tag,
-                          about or f"hf_models {kind} imported as Ollama {quant}")
-        sd = load_state(hf)
+    def write_tensors(self, m, kind, quant, prefix="", draft=False):
+        """Writes HF model `kind`'s tensors quantized as `quant` into model `m` the way Ollama's importer does,
+        every tensor and blob name prefixed with `prefix` (a draft's "draft.", x/create/draft.go prefixSpecs);
+        returns ({hf name: LT}, {hf name: quant type or None})."""
+        sd = load_state(self.hf(kind))
         tensors, lts = {}, {}
         groups = {}
         for k in sorted(sd):
-            qt = ollama_quant(k, sd[k].shape, quant)
-            lt = make_lt(k, sd[k], qt)
+            qt = ollama_quant(k, sd[k].shape, quant, draft=draft)
+            lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
             if ".mlp.experts." in k:
-                groups.setdefault(k.rsplit(".", 2)[0], []).append((k, lt, qt))
+                groups.setdefault(k.rsplit(".", 2)[0], []).append((prefix + k, lt, qt))
             elif qt is None:
-                m.tensor_blob(k, [(lt, k)])                                          # kind A
+                m.tensor_blob(prefix + k, [(lt, prefix + k)])                           # kind A
             else:
-                m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))  # kind B
+                m.tensor_blob(prefix + k, [(lt, prefix + k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]),
+                              seed=len(tensors))                                        # kind B
             tensors[k] = qt
-        for prefix, parts in sorted(groups.items()):                                   # kind C homogeneous
+        for gp, parts in sorted(groups.items()):                                       # kind C homogeneous
             qts = {qt for _, _, qt in parts}
-            assert len(qts) == 1, qts
+            if len(qts) > 1:   # mixed precisions: one blob per projection (x/create's homogeneousExpertBlobs)
+                for k, lt, qt in parts:
+                    m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))
+                continue
             qt = qts.pop()
             if qt is None:
-                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts])
+                m.tensor_blob(prefix + gp, [(lt, k) for k, lt, _ in parts])
             else:
-                m.tensor_blob(prefix, [(lt, k) for k, lt, _ in parts], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=7)
+                m.tensor_blob(prefix + gp, [(lt, k) for k, lt, _ in parts], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]),
+                              seed=7)
+        return lts, tensors
+
+    def json_files(self, kind, mutate=None):
         files = {}
         for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-            with open(os.path.join(hf, f), "rb") as fh:
+            with open(os.path.join(self.hf(kind), f), "rb") as fh:
                 files[f] = fh.read()
         if mutate:
             mutate(files)
+        return files
+
+    def import_model(self, kind, quant, name=None, mutate=None, about=None, draft=None, draft_mutate=None):
+        """Imports HF model `kind` quantized as `quant` into model `name`; `mutate(files)` may change the JSON
+        files. `draft=(kind, quant)` imports a speculative-decoding draft with it, as `ollama create` with a
+        DRAFT line and --draft-quantize does (x/create/client/create.go, FORMATS.md §4.3 H): tensors and blobs
+        prefixed "draft.", the draft's JSON files as draft/<file>, the config blob's "draft" object; the draft
+        is expected as the model folder <model>/draft (`draft_mutate` may change its JSON files)."""
+        name = name or NAMES.get(kind, f"synth-{kind}")
+        tag = "latest" if quant == "bf16" else quant
+        m = self.fx.model("registry.ollama.ai", "library", name, tag,
+                          about or f"hf_models {kind} imported as Ollama {quant}")
+        lts, tensors = self.write_tensors(m, kind, quant)
+        files = self.json_files(kind, mutate)
         for f, data in files.items():
             m.json_layer(f, raw=data)
-        m.set_config(MF.st_config("" if quant == "bf16" else quant))
+        extra = {}
+        if draft:
+            dlts, dtensors = self.write_tensors(m, draft[0], draft[1], prefix="draft.", draft=True)
+            dfiles = self.json_files(draft[0], draft_mutate)
+            for f, data in dfiles.items():
+                m.json_layer("draft/" + f, raw=data)
+            dcfg = json.loads(dfiles["config.json"])
+            extra["draft"] = {"model_format": "safetensors", "architecture": (dcfg.get("architectures") or [""])[0],
+                              "tensor_prefix": "draft.", "config": "draft/config.json"}
+        m.set_config(MF.st_config("" if quant == "bf16" else quant, **extra))
         m.finish()
+        self.expect(m.dir, kind, quant, lts, tensors, files, mutate is None)
+        if draft:
+            self.expect(m.dir + "/draft", draft[0], draft[1], dlts, dtensors, dfiles, draft_mutate is None)
+        return m.dir
 
+    def expect(self, d, kind, quant, lts, tensors, files, unchanged):
+        """The expected model.gguf of the model folder `d` (FORMATS.md §7.5)."""
+        hf = self.hf(kind)
+        cfg = json.loads(files["config.json"])
+        n_layers = cfg["num_hidden_layers"]
         perm = {}
-        if kind == "llama":
+        if kind in PERMUTED:
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
         expected = {}
+        per_expert = {}
         for k, lt in lts.items():
+            x = MIXTRAL_EXPERT.fullmatch(k)
+            if x:
+                per_expert.setdefault(gguf_name(kind, f"layers.{x.group(1)}.feed_forward.experts.{x.group(3)}.weight",
+                                                n_layers), {})[int(x.group(2))] = (k, lt)
+                continue
             g = gguf_name(kind, k, n_layers)
             heads = next((h for p, h in perm.items() if f".self_attn.{p}." in k), None)
             shift = NORM_SHIFT.get(kind, 0.0) if k.endswith("norm.weight") else 0.0
             typ, exact, vals = expected_tensor(lt, g, heads, shift=shift)
             expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
-                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(m.dir, g, vals)}
+                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
             if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
                 _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift)
-                expected[g]["values"] = self.fx.oracle(m.dir, g + ".f32", full)
+                expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
+        for g, by_e in per_expert.items():   # stacked expert after expert, all of one type (FORMATS.md §7.5)
+            parts = [by_e[e] for e in sorted(by_e)]
+            typed = [expected_tensor(lt, g, None) for _, lt in parts]
+            if len({t for t, _, _ in typed}) > 1:   # int4 experts not all f16-exact: every expert BF16
+                typed = [("BF16", False, bf16_round(v)) for _, _, v in (expected_tensor(lt, g, None, rounded=False)
+                                                                        for _, lt in parts)]
+            typ, exact = typed[0][0], typed[0][1]
+            vals = np.stack([v for _, _, v in typed])
+            stored = {tensors[k] or "BF16" for k, _ in parts}
+            expected[g] = {"type": typ, "exact": exact, "hf_name": parts[0][0], "stored": "+".join(sorted(stored)),
+                           "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
+            if not exact:
+                full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
+                expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
-        self.exp["models"][m.dir] = {
+        self.exp["models"][d] = {
             "kind": kind, "quant": quant, "arch": GGUF_ARCH[kind].lower(),
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
             "n_vocab": cfg["vocab_size"],
             "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
-            "ref_gguf": self.reference(kind) if quant == "bf16" and mutate is None else None,
+            "ref_gguf": self.reference(kind) if quant == "bf16" and unchanged else None,
         }
-        return m.dir
+        if d.endswith("/draft") and quant == "bf16":   # the folder as stored is the source model: from_pretrained(d)
+            self.exp["models"][d]["hf_source"] = hf
 
     def hostile(self, name, why, mutate, reason_contains, kind="qwen3"):
         d = self.import_model(kind, "bf16", name=name, mutate=mutate, about=why)
@@ -283,6 +359,17 @@ def main(argv):
     for kind, quants in IMPORTS.items():
         for q in quants:
             b.import_model(kind, q)
+    # drafts imported with their target (FORMATS.md §4.3 H): a llama draft of a qwen3 target, BF16 and int4
+    b.import_model("qwen3", "bf16", name="synth-qwen3-draft", draft=("llama", "bf16"),
+                   about="qwen3 BF16 with a llama BF16 draft (draft. tensors, draft/ JSON files)")
+    b.import_model("qwen3", "int4", name="synth-qwen3-draft", draft=("llama", "int4"),
+                   about="qwen3 int4 with a llama int4 draft (--draft-quantize int4)")
+    # a draft architecture llama.cpp does not run (Ollama's DFlash drafter): draft/ without model.gguf
+    d = b.import_model("qwen3", "bf16", name="synth-dflash-draft", draft=("llama", "bf16"),
+                       draft_mutate=_json_edit("config.json", lambda c: c.update(architectures=["DFlashDraftModel"])),
+                       about="qwen3 BF16 with a draft whose config.json names DFlashDraftModel")
+    del b.exp["models"][d + "/draft"]
+    b.exp["draft_refused"][d] = {"why": "the draft's architecture is DFlashDraftModel", "reason_contains": "DFlashDraftModel"}
     b.hostile("synth-bad-shapes", "config.json says intermediate_size 256, the tensors have 128",
               _json_edit("config.json", lambda c: c.update(intermediate_size=256)), "shape")
     b.hostile("synth-bad-tokjson", "tokenizer.json is not JSON",

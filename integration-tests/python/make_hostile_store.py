@@ -171,7 +171,7 @@ def main():
     t1, t2 = bf16_tensor("model.embed.weight", 8), bf16_tensor("model.norm.weight", 4)
     st_model("good-st", [("model.embed.weight", t1), ("model.norm.weight", t2)])
     good.extend([c("good-st/tensors/model.embed.weight.safetensors", "bytes", sha256=sha(t1), size=len(t1)),
-                 c("good-st/model.safetensors", "readable"), c("good-st/model.fp32.safetensors", "readable")])
+                 c("good-st/model.safetensors", "readable"), c("good-st/fp32/model.safetensors", "readable")])
 
     # ---- blob files that are not plain regular files -------------------------------------------------
     special_blob_model("h-fifo", os.mkfifo)
@@ -395,7 +395,7 @@ def main():
         st_model(model, [("model.bad.weight", blob), ("model.ok.weight", t2)])
         case("st-" + cid, what + ": the tensor file is served byte for byte, the converted files are absent", [
             c(model + "/tensors/model.bad.weight.safetensors", "bytes", sha256=sha(blob), size=len(blob)),
-            c(model + "/model.safetensors", "absent"), c(model + "/model.bf16.safetensors", "absent")],
+            c(model + "/model.safetensors", "absent"), c(model + "/bf16/model.safetensors", "absent")],
              [model + ":latest: "] if log else [])
 
     st_case("hlen-2^62", "a header length of 2^62", st({}, hlen=1 << 62))
@@ -450,14 +450,14 @@ def main():
     case("gguf-64-byte-tensor-name", "one failed variant does not hide the others", [
         c("h-gguf-long-name/model.gguf", "bytes", sha256=sha(ldata), size=len(ldata)),
         c("h-gguf-long-name/model.fp32.gguf", "absent"), c("h-gguf-long-name/model.bf16.gguf", "absent"),
-        c("h-gguf-long-name/model.safetensors", "readable"), c("h-gguf-long-name/model.bf16.safetensors", "readable")],
+        c("h-gguf-long-name/model.safetensors", "readable"), c("h-gguf-long-name/bf16/model.safetensors", "readable")],
          ["h-gguf-long-name:latest: model.fp32.gguf left out"])
     many = [("t%05d" % i, [1], 0, struct.pack("<f", float(i))) for i in range(20_000)]
     mdata = gguf(tensors=many)
     gguf_model("h-gguf-20k-tensors", mdata)
     case("gguf-20k-tensors", "20,000 tensors: every converted file is built and readable", [
         c("h-gguf-20k-tensors/model.gguf", "bytes", sha256=sha(mdata), size=len(mdata)),
-        c("h-gguf-20k-tensors/model.fp16.safetensors", "readable"), c("h-gguf-20k-tensors/model.bf16.gguf", "readable")])
+        c("h-gguf-20k-tensors/fp16/model.safetensors", "readable"), c("h-gguf-20k-tensors/model.bf16.gguf", "readable")])
 
     # ---- config and text layers ------------------------------------------------------------------------
     cfg = json.dumps({"model_format": "gguf"}).encode()

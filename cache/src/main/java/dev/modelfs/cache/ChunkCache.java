@@ -26,6 +26,13 @@ public final class ChunkCache implements AutoCloseable {
     /** Pooled buffer size: the largest chunk the pool serves (bigger ones get buffers of their own). */
     public static final long BUFFER_BYTES = 1 << 20;
 
+    /**
+     * The cache's figures since it was made: lookups that found the chunk ({@code hits}) and that had to
+     * compute it ({@code misses}), chunks evicted for space, the bytes of native memory the cached chunks
+     * hold now and the bound on them.
+     */
+    public record Stats(long hits, long misses, long evictions, long bytes, long capacityBytes) {}
+
     /** Cache key: a converted source's process-unique id and a chunk index inside it. */
     public record Key(long sourceId, long chunk) {}
 
@@ -82,6 +89,7 @@ public final class ChunkCache implements AutoCloseable {
     private static final long[] CLASS_BYTES = {4 << 10, 64 << 10, BUFFER_BYTES};
 
     private final Cache<Key, Chunk> cache;
+    private final long maxBytes;
     private final Arena arena = Arena.ofShared();
     @SuppressWarnings("unchecked")
     private final ConcurrentLinkedQueue<MemorySegment>[] pools = new ConcurrentLinkedQueue[CLASS_BYTES.length];
@@ -91,8 +99,10 @@ public final class ChunkCache implements AutoCloseable {
         for (int i = 0; i < pools.length; i++) {
             pools[i] = new ConcurrentLinkedQueue<>();
         }
+        this.maxBytes = Math.max(0, maxBytes);
         this.cache = Caffeine.newBuilder()
-                .maximumWeight(Math.max(0, maxBytes))
+                .recordStats()                              // LongAdders: no allocation per lookup
+                .maximumWeight(this.maxBytes)
                 .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.buffer.byteSize()))   // memory held, not chunk length
                 .executor(Runnable::run)
                 .removalListener((Key k, Chunk v, RemovalCause cause) -> {
@@ -119,9 +129,16 @@ public final class ChunkCache implements AutoCloseable {
         }
     }
 
-    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken). */
+    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken, not counted as a lookup). */
     public boolean contains(Key key) {
-        return cache.getIfPresent(key) != null;
+        return cache.asMap().containsKey(key);
+    }
+
+    /** The figures now (for metrics: a few counter reads, no lock). */
+    public Stats stats() {
+        var s = cache.stats();
+        long bytes = cache.policy().eviction().map(e -> e.weightedSize().orElse(0)).orElse(0L);
+        return new Stats(s.hitCount(), s.missCount(), s.evictionCount(), bytes, maxBytes);
     }
 
     private Chunk compute(Key k, long length, Consumer<MemorySegment> fill) {

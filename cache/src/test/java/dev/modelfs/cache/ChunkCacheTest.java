@@ -35,6 +35,32 @@ class ChunkCacheTest {
     }
 
     @Test
+    void statsCountLookupsEvictionsAndTheBytesHeldButNotReadAheadProbes() {
+        long mib = ChunkCache.BUFFER_BYTES;
+        try (ChunkCache c = new ChunkCache(4 * mib)) {                        // room for four chunks
+            c.acquire(new ChunkCache.Key(5, 0), mib, s -> fillWith(s, (byte) 1)).release();
+            c.acquire(new ChunkCache.Key(5, 0), mib, s -> fillWith(s, (byte) 1)).release();
+            assertTrue(c.contains(new ChunkCache.Key(5, 0)));                  // a probe, not a lookup
+            assertFalse(c.contains(new ChunkCache.Key(5, 99)));
+            assertEquals(new ChunkCache.Stats(1, 1, 0, mib, 4 * mib), c.stats());
+            int inserted = 1;
+            for (int k = 1; k <= 10; k++, inserted++) {
+                c.acquire(new ChunkCache.Key(6, k), mib, s -> fillWith(s, (byte) 2)).release();
+            }
+            int cached = c.contains(new ChunkCache.Key(5, 0)) ? 1 : 0;
+            for (int k = 1; k <= 10; k++) {
+                cached += c.contains(new ChunkCache.Key(6, k)) ? 1 : 0;
+            }
+            ChunkCache.Stats s = c.stats();
+            assertEquals(1, s.hits());
+            assertEquals(11, s.misses());
+            assertTrue(cached <= 4, cached + " chunks cached in room for 4");
+            assertEquals(inserted - cached, s.evictions(), "every chunk not cached any more was evicted");
+            assertEquals(cached * mib, s.bytes(), "bytes = the buffers of the chunks cached");
+        }
+    }
+
+    @Test
     void tinyChunksAreWeighedByTheBufferTheyHoldSoTheBoundIsNativeMemory() {
         // 20,000 tensors of a few bytes each once held 20 GiB of 1 MiB buffers under a 512 MiB bound;
         // a chunk of 8 bytes now holds a 4 KiB buffer, and is weighed as such.

@@ -1,127 +1,87 @@
 package dev.modelfs.arch;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
  * The LLM architectures modelfs maps between Hugging Face ({@code config.json} {@code architectures}
- * / {@code model_type}) and GGUF ({@code general.architecture}), docs/FORMATS.md §7.3.
+ * / {@code model_type}) and GGUF ({@code general.architecture}), docs/FORMATS.md §7.3: the closed list of
+ * {@link ArchSpec}s, one class each, which hold everything the architecture means.
  *
- * <p>Invariants: {@link #ggufName()} is unique and is llama.cpp's {@code LLM_ARCH} name (also the
- * prefix of the architecture's metadata keys); {@link #hfArchitectures()} and {@link #hfModelTypes()}
- * are non-empty and disjoint between constants; their first element is the canonical name written
- * in the GGUF → HF direction ({@code fromHf(hfArchitectures().getFirst(), ...)} gives back the
- * constant). {@link #permutesQk()} is true exactly for architectures whose llama.cpp RoPE is the
- * interleaved ("normal") kind, so that q/k rows are permuted (§7.2, {@link QkPermutation}).
+ * <p>Invariants: {@link #hfArchitectures()} and {@link #hfModelTypes()} are non-empty and disjoint between
+ * constants; their first element is the canonical name written in the GGUF → HF direction
+ * ({@code fromHf(hfArchitectures().getFirst(), ...)} gives back the constant). Constants sharing a
+ * {@link #ggufName()} (llama and Mixtral) are told apart by {@link ArchSpec#claims}.
  */
 public enum Architecture {
     /** Llama 1/2/3.x and Mistral-style llama ({@code MistralForCausalLM}, same tensors). */
-    LLAMA("llama", List.of("LlamaForCausalLM", "MistralForCausalLM"), List.of("llama", "mistral"), true, false, false),
+    LLAMA(new Llama()),
+    /** Mixtral: llama with a mixture of experts ({@code general.architecture} llama, experts > 0). */
+    MIXTRAL(new Mixtral()),
     /** Qwen2 / Qwen2.5 (q/k/v biases, NeoX RoPE). */
-    QWEN2("qwen2", List.of("Qwen2ForCausalLM"), List.of("qwen2"), false, false, false),
+    QWEN2(new Qwen2()),
+    /** Qwen2 MoE (Qwen2 attention, routed and shared experts). */
+    QWEN2MOE(new Qwen2Moe()),
     /** Qwen3 dense (q_norm/k_norm, no biases, NeoX RoPE). */
-    QWEN3("qwen3", List.of("Qwen3ForCausalLM"), List.of("qwen3"), false, true, false),
+    QWEN3(new Qwen3()),
     /** Qwen3 MoE (stacked experts, router {@code ffn_gate_inp}). */
-    QWEN3MOE("qwen3moe", List.of("Qwen3MoeForCausalLM"), List.of("qwen3_moe"), false, true, true),
-    /**
-     * Phi-3 / Phi-4 mini: fused {@code qkv_proj} ({@code attn_qkv}) and {@code gate_up_proj} ({@code ffn_up},
-     * gate rows first) kept fused on both sides, NeoX RoPE. GGUF → HF only (the synthesized GGUF view of
-     * safetensors models refuses it, {@link #servesSynthesizedGguf}).
-     */
-    PHI3("phi3", List.of("Phi3ForCausalLM"), List.of("phi3"), false, false, false),
-    /**
-     * Gemma 3 text ({@code Gemma3ForCausalLM}): q/k norms, four norms a layer, NeoX RoPE; llama.cpp stores
-     * every norm weight as {@code 1 + w} ({@link #normShift}); both directions.
-     */
-    GEMMA3("gemma3", List.of("Gemma3ForCausalLM"), List.of("gemma3_text"), false, true, false);
+    QWEN3MOE(new Qwen3Moe()),
+    /** Phi-3 / Phi-4 mini: fused {@code qkv_proj} and {@code gate_up_proj}, NeoX RoPE. */
+    PHI3(new Phi3()),
+    /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
+    GEMMA3(new Gemma3());
 
-    private final String ggufName;
-    private final List<String> hfArchitectures;
-    private final List<String> hfModelTypes;
-    private final boolean permutesQk;
-    private final boolean qkNorm;
-    private final boolean moe;
+    private final ArchSpec spec;
 
-    Architecture(String ggufName, List<String> hfArchitectures, List<String> hfModelTypes, boolean permutesQk,
-                 boolean qkNorm, boolean moe) {
-        this.ggufName = ggufName;
-        this.hfArchitectures = hfArchitectures;
-        this.hfModelTypes = hfModelTypes;
-        this.permutesQk = permutesQk;
-        this.qkNorm = qkNorm;
-        this.moe = moe;
+    Architecture(ArchSpec spec) {
+        this.spec = spec;
+    }
+
+    /** Everything this architecture means ({@link ArchSpec}). */
+    public ArchSpec spec() {
+        return spec;
     }
 
     /** {@code general.architecture}; also the prefix of the per-architecture GGUF keys. */
     public String ggufName() {
-        return ggufName;
+        return spec.ggufName();
     }
 
     /** HF {@code architectures[0]} values; the first is canonical. */
     public List<String> hfArchitectures() {
-        return hfArchitectures;
+        return spec.tables().hfArchitectures();
     }
 
     /** HF {@code model_type} values; the first is canonical. */
     public List<String> hfModelTypes() {
-        return hfModelTypes;
+        return spec.tables().hfModelTypes();
     }
 
     /** The canonical HF {@code architectures[0]} ({@code LlamaForCausalLM} …). */
     public String hfArchitecture() {
-        return hfArchitectures.getFirst();
+        return hfArchitectures().getFirst();
     }
 
     /** The canonical HF {@code model_type}. */
     public String hfModelType() {
-        return hfModelTypes.getFirst();
+        return hfModelTypes().getFirst();
     }
 
-    /** Whether q/k projection rows are permuted between HF and GGUF (§7.2): only {@code llama}. */
+    /** Whether q/k projection rows are permuted between HF and GGUF (§7.2). */
     public boolean permutesQk() {
-        return permutesQk;
+        return spec.permutesQk();
     }
 
-    /** Whether the attention has per-head q/k RMS norms ({@code attn_q_norm}/{@code attn_k_norm}). */
-    public boolean hasQkNorm() {
-        return qkNorm;
-    }
-
-    /** Whether the feed-forward is a mixture of experts (stacked {@code ffn_*_exps}). */
-    public boolean isMoe() {
-        return moe;
-    }
-
-    /**
-     * What llama.cpp's converter adds to every norm weight ({@code *norm.weight}) of this architecture:
-     * 1 for Gemma 3 (its RMS norm multiplies by {@code 1 + w}; llama.cpp's by the stored value), else 0.
-     * The HF value is {@code stored - normShift()}, computed in f32.
-     */
+    /** What llama.cpp's converter adds to every norm weight; the HF value is {@code stored - normShift()}. */
     public float normShift() {
-        return this == GEMMA3 ? 1f : 0f;
+        return spec.normShift();
     }
 
-    /**
-     * Why the synthesized GGUF view of a safetensors model of this architecture is refused, or empty when
-     * it is served (docs/SEMANTICS.md: only the architectures tested end to end in that direction).
-     */
-    public Optional<String> synthesizedGgufRefusal() {
-        return this == PHI3
-                ? Optional.of(hfArchitecture() + ": the GGUF view of " + ggufName() + " safetensors models is not "
-                        + "tested end to end, so modelfs does not serve it (the Hugging Face folder of " + ggufName()
-                        + " GGUF models is)")
-                : Optional.empty();
-    }
-
-    /** The architecture with this {@code general.architecture}, if supported. */
-    public static Optional<Architecture> fromGguf(String generalArchitecture) {
-        for (Architecture a : values()) {
-            if (a.ggufName.equals(generalArchitecture)) {
-                return Optional.of(a);
-            }
-        }
-        return Optional.empty();
+    /** The architecture of a GGUF with this {@code general.architecture} and metadata {@code m}, if supported. */
+    public static Optional<Architecture> fromGguf(String generalArchitecture, GgufParams m) {
+        return Arrays.stream(values()).filter(a -> a.ggufName().equals(generalArchitecture) && a.spec.claims(m)).findFirst();
     }
 
     /**
@@ -131,7 +91,7 @@ public enum Architecture {
     public static Resolution fromHf(String hfArchitecture, String modelType) {
         if (hfArchitecture != null) {
             for (Architecture a : values()) {
-                if (a.hfArchitectures.contains(hfArchitecture)) {
+                if (a.hfArchitectures().contains(hfArchitecture)) {
                     return new Resolution.Supported(a);
                 }
             }
@@ -139,7 +99,7 @@ public enum Architecture {
         }
         if (modelType != null) {
             for (Architecture a : values()) {
-                if (a.hfModelTypes.contains(modelType)) {
+                if (a.hfModelTypes().contains(modelType)) {
                     return new Resolution.Supported(a);
                 }
             }
@@ -155,15 +115,11 @@ public enum Architecture {
             return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others (Gemma, "
                     + "Gemma 2, Gemma 3 with vision, Gemma 3n) have tensors and hyperparameters modelfs does not map";
         }
-        if (lower.startsWith("mixtral") || lower.contains("moe") || lower.startsWith("deepseek")) {
+        if (lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";
         }
         return name + ": architecture not supported by modelfs's GGUF mapping (supported: "
-                + String.join(", ", supported()) + ")";
-    }
-
-    private static List<String> supported() {
-        return java.util.Arrays.stream(values()).flatMap(a -> a.hfArchitectures.stream()).toList();
+                + String.join(", ", Arrays.stream(values()).flatMap(a -> a.hfArchitectures().stream()).toList()) + ")";
     }
 
     /** The outcome of {@link #fromHf}: a supported architecture or the reason why not. */

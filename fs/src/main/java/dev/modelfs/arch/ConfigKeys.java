@@ -10,14 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * HF {@code config.json} fields ↔ GGUF architecture metadata ({@code <arch>.<suffix>}) with the exact
  * GGUF value types llama.cpp's loader requires (docs/FORMATS.md §7.4; the key set and the field
  * aliases follow llama.cpp's {@code convert_hf_to_gguf.py} {@code TextModel.set_gguf_parameters}).
  *
- * <p>Invariants: {@link #ENTRIES} has unique GGUF suffixes; every entry's type is UINT32, FLOAT32 or
+ * <p>Invariants: {@link #entries} has unique GGUF suffixes; every entry's type is UINT32, FLOAT32 or
  * STRING; the first HF field of an entry is the one written in the GGUF → HF direction, the others are
  * aliases accepted when reading (transformers 5 moved {@code rope_theta} into {@code rope_parameters}
  * and renamed {@code num_experts} to {@code num_local_experts}). {@link #toGguf} either returns every
@@ -31,41 +30,40 @@ public final class ConfigKeys {
     }
 
     /** One mapping: GGUF {@code <arch>.<ggufSuffix>} ↔ the first present of {@code hfFields}. */
-    public record Entry(String ggufSuffix, GgufValueType type, List<String> hfFields, boolean required,
-                        Set<Architecture> only) {
-        /** Whether this entry applies to {@code a}. */
-        public boolean appliesTo(Architecture a) {
-            return only.isEmpty() || only.contains(a);
-        }
+    public record Entry(String ggufSuffix, GgufValueType type, List<String> hfFields, boolean required) {
     }
 
-    private static final Set<Architecture> ALL = Set.of();
-    private static final Set<Architecture> MOE = Set.of(Architecture.QWEN3MOE);
+    /** The field mappings every architecture has, in the order written; {@link ArchSpec#configEntries} go after the norm epsilon. */
+    public static final List<Entry> COMMON = List.of(
+            new Entry("context_length", GgufValueType.UINT32, List.of("max_position_embeddings"), true),
+            new Entry("embedding_length", GgufValueType.UINT32, List.of("hidden_size"), true),
+            new Entry("block_count", GgufValueType.UINT32, List.of("num_hidden_layers"), true),
+            new Entry("feed_forward_length", GgufValueType.UINT32, List.of("intermediate_size"), true),
+            new Entry("attention.head_count", GgufValueType.UINT32, List.of("num_attention_heads"), true),
+            new Entry("attention.head_count_kv", GgufValueType.UINT32, List.of("num_key_value_heads"), false),
+            new Entry("rope.freq_base", GgufValueType.FLOAT32, List.of("rope_theta", "rope_parameters.rope_theta", "rope_parameters.full_attention.rope_theta"), false),
+            new Entry("attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, List.of("rms_norm_eps"), true),
+            new Entry("attention.key_length", GgufValueType.UINT32, List.of("head_dim"), false),
+            new Entry("attention.value_length", GgufValueType.UINT32, List.of("head_dim"), false),
+            new Entry("vocab_size", GgufValueType.UINT32, List.of("vocab_size"), true));
+    private static final int ARCH_ENTRIES_AT = 8;
 
-    /** The plain field mappings; rope scaling, rope dimensions and defaults are handled in code. */
-    public static final List<Entry> ENTRIES = List.of(
-            new Entry("context_length", GgufValueType.UINT32, List.of("max_position_embeddings"), true, ALL),
-            new Entry("embedding_length", GgufValueType.UINT32, List.of("hidden_size"), true, ALL),
-            new Entry("block_count", GgufValueType.UINT32, List.of("num_hidden_layers"), true, ALL),
-            new Entry("feed_forward_length", GgufValueType.UINT32, List.of("intermediate_size"), true, ALL),
-            new Entry("attention.head_count", GgufValueType.UINT32, List.of("num_attention_heads"), true, ALL),
-            new Entry("attention.head_count_kv", GgufValueType.UINT32, List.of("num_key_value_heads"), false, ALL),
-            new Entry("rope.freq_base", GgufValueType.FLOAT32, List.of("rope_theta", "rope_parameters.rope_theta", "rope_parameters.full_attention.rope_theta"), false, ALL),
-            new Entry("attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, List.of("rms_norm_eps"), true, ALL),
-            new Entry("expert_count", GgufValueType.UINT32, List.of("num_experts", "num_local_experts"), true, MOE),
-            new Entry("expert_used_count", GgufValueType.UINT32, List.of("num_experts_per_tok"), true, MOE),
-            new Entry("expert_feed_forward_length", GgufValueType.UINT32, List.of("moe_intermediate_size"), true, MOE),
-            new Entry("attention.key_length", GgufValueType.UINT32, List.of("head_dim"), false, ALL),
-            new Entry("attention.value_length", GgufValueType.UINT32, List.of("head_dim"), false, ALL),
-            new Entry("vocab_size", GgufValueType.UINT32, List.of("vocab_size"), true, ALL));
+    /** The entries of architecture {@code a}: {@link #COMMON} with the architecture's own after the norm epsilon. */
+    public static List<Entry> entries(Architecture a) {
+        List<Entry> out = new ArrayList<>(COMMON.subList(0, ARCH_ENTRIES_AT));
+        out.addAll(a.spec().configEntries());
+        out.addAll(COMMON.subList(ARCH_ENTRIES_AT, COMMON.size()));
+        return out;
+    }
 
     /** The hyper-parameters a view needs besides the KVs (all validated positive). */
-    public record Dims(int hidden, int layers, int heads, int headsKv, int headDim, int vocab, int ff, int experts, int expertFf) {
+    public record Dims(int hidden, int layers, int heads, int headsKv, int headDim, int vocab, int ff, int experts, int expertFf,
+                       int sharedFf) {
     }
 
     /**
      * The GGUF architecture KVs for {@code config} ({@code general.architecture} first, then the
-     * {@link #ENTRIES} in order, then {@code rope.dimension_count} for llama, then rope scaling).
+     * {@link #entries} in order, then the architecture's {@link ArchSpec#extraKvs}, then rope scaling).
      *
      * @throws IllegalArgumentException for a missing required field or a value of the wrong kind
      */
@@ -73,10 +71,7 @@ public final class ConfigKeys {
         List<GgufKv> out = new ArrayList<>();
         out.add(kv("general.architecture", GgufValueType.STRING, a.ggufName()));
         String p = a.ggufName() + ".";
-        for (Entry e : ENTRIES) {
-            if (!e.appliesTo(a)) {
-                continue;
-            }
+        for (Entry e : entries(a)) {
             Optional<JsonNode> v = field(config, e.hfFields());
             if (v.isEmpty() && e.ggufSuffix().equals("attention.head_count_kv")) {
                 v = field(config, List.of("num_attention_heads"));
@@ -89,12 +84,7 @@ public final class ConfigKeys {
             }
             out.add(kv(p + e.ggufSuffix(), e.type(), value(e, v.get())));
         }
-        if (a == Architecture.LLAMA) {
-            out.add(kv(p + "rope.dimension_count", GgufValueType.UINT32, dims(a, config).headDim()));
-        }
-        if (a == Architecture.GEMMA3) {
-            out.addAll(Gemma3Keys.extra(config, p, out, dims(a, config)));
-        }
+        out.addAll(a.spec().extraKvs(config, p, out, dims(a, config)));
         ropeScaling(config).ifPresent(r -> {
             switch (r.type()) {
                 case "linear" -> {
@@ -125,14 +115,16 @@ public final class ConfigKeys {
         int headsKv = field(config, List.of("num_key_value_heads")).isPresent() ? positive(config, "num_key_value_heads") : heads;
         int headDim = field(config, List.of("head_dim")).isPresent() ? positive(config, "head_dim") : hidden / heads;
         int vocab = positive(config, "vocab_size");
-        int experts = a.isMoe() ? field(config, List.of("num_experts", "num_local_experts"))
+        Optional<Experts> moe = a.spec().experts();
+        int experts = moe.isPresent() ? field(config, List.of("num_experts", "num_local_experts"))
                 .map(v -> intValue("num_experts", v)).orElseThrow(() -> new IllegalArgumentException("config.json has no num_experts")) : 0;
         if (headDim <= 0 || headDim % 2 != 0 || heads % headsKv != 0) {
             throw new IllegalArgumentException("config.json: " + heads + " heads, " + headsKv + " kv heads, head_dim " + headDim);
         }
         int ff = positive(config, "intermediate_size");
-        int expertFf = a.isMoe() ? positive(config, "moe_intermediate_size") : 0;
-        return new Dims(hidden, layers, heads, headsKv, headDim, vocab, ff, experts, expertFf);
+        int expertFf = moe.isPresent() ? positive(config, moe.get().ffField()) : 0;
+        int sharedFf = moe.isPresent() && moe.get().sharedFfField() != null ? positive(config, moe.get().sharedFfField()) : 0;
+        return new Dims(hidden, layers, heads, headsKv, headDim, vocab, ff, experts, expertFf, sharedFf);
     }
 
     /** Rope scaling of a config: {@code rope_scaling}, else {@code rope_parameters} (transformers 5). */
@@ -140,11 +132,17 @@ public final class ConfigKeys {
                               float highFreqFactor) {
     }
 
-    /** The rope scaling section, if it names a type ({@code rope_type}, or legacy {@code type}). */
+    /**
+     * The rope scaling section, if it names a type ({@code rope_type}, or legacy {@code type}); of per-layer-type
+     * {@code rope_parameters} (Gemma 3 in transformers 5), the {@code full_attention} one, as llama.cpp's converter reads it.
+     */
     public static Optional<RopeScaling> ropeScaling(JsonNode config) {
         JsonNode r = config.get("rope_scaling");
         if (r == null || !r.isObject()) {
             r = config.get("rope_parameters");
+            if (r != null && r.path("full_attention").isObject()) {
+                r = r.get("full_attention");
+            }
         }
         if (r == null || !r.isObject()) {
             return Optional.empty();
@@ -170,9 +168,9 @@ public final class ConfigKeys {
     public static ObjectNode toHf(Architecture a, Map<String, GgufKv> kvs) {
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         String p = a.ggufName() + ".";
-        for (Entry e : ENTRIES) {
+        for (Entry e : entries(a)) {
             GgufKv kv = kvs.get(p + e.ggufSuffix());
-            if (kv == null || !e.appliesTo(a) || out.has(e.hfFields().getFirst())) {
+            if (kv == null || out.has(e.hfFields().getFirst())) {
                 continue;
             }
             String f = e.hfFields().getFirst();

@@ -1,14 +1,13 @@
 package dev.modelfs.arch;
 
-import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * HF tensor names ↔ GGUF tensor names per {@link Architecture} (docs/FORMATS.md §7.3; llama.cpp's
- * {@code gguf-py/gguf/tensor_mapping.py}).
+ * {@code gguf-py/gguf/tensor_mapping.py}), from each architecture's {@link ArchSpec#layers()} and
+ * {@link ArchSpec#experts()}.
  *
  * <p>Invariants: the mapping is a bijection on the names it accepts: for every architecture
  * {@code a} and HF name {@code h}, {@code toGguf(a, h) = Optional.of(g)} implies
@@ -17,7 +16,7 @@ import java.util.regex.Pattern;
  * {@code mlp.experts.<proj>}), and {@code toGguf(a, h') = Optional.of(g)}. Only the suffixes
  * {@code .weight} and {@code .bias} are accepted, and kept. Stacked experts ({@code [n_expert, out, in]},
  * the way Ollama stores them) map to one GGUF {@code blk.N.ffn_*_exps} tensor; per-expert HF names
- * ({@code mlp.experts.E.<proj>}, how {@code save_pretrained} writes them) are answered by
+ * ({@code <prefix>.E.<proj>}, how {@code save_pretrained} writes them) are answered by
  * {@link #perExpert} instead. Every GGUF name produced is shorter than 64 bytes for layer numbers
  * below 10^9. Names this class does not know map to empty: the caller decides (a GGUF view must then
  * leave the model out, as llama.cpp fails on unused tensors).
@@ -27,63 +26,28 @@ public final class TensorNames {
     private TensorNames() {
     }
 
-    /** One per-layer name pair: HF {@code model.layers.N.<hf>} ↔ GGUF {@code blk.N.<gguf>}. */
-    private record LayerRule(String hf, String gguf, Set<Architecture> only) {
-        boolean appliesTo(Architecture a) {
-            return only.isEmpty() || only.contains(a);
-        }
-    }
-
-    private static final Set<Architecture> ALL = Set.of();
-    private static final Set<Architecture> QK_NORM = Set.of(Architecture.QWEN3, Architecture.QWEN3MOE, Architecture.GEMMA3);
-    private static final Set<Architecture> GEMMA = Set.of(Architecture.GEMMA3);
-    private static final Set<Architecture> NOT_GEMMA = java.util.EnumSet.complementOf(java.util.EnumSet.of(Architecture.GEMMA3));
-    private static final Set<Architecture> MOE = Set.of(Architecture.QWEN3MOE);
-    private static final Set<Architecture> FUSED = Set.of(Architecture.PHI3);
-    private static final Set<Architecture> UNFUSED = java.util.EnumSet.complementOf(java.util.EnumSet.of(Architecture.PHI3));
-
-    private static final List<LayerRule> LAYER = List.of(
-            new LayerRule("input_layernorm", "attn_norm", ALL),
-            new LayerRule("self_attn.q_proj", "attn_q", UNFUSED),
-            new LayerRule("self_attn.k_proj", "attn_k", UNFUSED),
-            new LayerRule("self_attn.v_proj", "attn_v", UNFUSED),
-            new LayerRule("self_attn.qkv_proj", "attn_qkv", FUSED),
-            new LayerRule("self_attn.o_proj", "attn_output", ALL),
-            new LayerRule("self_attn.q_norm", "attn_q_norm", QK_NORM),
-            new LayerRule("self_attn.k_norm", "attn_k_norm", QK_NORM),
-            new LayerRule("post_attention_layernorm", "ffn_norm", NOT_GEMMA),
-            new LayerRule("post_attention_layernorm", "post_attention_norm", GEMMA),
-            new LayerRule("pre_feedforward_layernorm", "ffn_norm", GEMMA),
-            new LayerRule("post_feedforward_layernorm", "post_ffw_norm", GEMMA),
-            new LayerRule("mlp.gate_proj", "ffn_gate", UNFUSED),
-            new LayerRule("mlp.up_proj", "ffn_up", UNFUSED),
-            new LayerRule("mlp.gate_up_proj", "ffn_up", FUSED),
-            new LayerRule("mlp.down_proj", "ffn_down", ALL),
-            new LayerRule("mlp.gate", "ffn_gate_inp", MOE),
-            new LayerRule("mlp.experts.gate_proj", "ffn_gate_exps", MOE),
-            new LayerRule("mlp.experts.up_proj", "ffn_up_exps", MOE),
-            new LayerRule("mlp.experts.down_proj", "ffn_down_exps", MOE));
-
     /** Global name pairs (no layer). */
-    private static final List<String[]> GLOBAL = List.of(
-            new String[]{"model.embed_tokens", "token_embd"},
-            new String[]{"model.norm", "output_norm"},
-            new String[]{"lm_head", "output"});
+    private static final String[][] GLOBAL = {
+            {"model.embed_tokens", "token_embd"},
+            {"model.norm", "output_norm"},
+            {"lm_head", "output"}};
 
-    private static final Pattern HF_LAYER = Pattern.compile("model\\.layers\\.(0|[1-9][0-9]{0,8})\\.(.+)\\.(weight|bias)");
-    private static final Pattern GGUF_LAYER = Pattern.compile("blk\\.(0|[1-9][0-9]{0,8})\\.(.+)\\.(weight|bias)");
-    private static final Pattern HF_EXPERT = Pattern.compile(
-            "model\\.layers\\.(0|[1-9][0-9]{0,8})\\.mlp\\.experts\\.(0|[1-9][0-9]{0,8})\\.(gate_proj|up_proj|down_proj)\\.weight");
+    private static final String NUM = "(0|[1-9][0-9]{0,8})";
+    private static final Pattern HF_LAYER = Pattern.compile("model\\.layers\\." + NUM + "\\.(.+)\\.(weight|bias)");
+    private static final Pattern GGUF_LAYER = Pattern.compile("blk\\." + NUM + "\\.(.+)\\.(weight|bias)");
+    private static final Pattern GGUF_EXPERTS = Pattern.compile("blk\\." + NUM + "\\.ffn_(gate|up|down)_exps\\.weight");
     private static final Pattern SUFFIX = Pattern.compile("(.+)\\.(weight|bias)");
+    /** The middle of a per-expert HF name: {@code <prefix>.<expert>.<proj>}. */
+    private static final Pattern EXPERT_MID = Pattern.compile("(.+)\\." + NUM + "\\.([a-z0-9_]+)");
 
     /** The GGUF name of HF tensor {@code hfName} in architecture {@code a}, if it has one. */
     public static Optional<String> toGguf(Architecture a, String hfName) {
         Matcher m = HF_LAYER.matcher(hfName);
         if (m.matches()) {
             String mid = m.group(2).replace("mlp.switch_mlp.", "mlp.experts.");
-            for (LayerRule r : LAYER) {
-                if (r.hf.equals(mid) && r.appliesTo(a)) {
-                    return Optional.of("blk." + m.group(1) + "." + r.gguf + "." + m.group(3));
+            for (LayerRule r : a.spec().layers()) {
+                if (r.hf().equals(mid)) {
+                    return Optional.of("blk." + m.group(1) + "." + r.gguf() + "." + m.group(3));
                 }
             }
             return Optional.empty();
@@ -103,12 +67,7 @@ public final class TensorNames {
     public static Optional<String> toHf(Architecture a, String ggufName) {
         Matcher m = GGUF_LAYER.matcher(ggufName);
         if (m.matches()) {
-            for (LayerRule r : LAYER) {
-                if (r.gguf.equals(m.group(2)) && r.appliesTo(a)) {
-                    return Optional.of("model.layers." + m.group(1) + "." + r.hf + "." + m.group(3));
-                }
-            }
-            return Optional.empty();
+            return rule(a, m.group(2)).map(r -> "model.layers." + m.group(1) + "." + r.hf() + "." + m.group(3));
         }
         Matcher s = SUFFIX.matcher(ggufName);
         if (s.matches()) {
@@ -121,42 +80,47 @@ public final class TensorNames {
         return Optional.empty();
     }
 
+    /** The rule of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) in {@code a}. */
+    public static Optional<LayerRule> rule(Architecture a, String gguf) {
+        return a.spec().layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst();
+    }
+
     /**
-     * One expert's slice of a stacked GGUF tensor: HF {@code model.layers.N.mlp.experts.E.<proj>.weight}
-     * is slice {@code expert} (outermost axis) of GGUF {@code stackedGguf}.
+     * One expert's slice of a stacked GGUF tensor: HF {@code hfName} (per expert) is slice {@code expert}
+     * (outermost axis) of GGUF {@code stackedGguf}.
      */
-    public record ExpertSlice(String stackedGguf, int layer, int expert, String proj) {
-        /** The per-expert HF name. */
-        public String hfName() {
-            return hfExpertName(layer, expert, proj);
-        }
+    public record ExpertSlice(String stackedGguf, int layer, int expert, String hfName) {
     }
 
     /** The stacked tensor that per-expert HF tensor {@code hfName} belongs to, for MoE architectures. */
     public static Optional<ExpertSlice> perExpert(Architecture a, String hfName) {
-        Matcher m = HF_EXPERT.matcher(hfName);
-        if (!a.isMoe() || !m.matches()) {
+        Optional<Experts> experts = a.spec().experts();
+        Matcher m = HF_LAYER.matcher(hfName);
+        if (experts.isEmpty() || !m.matches() || !m.group(3).equals("weight")) {
             return Optional.empty();
         }
-        String stacked = "blk." + m.group(1) + ".ffn_" + m.group(3).replace("_proj", "") + "_exps.weight";
-        return Optional.of(new ExpertSlice(stacked, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), m.group(3)));
-    }
-
-    /** The HF per-expert name {@code model.layers.<layer>.mlp.experts.<expert>.<proj>.weight}. */
-    public static String hfExpertName(int layer, int expert, String proj) {
-        return "model.layers." + layer + ".mlp.experts." + expert + "." + proj + ".weight";
+        Experts e = experts.get();
+        Matcher x = EXPERT_MID.matcher(m.group(2));
+        if (!x.matches() || !x.group(1).equals(e.hfPrefix())) {
+            return Optional.empty();
+        }
+        return e.ggufProj(x.group(3)).map(g -> new ExpertSlice("blk." + m.group(1) + ".ffn_" + g + "_exps.weight",
+                Integer.parseInt(m.group(1)), Integer.parseInt(x.group(2)), hfName));
     }
 
     /**
-     * For a stacked GGUF expert tensor ({@code blk.N.ffn_{gate,up,down}_exps.weight}), the slice of expert
-     * {@code expert}; empty for any other name.
+     * For a stacked GGUF expert tensor ({@code blk.N.ffn_{gate,up,down}_exps.weight}) of MoE architecture
+     * {@code a}, the slice of expert {@code expert}; empty for any other name or architecture.
      */
-    public static Optional<ExpertSlice> expertSlice(String ggufName, int expert) {
-        Matcher m = Pattern.compile("blk\\.(0|[1-9][0-9]{0,8})\\.ffn_(gate|up|down)_exps\\.weight").matcher(ggufName);
-        if (!m.matches() || expert < 0) {
+    public static Optional<ExpertSlice> expertSlice(Architecture a, String ggufName, int expert) {
+        Optional<Experts> experts = a.spec().experts();
+        Matcher m = GGUF_EXPERTS.matcher(ggufName);
+        if (experts.isEmpty() || !m.matches() || expert < 0) {
             return Optional.empty();
         }
-        return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, m.group(2) + "_proj"));
+        Experts e = experts.get();
+        String hf = "model.layers." + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
+        return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, hf));
     }
 
     /**

@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
-import dev.modelfs.view.OpenedSource;
+import dev.modelfs.read.OpenedSource;
 
 /**
  * Persistent, JVM-owned FUSE worker threads driving libfuse2's session through FFM downcalls
@@ -41,23 +41,10 @@ final class FuseWorkers {
     private static final AddressLayout ADDR = ValueLayout.ADDRESS;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
-    /**
-     * {@code struct fuse_operations.read_buf}: after the 38 pointers up to {@code bmap}, the flag bit fields (one
-     * pointer-sized word), {@code ioctl}, {@code poll} and {@code write_buf}.
-     */
-    private static final long READ_BUF_SLOT = 42 * ADDR.byteSize();
-    /** {@code struct fuse_bufvec} with one {@code struct fuse_buf} (libfuse2, LP64): count, idx, off, then the buf. */
-    private static final long BUFVEC_BYTES = 24 + 40;
-    private static final long BV_COUNT = 0, BV_BUF_SIZE = 24, BV_BUF_FLAGS = 32, BV_BUF_MEM = 40, BV_BUF_FD = 48,
-            BV_BUF_POS = 56;
-    /** {@code FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK}: read {@code size} bytes of {@code fd} at {@code pos}. */
-    private static final int BUF_FD_AT_POS = (1 << 1) | (1 << 2);
     /** libfuse copies fd data under two pages instead of splicing it; such reads are read here directly. */
     private static final long SPLICE_MIN = 8192;
     private static final int ENOMEM = 12;
     private static final int EBADF = 9;
-    /** {@code struct fuse_file_info.fh} (libfuse2, LP64): after flags, fh_old, writepage and the bit fields. */
-    private static final long FI_FH = 24;
     private static final int EINTR = 4;
     private static final int EAGAIN = 11;
     private static final int ENOENT = 2;
@@ -221,13 +208,10 @@ final class FuseWorkers {
     // ---- the read operation as an FFM upcall ----
 
     private static void installReadBuf(ModelFs fs, MemorySegment ops, Arena arena) throws ReflectiveOperationException {
-        if (ops.byteSize() < READ_BUF_SLOT + ADDR.byteSize()) {
-            throw new IllegalStateException("jnr-fuse's operation table has no read_buf slot (" + ops.byteSize() + " bytes)");
-        }
         MethodHandle readBuf = MethodHandles.lookup().findStatic(FuseWorkers.class, "readBuf",
                 MethodType.methodType(int.class, ModelFs.class, MemorySegment.class, MemorySegment.class, long.class,
                         long.class, MemorySegment.class)).bindTo(fs);
-        ops.set(ADDR, READ_BUF_SLOT, LINKER.upcallStub(readBuf, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
+        ops.set(ADDR, FuseStructs.OPS_READ_BUF, LINKER.upcallStub(readBuf, FunctionDescriptor.of(INT, ADDR, ADDR, LONG, LONG, ADDR), arena));
     }
 
     /**
@@ -238,34 +222,39 @@ final class FuseWorkers {
     private static int readBuf(ModelFs fs, MemorySegment path, MemorySegment bufp, long size, long offset, MemorySegment fi) {
         MemorySegment bv = MemorySegment.NULL;
         MemorySegment mem = MemorySegment.NULL;
+        long start = System.nanoTime();
         try {
-            long fh = fi.reinterpret(FI_FH + 8).get(LONG, FI_FH);
+            long fh = fi.reinterpret(FuseStructs.FILE_INFO.byteSize()).get(LONG, FuseStructs.FI_FH);
             OpenedSource src = fs.openSource(fh);
             if (src == null) {
                 return -EBADF;
             }
-            bv = ((MemorySegment) MALLOC.invokeExact(BUFVEC_BYTES)).reinterpret(BUFVEC_BYTES);
+            bv = ((MemorySegment) MALLOC.invokeExact(FuseStructs.BUFVEC.byteSize())).reinterpret(FuseStructs.BUFVEC.byteSize());
             if (bv.equals(MemorySegment.NULL)) {
                 return -ENOMEM;
             }
             bv.fill((byte) 0);
-            bv.set(LONG, BV_COUNT, 1);
-            long pos = size >= SPLICE_MIN ? src.blobPosition(offset, size) : -1;
-            if (pos >= 0) {
-                bv.set(LONG, BV_BUF_SIZE, Math.min(size, src.size() - offset));
-                bv.set(INT, BV_BUF_FLAGS, BUF_FD_AT_POS);
-                bv.set(INT, BV_BUF_FD, src.blobDescriptor(offset));
-                bv.set(LONG, BV_BUF_POS, pos);
+            bv.set(LONG, FuseStructs.BV_COUNT, 1);
+            int segment = size >= SPLICE_MIN ? src.blobSegment(offset, size) : -1;
+            long served = 0;
+            if (segment >= 0) {
+                served = Math.min(size, src.size() - offset);
+                bv.set(LONG, FuseStructs.BV_BUF_SIZE, served);
+                bv.set(INT, FuseStructs.BV_BUF_FLAGS, FuseStructs.BUF_IS_FD | FuseStructs.BUF_FD_SEEK);
+                bv.set(INT, FuseStructs.BV_BUF_FD, src.blobDescriptor(segment));
+                bv.set(LONG, FuseStructs.BV_BUF_POS, src.blobPosition(segment, offset));
             } else if (size > 0) {
                 mem = ((MemorySegment) MALLOC.invokeExact(size)).reinterpret(size);
                 if (mem.equals(MemorySegment.NULL)) {
                     FREE.invokeExact(bv);
                     return -ENOMEM;
                 }
-                bv.set(LONG, BV_BUF_SIZE, src.read(offset, mem, 0, size));   // a failure frees both below
-                bv.set(ADDR, BV_BUF_MEM, mem);
+                served = src.read(offset, mem, 0, size);                    // a failure frees both below
+                bv.set(LONG, FuseStructs.BV_BUF_SIZE, served);
+                bv.set(ADDR, FuseStructs.BV_BUF_MEM, mem);
             }
             bufp.reinterpret(ADDR.byteSize()).set(ADDR, 0, bv);
+            fs.readDone(src, served, start);
             return 0;
         } catch (Throwable t) {
             try {

@@ -1,70 +1,58 @@
 package dev.modelfs.fuse;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.cache.ChunkCache;
-import dev.modelfs.view.BlobResolver;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.Errno;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.OpenedSource;
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ReadFailure;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.read.Errno;
+import dev.modelfs.read.OpenedSource;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.util.logging.Logger;
+import java.util.Map;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
 import jnr.ffi.types.size_t;
+import ru.serce.jnrfuse.AbstractFuseFS;
 import ru.serce.jnrfuse.ErrorCodes;
 import ru.serce.jnrfuse.FuseFillDir;
-import ru.serce.jnrfuse.FuseStubFS;
 import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 import ru.serce.jnrfuse.struct.Statvfs;
 import ru.serce.jnrfuse.struct.Timespec;
 
 /**
- * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and maps tree
- * operations and errors to FUSE calls and errnos. Knows nothing about file formats.
+ * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and encodes the
+ * {@link ServePolicy}'s answers (attributes, errors, space, opened files) as FUSE replies. Knows
+ * nothing about file formats. Reads are {@link FuseWorkers}' {@code read_buf} upcall, which finds the
+ * open file with {@link #openSource}.
  *
- * <p>Invariants: every mutating operation returns EROFS; an open file keeps serving the bytes of the
- * snapshot it was opened in (it holds its {@link OpenedSource}); a missing blob is ENOENT at open, a
- * size mismatch or a blob truncated under its mapping EIO ({@link ReadFailure#of}); each distinct failure
- * is logged once while it is among the {@value #LOGGED_MAX} remembered (the memory of them is bounded).
+ * <p>Invariants: every mutating operation returns EROFS ({@link ReadOnlyFuseOperations}); an open file
+ * keeps serving the bytes of the snapshot it was opened in (it holds its {@link OpenedSource}); a
+ * missing blob is ENOENT at open, a size mismatch or a blob truncated under its mapping EIO; each
+ * distinct failure is logged once and reported with the model its path lies in ({@link ServePolicy#failed}); the
+ * root carries the attribute {@value #METRICS_XATTR} when the policy's telemetry has an endpoint.
  */
-public final class ModelFs extends FuseStubFS {
-    private static final Logger LOG = Logger.getLogger(ModelFs.class.getName());
+public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperations {
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
-    private static final int LOGGED_MAX = 10_000;
+    /** The root's attribute naming the metrics endpoint ({@code modelfs status} reads it). */
+    public static final String METRICS_XATTR = "user.modelfs.metrics";
 
     private final StoreTree tree;
-    private final BlobResolver resolver;
-    private final ChunkCache chunks;
-    private final ReadAhead readAhead;
-    private final long uid;
-    private final long gid;
+    private final ServePolicy policy;
+    private final Map<String, String> rootXattrs;
     private final HandleTable<Handle> open = new HandleTable<>();
 
     /** An open file: the node it was opened as (its attributes) and its leased bytes. */
     private record Handle(FileNode node, OpenedSource source) {}
-    /** Failure lines already logged, at most {@value #LOGGED_MAX} (size-bounded eviction, on the caller's thread). */
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
-    /** A file system over {@code tree}; sequential readers of converted files are served by {@code readAhead}. */
-    public ModelFs(StoreTree tree, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid) {
+    /** A file system over {@code tree} that answers as {@code policy} says. */
+    public ModelFs(StoreTree tree, ServePolicy policy) {
         this.tree = tree;
-        this.resolver = resolver;
-        this.chunks = chunks;
-        this.readAhead = readAhead;
-        this.uid = uid;
-        this.gid = gid;
+        this.policy = policy;
+        this.rootXattrs = policy.telemetry().endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of());
     }
 
     /** Node at an absolute FUSE path in the current snapshot, or null. */
@@ -99,7 +87,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("getattr " + path, e);
+            return fail("getattr", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -109,26 +97,19 @@ public final class ModelFs extends FuseStubFS {
     }
 
     private void fill(Node n, FileStat stat) {
-        stat.st_ino.set(n.inode());
-        stat.st_uid.set(uid);
-        stat.st_gid.set(gid);
-        long sec = Math.floorDiv(n.mtimeNanos(), 1_000_000_000L);
-        long nsec = Math.floorMod(n.mtimeNanos(), 1_000_000_000L);
+        ServePolicy.Attributes a = policy.attributes(n);
+        stat.st_ino.set(a.inode());
+        stat.st_uid.set(a.uid());
+        stat.st_gid.set(a.gid());
         for (Timespec t : new Timespec[] {stat.st_mtim, stat.st_ctim, stat.st_atim}) {
-            t.tv_sec.set(sec);
-            t.tv_nsec.set(nsec);
+            t.tv_sec.set(a.mtimeSeconds());
+            t.tv_nsec.set(a.mtimeNanosOfSecond());
         }
-        if (n instanceof FileNode f) {
-            stat.st_mode.set(FileStat.S_IFREG | 0444);
-            stat.st_nlink.set(1);
-            stat.st_size.set(f.size());
-            stat.st_blocks.set((f.size() + 511) / 512);
-        } else {
-            stat.st_mode.set(FileStat.S_IFDIR | 0555);
-            stat.st_nlink.set(2);
-            stat.st_size.set(4096);
-        }
-        stat.st_blksize.set(128 * 1024);
+        stat.st_mode.set((a.directory() ? FileStat.S_IFDIR : FileStat.S_IFREG) | a.permissions());
+        stat.st_nlink.set(a.links());
+        stat.st_size.set(a.size());
+        stat.st_blocks.set(a.blocks());
+        stat.st_blksize.set(ServePolicy.BLOCK_SIZE);
     }
 
     @Override
@@ -137,7 +118,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             n = resolve(path);
         } catch (RuntimeException e) {
-            return fail("readdir " + path, e);
+            return fail("readdir", path, e);
         }
         if (n == null) {
             return -ErrorCodes.ENOENT();
@@ -171,25 +152,11 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = OpenedSource.open(f.source(), resolver, chunks, readAhead);
+            OpenedSource src = policy.open(f);
             fi.fh.set(open.add(new Handle(f, src)));
             return 0;
         } catch (IOException | RuntimeException e) {
-            return fail("open " + path, e);
-        }
-    }
-
-    /** jnr's read callback; a mount driven by {@link FuseWorkers} reads through its {@code read_buf} instead. */
-    @Override
-    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        OpenedSource src = openSource(fi.fh.get());
-        if (src == null) {
-            return -ErrorCodes.EBADF();
-        }
-        try {
-            return (int) src.read(offset, MemorySegment.ofAddress(buf.address()).reinterpret(size), 0, size);
-        } catch (IOException | RuntimeException e) {
-            return fail("read " + path, e);
+            return fail("open", path, e);
         }
     }
 
@@ -202,7 +169,17 @@ public final class ModelFs extends FuseStubFS {
     /** Logs a failed read of C path {@code pathC} (may be null) once; returns its negated errno. */
     int readFailed(MemorySegment pathC, Throwable e) {
         String path = pathC == null || pathC.equals(MemorySegment.NULL) ? "?" : pathC.reinterpret(4096).getString(0);
-        return fail("read " + path, e);
+        return fail("read", path, e);
+    }
+
+    /** Reports a read of {@code src} that answered {@code bytes} bytes and began at {@code startNanos}. */
+    void readDone(OpenedSource src, long bytes, long startNanos) {
+        policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
+    }
+
+    /** Files open now. */
+    public int openFiles() {
+        return open.size();
     }
 
     /**
@@ -210,10 +187,15 @@ public final class ModelFs extends FuseStubFS {
      * copies it per call; its closures stay alive as long as this object), for {@link FuseWorkers}.
      */
     MemorySegment copyOperations(java.lang.foreign.Arena arena) {
-        byte[] table = new byte[jnr.ffi.Struct.size(fuseOperations)];
-        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, table.length);
-        MemorySegment copy = arena.allocate(table.length, 8);
-        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, table.length);
+        int size = jnr.ffi.Struct.size(fuseOperations);
+        if (size != FuseStructs.OPERATIONS.byteSize()) {
+            throw new IllegalStateException("jnr-fuse's struct fuse_operations has " + size + " bytes, libfuse 2.9's "
+                    + FuseStructs.OPERATIONS.byteSize());
+        }
+        byte[] table = new byte[size];
+        jnr.ffi.Struct.getMemory(fuseOperations).get(0, table, 0, size);
+        MemorySegment copy = arena.allocate(FuseStructs.OPERATIONS);
+        MemorySegment.copy(MemorySegment.ofArray(table), 0, copy, 0, size);
         return copy;
     }
 
@@ -243,19 +225,17 @@ public final class ModelFs extends FuseStubFS {
     @Override
     public int statfs(String path, Statvfs st) {
         try {
-            FileStore fs = Files.getFileStore(tree.store().root());
-            long bsize = Math.max(1, fs.getBlockSize());
-            st.f_bsize.set(bsize);
-            st.f_frsize.set(bsize);
-            st.f_blocks.set(fs.getTotalSpace() / bsize);
-            st.f_bfree.set(fs.getUnallocatedSpace() / bsize);
-            st.f_bavail.set(fs.getUsableSpace() / bsize);
-            st.f_namemax.set(255);
+            ServePolicy.Space space = policy.space();
+            st.f_bsize.set(space.blockSize());
+            st.f_frsize.set(space.blockSize());
+            st.f_blocks.set(space.totalBytes() / space.blockSize());
+            st.f_bfree.set(space.freeBytes() / space.blockSize());
+            st.f_bavail.set(space.availableBytes() / space.blockSize());
+            st.f_namemax.set(ServePolicy.NAME_MAX);
             st.f_flag.set(Statvfs.ST_RDONLY);
             return 0;
         } catch (IOException | RuntimeException e) {
-            logOnce("statfs: " + e);
-            return -ErrorCodes.EIO();
+            return fail("statfs", path, e);
         }
     }
 
@@ -264,7 +244,7 @@ public final class ModelFs extends FuseStubFS {
         try {
             return getxattr0(path, name, value, size);
         } catch (RuntimeException e) {
-            return fail("getxattr " + path, e);
+            return fail("getxattr", path, e);
         }
     }
 
@@ -273,7 +253,7 @@ public final class ModelFs extends FuseStubFS {
         if (n == null) {
             return -ErrorCodes.ENOENT();
         }
-        String v = n instanceof FileNode f ? f.xattrs().get(name) : null;
+        String v = xattrs(path, n).get(name);
         if (v == null) {
             return -ErrorCodes.ENODATA();
         }
@@ -288,12 +268,20 @@ public final class ModelFs extends FuseStubFS {
         return b.length;
     }
 
+    /** The extended attributes of node {@code n} at {@code path}: a file's own, the root's, else none. */
+    private Map<String, String> xattrs(String path, Node n) {
+        if (n instanceof FileNode f) {
+            return f.xattrs();
+        }
+        return "/".equals(path) ? rootXattrs : Map.of();
+    }
+
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
         try {
             return listxattr0(path, list, size);
         } catch (RuntimeException e) {
-            return fail("listxattr " + path, e);
+            return fail("listxattr", path, e);
         }
     }
 
@@ -303,9 +291,7 @@ public final class ModelFs extends FuseStubFS {
             return -ErrorCodes.ENOENT();
         }
         StringBuilder sb = new StringBuilder();
-        if (n instanceof FileNode f) {
-            f.xattrs().keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
-        }
+        xattrs(path, n).keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
         byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
         if (size == 0) {
             return b.length;
@@ -324,40 +310,22 @@ public final class ModelFs extends FuseStubFS {
                 return -ErrorCodes.ENOENT();
             }
         } catch (RuntimeException e) {
-            return fail("access " + path, e);
+            return fail("access", path, e);
         }
         return (mask & 2) != 0 ? -ErrorCodes.EROFS() : 0;
     }
-
-    // ---- everything that would change the tree is refused ----
-    @Override public int mknod(String path, long mode, long rdev) { return -ErrorCodes.EROFS(); }
-    @Override public int mkdir(String path, long mode) { return -ErrorCodes.EROFS(); }
-    @Override public int unlink(String path) { return -ErrorCodes.EROFS(); }
-    @Override public int rmdir(String path) { return -ErrorCodes.EROFS(); }
-    @Override public int symlink(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int rename(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int link(String oldpath, String newpath) { return -ErrorCodes.EROFS(); }
-    @Override public int chmod(String path, long mode) { return -ErrorCodes.EROFS(); }
-    @Override public int chown(String path, long uid, long gid) { return -ErrorCodes.EROFS(); }
-    @Override public int truncate(String path, long size) { return -ErrorCodes.EROFS(); }
-    @Override public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int create(String path, long mode, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int setxattr(String path, String name, Pointer value, long size, int flags) { return -ErrorCodes.EROFS(); }
-    @Override public int removexattr(String path, String name) { return -ErrorCodes.EROFS(); }
-    @Override public int utimens(String path, Timespec[] timespec) { return -ErrorCodes.EROFS(); }
-    @Override public int ftruncate(String path, long size, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
-    @Override public int fallocate(String path, int mode, long off, long length, FuseFileInfo fi) { return -ErrorCodes.EROFS(); }
 
     @Override
     protected String getFSName() {
         return "modelfs";
     }
 
-    /** Logs a failed operation once and returns its negated errno ({@link ReadFailure#of} decides which). */
-    private int fail(String what, Throwable e) {
-        ReadFailure f = ReadFailure.of(e);
-        logOnce(what + ": " + f.getMessage());
-        return -errno(f.errno());
+    /**
+     * Logs a failed operation {@code op} on {@code path} once, reports it against the model the path lies in,
+     * and returns its negated errno (the policy decides which).
+     */
+    private int fail(String op, String path, Throwable e) {
+        return -errno(policy.failed(op + " " + path, path == null ? null : tree.modelOf(path), e));
     }
 
     private static int errno(Errno e) {
@@ -366,11 +334,5 @@ public final class ModelFs extends FuseStubFS {
             case EACCES -> ErrorCodes.EACCES();
             case EIO -> ErrorCodes.EIO();
         };
-    }
-
-    private void logOnce(String msg) {
-        if (logged.asMap().putIfAbsent(msg, Boolean.TRUE) == null) {
-            LOG.warning(msg);
-        }
     }
 }

@@ -1,16 +1,17 @@
 package dev.modelfs.fuse;
 
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ModelView;
-import dev.modelfs.view.ReadAhead;
-import dev.modelfs.view.ServedTree;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.telemetry.Telemetry;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -23,29 +24,32 @@ public final class MountSession implements AutoCloseable {
 
     private final Path mountpoint;
     private final ServedTree served;
-    private final ModelFs fs;
     private final FuseWorkers workers;
-    private final ReadAhead readAhead;
+    private final IntSupplier openFiles;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, ReadAhead readAhead) {
+    private MountSession(Path mountpoint, ServedTree served, FuseWorkers workers, IntSupplier openFiles) {
+        this.openFiles = openFiles;
         this.mountpoint = mountpoint;
         this.served = served;
-        this.fs = fs;
         this.workers = workers;
-        this.readAhead = readAhead;
     }
 
     /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
+        return mount(store, mountpoint, opts, views, Telemetry.NONE);
+    }
+
+    /** The same, reporting what the mount serves to {@code telemetry}. */
+    public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
+                                     Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
         clearStale(mp);
         if (!Files.isDirectory(mp)) {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis());
-        ReadAhead readAhead = ReadAhead.forCores();
-        ModelFs fs = new ModelFs(served.tree(), served.resolver(), served.chunks(), readAhead, opts.uid(), opts.gid());
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry);
+        ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
             List<String> args = new ArrayList<>();
@@ -56,11 +60,10 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads());
         } catch (IOException | RuntimeException e) {
-            readAhead.close();
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers, readAhead);
+        return new MountSession(mp, served, workers, fs::openFiles);   // the workers hold the file system (its callbacks) while mounted
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -85,8 +88,14 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
-    public ModelFs fs() {
-        return fs;
+    /** The tree, mappings and chunk cache this mount serves. */
+    public ServedTree served() {
+        return served;
+    }
+
+    /** Files open on the mount now. */
+    public int openFiles() {
+        return openFiles.getAsInt();
     }
 
     @Override
@@ -102,7 +111,6 @@ public final class MountSession implements AutoCloseable {
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
         }
-        readAhead.close();
         served.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.hf;
 
+import dev.modelfs.arch.GgufParams;
 import dev.modelfs.format.gguf.GgufArray;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
@@ -10,7 +11,7 @@ import java.util.List;
  * Typed, lenient reads of GGUF metadata for the Hugging Face files: a KV of an unexpected type is
  * an {@link HfUnsupported}, never a crash.
  */
-final class GgufMeta {
+final class GgufMeta implements GgufParams {
     private final GgufFile g;
 
     GgufMeta(GgufFile g) {
@@ -19,6 +20,11 @@ final class GgufMeta {
 
     boolean has(String key) {
         return g.kv(key) != null;
+    }
+
+    @Override
+    public boolean hasTensor(String name) {
+        return g.tensor(name) != null;
     }
 
     String string(String key, String dflt) {
@@ -33,7 +39,8 @@ final class GgufMeta {
     }
 
     /** An integer KV (any integer width), or {@code dflt}. */
-    Long integer(String key, Long dflt) {
+    @Override
+    public Long integer(String key, Long dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;
@@ -45,7 +52,8 @@ final class GgufMeta {
     }
 
     /** A FLOAT32/FLOAT64 KV as a double, or {@code dflt}. */
-    Double real(String key, Double dflt) {
+    @Override
+    public Double real(String key, Double dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;

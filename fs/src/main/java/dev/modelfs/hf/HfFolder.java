@@ -2,6 +2,7 @@ package dev.modelfs.hf;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelfs.arch.ArchSpec;
 import dev.modelfs.arch.Architecture;
 import dev.modelfs.arch.ConfigKeys;
 import dev.modelfs.arch.QkPermutation;
@@ -45,12 +46,21 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * when it has one (Llama 3.x rope scaling), else null.
      */
     public static HfFolder of(GgufFile g, float[] ropeFreqs) {
+        try {
+            return build(g, ropeFreqs);
+        } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
+            throw new HfUnsupported(e.getMessage());
+        }
+    }
+
+    private static HfFolder build(GgufFile g, float[] ropeFreqs) {
         GgufMeta m = new GgufMeta(g);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
             throw new HfUnsupported("no general.architecture");
         }
-        Architecture arch = Architecture.fromGguf(archName).orElseThrow(() -> new HfUnsupported(unsupported(archName)));
+        Architecture arch = Architecture.fromGguf(archName, m).orElseThrow(() -> new HfUnsupported(unsupported(archName)));
+        ArchSpec spec = arch.spec();
         Map<String, GgufKv> kvs = new HashMap<>();
         g.kvs().forEach(kv -> kvs.put(kv.key(), kv));
         String p = arch.ggufName() + ".";
@@ -61,15 +71,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int heads = positive(m, p + "attention.head_count");
         int headsKv = (int) (long) m.integer(p + "attention.head_count_kv", (long) heads);
         int hidden = positive(m, p + "embedding_length");
-        int headDim = arch == Architecture.PHI3
-                ? (int) (long) m.integer(p + "attention.key_length", (long) hidden / heads)
-                : (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
-        if (arch == Architecture.PHI3 && (g.tensor("rope_factors_long.weight") != null || g.tensor("rope_factors_short.weight") != null)) {
-            throw new HfUnsupported("phi3 with longrope scaling (rope_factors_long/short, the 128k variants) is not supported: "
-                    + "modelfs does not rebuild rope_scaling long_factor/short_factor");
-        }
+        int headDim = spec.headDim(m, p, hidden, heads);
+        spec.checkGguf(m, p);
         List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
-        ObjectNode llama3 = g.tensor(ROPE_FREQS) == null ? null : Llama3Rope.scaling(m, arch, ropeFreqs, headDim);
+        ObjectNode ropeScaling = g.tensor(ROPE_FREQS) == null ? null : spec.ropeScalingOf(m, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
         String tokProblem = null;
@@ -86,33 +91,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         }
 
         ObjectNode c = ConfigKeys.toHf(arch, kvs);
-        if (llama3 != null) {
-            c.set("rope_scaling", llama3);
+        if (ropeScaling != null) {
+            c.set("rope_scaling", ropeScaling);
         }
         c.put("head_dim", headDim);
         if (!c.has("num_key_value_heads")) {
             c.put("num_key_value_heads", headsKv);
         }
         c.put("vocab_size", embd.shape()[0]);
-        if (arch != Architecture.GEMMA3) {
-            c.put("hidden_act", "silu");
-        }
+        c.put("hidden_act", "silu");
         c.put("tie_word_embeddings", g.tensor("output.weight") == null);
         c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
-        if (arch == Architecture.QWEN3MOE) {
-            c.put("norm_topk_prob", true);
-            c.put("decoder_sparse_step", 1);
-            c.putArray("mlp_only_layers");
-        }
-        if (arch == Architecture.LLAMA) {
-            c.put("mlp_bias", false);
-        }
-        if (arch == Architecture.PHI3) {
-            phi3(c, m, p, hidden, heads, headDim);
-        }
-        if (arch == Architecture.GEMMA3) {
-            Gemma3Config.complete(c, m, p, hidden, heads, headDim);
-        }
+        spec.completeHfConfig(c, m, p, hidden, heads, headDim);
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
             for (String[] f : new String[][] {{"bos_token_id", "b"}, {"eos_token_id", "e"}, {"pad_token_id", "p"}}) {
@@ -150,11 +140,11 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             long[] shape = t.shape();
             long rowBytes = t.type().rowBytes(t.rank() == 0 ? 1 : t.ne()[0]);
             long rows = t.rank() <= 1 ? (t.rank() == 0 ? 1 : t.ne()[0]) : t.elements() / t.ne()[0];
-            if (TensorNames.expertSlice(t.name(), 0).isPresent() && t.rank() == 3) {
+            if (TensorNames.expertSlice(arch, t.name(), 0).isPresent() && t.rank() == 3) {
                 long experts = t.ne()[2];
                 long per = t.byteSize() / experts;
                 for (int e = 0; e < experts; e++) {
-                    TensorNames.ExpertSlice s = TensorNames.expertSlice(t.name(), e).orElseThrow();
+                    TensorNames.ExpertSlice s = TensorNames.expertSlice(arch, t.name(), e).orElseThrow();
                     out.add(new HfTensor(s.hfName(), t, new long[] {shape[1], shape[2]}, e * per, per, shape[1], null));
                 }
                 continue;
@@ -184,31 +174,6 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         return out;
     }
 
-    /**
-     * Phi-3's fields besides the plain ones: {@code original_max_position_embeddings}
-     * ({@code rope.scaling.original_context_length}), {@code partial_rotary_factor} (rope dimensions over
-     * head dimension), {@code sliding_window} (llama.cpp writes 0 for none). Rope scaling KVs are refused.
-     */
-    private static void phi3(ObjectNode c, GgufMeta m, String p, int hidden, int heads, int headDim) {
-        if (c.has("rope_scaling")) {
-            throw new HfUnsupported("phi3 with rope scaling (" + p + "rope.scaling.type) is not supported: Phi-3's "
-                    + "rope_scaling is longrope/su with per-dimension factors, which modelfs does not rebuild");
-        }
-        c.remove("attention_bias");
-        Long orig = m.integer(p + "rope.scaling.original_context_length", null);
-        if (orig != null) {
-            c.put("original_max_position_embeddings", orig);
-        }
-        long ropeDims = m.integer(p + "rope.dimension_count", (long) headDim);
-        c.put("partial_rotary_factor", ropeDims == headDim ? 1.0 : (double) (ropeDims * heads) / hidden);
-        long window = m.integer(p + "attention.sliding_window", 0L);
-        if (window > 0) {
-            c.put("sliding_window", window);
-        } else {
-            c.putNull("sliding_window");
-        }
-    }
-
     private static int positive(GgufMeta m, String key) {
         Long v = m.integer(key, null);
         if (v == null || v <= 0 || v > Integer.MAX_VALUE) {
@@ -223,6 +188,6 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                     + "(text) is mapped; the others change values in their own ways, which modelfs does not undo";
         }
         return "general.architecture " + arch + " is not supported (supported: "
-                + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).toList()) + ")";
+                + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).distinct().toList()) + ")";
     }
 }

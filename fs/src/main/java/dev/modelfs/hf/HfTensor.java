@@ -1,5 +1,6 @@
 package dev.modelfs.hf;
 
+import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import java.util.function.LongUnaryOperator;
 
@@ -25,10 +26,6 @@ public record HfTensor(String name, GgufTensorInfo source, long[] shape, long by
 
     /** Elements of this tensor. */
     public long elements() {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        return n;
+        return Shapes.product(shape);
     }
 }

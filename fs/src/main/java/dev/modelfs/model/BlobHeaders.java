@@ -2,6 +2,7 @@ package dev.modelfs.model;
 
 import dev.modelfs.cache.BlobSizeMismatchException;
 import dev.modelfs.cache.NativeFile;
+import dev.modelfs.cache.TruncatedMapping;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.safetensors.SafetensorsHeader;
@@ -48,7 +49,7 @@ public final class BlobHeaders {
             try {
                 return parser.apply(seg);
             } catch (InternalError e) {
-                throw new IOException(d.shortId() + ": blob became unreadable while parsing its header", e);
+                throw TruncatedMapping.of(d.shortId() + " while parsing its header", e);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.modelfs.model;
 
+import dev.modelfs.format.Shapes;
 import dev.modelfs.quant.mlx.MlxQuant;
 
 /**
@@ -10,7 +11,9 @@ import dev.modelfs.quant.mlx.MlxQuant;
  * {@code quant} is null for unquantized tensors, in which case {@code scale}, {@code bias} and
  * {@code globalScale} are null and {@code logicalShape} equals the stored shape; for quantized tensors
  * {@code main} is U32 codes, {@code scale} is present, {@code bias} is present exactly for affine
- * modes, and {@code logicalShape} is the stored shape with the last axis times {@code 32/bits}.
+ * modes, and {@code logicalShape} is the stored shape with the last axis times {@code 32/bits};
+ * {@code globalScale} (nvfp4 only) is one F32, or one F32 per index of the first axis of a stacked
+ * tensor ({@code [E, 1, 1]}), applying to that index's groups.
  */
 public record LogicalTensor(String name, String component, String relativeName, StoredTensor main,
                             StoredTensor scale, StoredTensor bias, StoredTensor globalScale,
@@ -29,10 +32,6 @@ public record LogicalTensor(String name, String component, String relativeName, 
     }
 
     public long logicalNumel() {
-        long n = 1;
-        for (long d : logicalShape) {
-            n = Math.multiplyExact(n, d);
-        }
-        return n;
+        return Shapes.product(logicalShape);
     }
 }

@@ -17,10 +17,14 @@ import java.util.List;
  *
  * <p>Invariants: reads only blob headers and small JSON layers; never throws for bad input (a bad
  * GGUF header is an {@link ModelTable.UnreadableGguf}, a bad tensor blob a problem line in its
- * {@link TensorTable}); the result lists the first GGUF model layer's table (if the manifest has one)
- * before the safetensors table (if it has tensor layers), and is empty for models with neither.
+ * {@link TensorTable}); the result lists the first GGUF model layer's table (if the manifest has one),
+ * then the first GGUF draft layer's (folder {@code draft}), then the safetensors table (if it has
+ * tensor layers), and is empty for models with none of them.
  */
 public final class ModelTables {
+    /** The folder of a GGUF draft layer's files (docs/FORMATS.md §4.3 H). */
+    public static final String DRAFT_FOLDER = "draft";
+
     private ModelTables() {}
 
     public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config) {
@@ -28,22 +32,27 @@ public final class ModelTables {
         BlobHeaders headers = new BlobHeaders(store);
         Layer model = m.first(MediaType.Kind.MODEL);
         if (model != null && model.digest().isPresent()) {
-            out.add(gguf(headers, model));
+            out.add(gguf(headers, model, ""));
+        }
+        Layer draft = m.first(MediaType.Kind.DRAFT);
+        if (draft != null && draft.digest().isPresent()) {
+            out.add(gguf(headers, draft, DRAFT_FOLDER));
         }
         if (m.first(MediaType.Kind.TENSOR) != null) {
             ComponentConfigs configs = ComponentConfigs.read(store, m);
-            TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType()).build(m);
+            TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType(),
+                    configs.imageQuantization(), DraftLayout.of(config, m).orElse(null)).build(m);
             out.add(new ModelTable.Safetensors(table, configs));
         }
         return out;
     }
 
-    private static ModelTable gguf(BlobHeaders headers, Layer model) {
+    private static ModelTable gguf(BlobHeaders headers, Layer layer, String folder) {
         try {
-            GgufFile g = headers.gguf(model.digest().get(), model.size());
-            return new ModelTable.Gguf(model, g);
+            GgufFile g = headers.gguf(layer.digest().get(), layer.size());
+            return new ModelTable.Gguf(layer, g, folder);
         } catch (IOException | FormatException e) {
-            return new ModelTable.UnreadableGguf(model, e.getMessage());
+            return new ModelTable.UnreadableGguf(layer, e.getMessage(), folder);
         }
     }
 }

@@ -11,22 +11,39 @@ import java.util.Map;
 
 /**
  * Decides how a quantized tensor is quantized (docs/FORMATS.md §4.5): per-tensor metadata, then blob
- * metadata, then the model's config.json {@code quantization} section, then shape inference (with
- * the config blob's {@code file_type} as the tie-breaking hint). The first candidate whose shapes and
- * dtypes are consistent wins; none consistent means the tensor cannot be read.
+ * metadata, then, for a v0.14–v0.15 image import's {@code "data"} triple, the era's meaning of
+ * {@code model_index.json}'s {@code quantization} ({@link LegacyImageQuant}), then the model's
+ * config.json {@code quantization} section, then shape inference (ties broken by the config blob's
+ * {@code file_type}, else by the layout's era). The first candidate whose shapes and dtypes are
+ * consistent wins; none consistent means the tensor cannot be read.
  */
 final class QuantResolver {
     private QuantResolver() {}
 
-    /** Everything known about one quantized tensor. */
+    /**
+     * Everything known about one quantized tensor; {@code imageQuantization} is the
+     * {@code model_index.json} {@code quantization} of an image model's component tensor, else null.
+     */
     record Pieces(String key, StoredTensor main, StoredTensor scale, StoredTensor bias, StoredTensor globalScale,
-                  Map<String, String> metadata, JsonNode configSection, String relativeName, String fileTypeHint) {}
+                  Map<String, String> metadata, JsonNode configSection, String relativeName, String fileTypeHint,
+                  boolean legacyData, String imageQuantization) {
+        /** A {@code "data"} triple of an image model's component (v0.14–v0.15 image import). */
+        boolean legacyImage() {
+            return legacyData && imageQuantization != null;
+        }
+    }
 
     static MlxQuant resolve(Pieces p) {
         List<MlxQuant> candidates = new ArrayList<>();
         Map<String, String> md = p.metadata() == null ? Map.of() : p.metadata();
         addFromStrings(candidates, md.get(p.key() + ".quant_type"), md.get(p.key() + ".group_size"));
         addFromStrings(candidates, md.get("quant_type"), md.get("group_size"));
+        if (p.legacyImage()) {
+            MlxQuant era = LegacyImageQuant.of(p.imageQuantization());
+            if (era != null) {
+                candidates.add(era);
+            }
+        }
         addFromConfig(candidates, p.configSection(), p.relativeName());
         addInferred(candidates, p);
         for (MlxQuant q : candidates) {
@@ -100,7 +117,10 @@ final class QuantResolver {
         int hintBits = switch (hint) {
             case "q4", "int4", "fp4" -> 4;
             case "q8", "int8", "fp8" -> 8;
-            default -> 0;
+            // no hint: the era decides. Without metadata the int4/g64 vs int8/g32 tie comes only from
+            // "data" triples (v0.14–v0.15: 8-bit g32 was the only such layout) or from v0.18.0–v0.18.2
+            // packed expert blobs (int4 g64; their config blobs say file_type)
+            default -> p.legacyData() ? 8 : 4;
         };
         long gs4 = cols * 8 % sc == 0 ? cols * 8 / sc : -1;
         long gs8 = cols * 4 % sc == 0 ? cols * 4 / sc : -1;
@@ -173,8 +193,32 @@ final class QuantResolver {
             return false;
         }
         StoredTensor g = p.globalScale();
-        if (g != null && (q.mode() != MlxMode.NVFP4 || g.dtype() != Dtype.F32 || g.numel() != 1)) {
+        if (g != null && (q.mode() != MlxMode.NVFP4 || g.dtype() != Dtype.F32 || !globalScaleShape(ws, g.shape()))) {
             return false;
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@code global} is the shape of an nvfp4 global scale of a weight of shape {@code weight}
+     * (docs/FORMATS.md §4.6): one element, or one per expert of a stacked weight ({@code [E, 1, 1]} for
+     * {@code [E, out, in/8]}, as v0.22–v0.31.1 stacked compressed-tensors experts).
+     */
+    static boolean globalScaleShape(long[] weight, long[] global) {
+        long n = 1;
+        for (long d : global) {
+            n *= d;
+        }
+        if (n == 1) {
+            return true;
+        }
+        if (weight.length < 3 || global.length != weight.length || global[0] != weight[0]) {
+            return false;
+        }
+        for (int i = 1; i < global.length; i++) {
+            if (global[i] != 1) {
+                return false;
+            }
         }
         return true;
     }

@@ -1,5 +1,6 @@
 package dev.modelfs.model;
 
+import dev.modelfs.format.Shapes;
 import dev.modelfs.format.safetensors.Dtype;
 
 /**
@@ -18,10 +19,6 @@ public record StoredTensor(String key, Dtype dtype, long[] shape, BlobRange byte
     }
 
     public long numel() {
-        long n = 1;
-        for (long d : shape) {
-            n = Math.multiplyExact(n, d);
-        }
-        return n;
+        return Shapes.product(shape);
     }
 }

@@ -33,6 +33,8 @@ public final class TensorTableBuilder {
     private final HeaderSource headers;
     private final Function<String, JsonNode> quantConfig;
     private final String fileTypeHint;
+    private final String imageQuantization;
+    private final DraftLayout draft;
 
     private final List<String> problems = new ArrayList<>();
     private final Set<String> disabled = new HashSet<>();
@@ -43,21 +45,27 @@ public final class TensorTableBuilder {
      * @param fileTypeHint the config blob's {@code file_type} (e.g. {@code q4}), used only to break ties
      */
     public TensorTableBuilder(HeaderSource headers, Function<String, JsonNode> quantConfig, String fileTypeHint) {
+        this(headers, quantConfig, fileTypeHint, null, null);
+    }
+
+    /**
+     * @param imageQuantization the {@code quantization} of the model's {@code model_index.json} (an image
+     *                          model), or null; gives the type of v0.14–v0.15 {@code "data"} triples
+     *                          ({@link LegacyImageQuant})
+     * @param draft where a draft imported with the model keeps its tensors (§4.3 H), or null: its
+     *              tensors become the component {@link DraftLayout#component()}
+     */
+    public TensorTableBuilder(HeaderSource headers, Function<String, JsonNode> quantConfig, String fileTypeHint,
+                              String imageQuantization, DraftLayout draft) {
         this.headers = headers;
         this.quantConfig = quantConfig;
         this.fileTypeHint = fileTypeHint;
-    }
-
-    /** One main entry found in a blob, before quantization is resolved. */
-    private record Found(String logicalName, Layer layer, String key, StoredTensor main, StoredTensor scale,
-                         StoredTensor bias, StoredTensor globalScale, Map<String, String> metadata, boolean legacyData) {
-        Found withCompanions(StoredTensor s, StoredTensor b) {
-            return new Found(logicalName, layer, key, main, s, b, globalScale, metadata, legacyData);
-        }
+        this.imageQuantization = imageQuantization;
+        this.draft = draft;
     }
 
     public TensorTable build(Manifest m) {
-        List<Found> found = new ArrayList<>();
+        List<FoundTensor> found = new ArrayList<>();
         Set<String> seenBlobs = new HashSet<>();
         for (Layer l : m.layers(MediaType.Kind.TENSOR)) {
             if (l.digest().isEmpty() || l.name() == null) {
@@ -72,10 +80,11 @@ public final class TensorTableBuilder {
                 SafetensorsHeader h = headers.header(d, l.size());
                 readBlob(l, d, h, found, seenBlobs);
             } catch (IOException | FormatException | IllegalArgumentException | ArithmeticException e) {
-                fail(componentOf(l.name()), "tensor blob " + d.shortId() + " (" + l.name() + "): " + e.getMessage());
+                fail(componentOf(layerName(l.name())), "tensor blob " + d.shortId() + " (" + l.name() + "): " + e.getMessage());
             }
         }
         pairLegacyCompanions(found);
+        ModelOptNvfp4.fuse(found);
         return new TensorTable(resolve(found), disabled, problems);
     }
 
@@ -102,12 +111,17 @@ public final class TensorTableBuilder {
         return true;
     }
 
+    /** A layer name as a logical name: a draft's {@code draft.x} is {@code draft/x}. */
+    private String layerName(String name) {
+        return draft != null && draft.owns(name) ? draft.logicalName(name) : name;
+    }
+
     static String componentOf(String name) {
         int i = name.indexOf('/');
         return i < 0 ? "" : name.substring(0, i);
     }
 
-    private void readBlob(Layer l, Digest d, SafetensorsHeader h, List<Found> out, Set<String> seenBlobs) {
+    private void readBlob(Layer l, Digest d, SafetensorsHeader h, List<FoundTensor> out, Set<String> seenBlobs) {
         Map<String, TensorEntry> byKey = new LinkedHashMap<>();
         for (TensorEntry e : h.tensors()) {
             if (!safeName(e.name())) {
@@ -127,7 +141,7 @@ public final class TensorTableBuilder {
                 }
             }
             if (k.endsWith(".global_scale") && (base = byKey.get(k.substring(0, k.length() - 13))) != null && base.dtype() == Dtype.U32
-                    && byKey.get(k).dtype() == Dtype.F32 && byKey.get(k).numel() == 1) {
+                    && byKey.get(k).dtype() == Dtype.F32 && QuantResolver.globalScaleShape(base.shape(), byKey.get(k).shape())) {
                 companions.add(k);
             }
         }
@@ -141,8 +155,9 @@ public final class TensorTableBuilder {
         }
         String prefix = l.name().contains("/") ? componentOf(l.name()) + "/" : "";
         for (String k : mains) {
-            String logical = legacyData ? l.name() : (!prefix.isEmpty() && !k.startsWith(prefix) ? prefix + k : k);
-            out.add(new Found(logical, l, k, stored(d, l.size(), h, byKey.get(k)), stored(d, l.size(), h, byKey.get(k + ".scale"), companions),
+            String logical = legacyData ? layerName(l.name()) : draft != null && draft.owns(k) ? draft.logicalName(k)
+                    : !prefix.isEmpty() && !k.startsWith(prefix) ? prefix + k : k;
+            out.add(new FoundTensor(logical, l, k, stored(d, l.size(), h, byKey.get(k)), stored(d, l.size(), h, byKey.get(k + ".scale"), companions),
                     stored(d, l.size(), h, byKey.get(k + ".bias"), companions),
                     stored(d, l.size(), h, byKey.get(k + ".global_scale"), companions), h.metadata(), legacyData));
         }
@@ -158,7 +173,7 @@ public final class TensorTableBuilder {
     }
 
     /** v0.14–v0.15: {@code <name>_scale} / {@code <name>_qbias} "data" layers are companions of {@code <name>}. */
-    private void pairLegacyCompanions(List<Found> found) {
+    private void pairLegacyCompanions(List<FoundTensor> found) {
         Map<String, Integer> legacy = new HashMap<>();
         for (int i = 0; i < found.size(); i++) {
             if (found.get(i).legacyData()) {
@@ -167,7 +182,7 @@ public final class TensorTableBuilder {
         }
         Set<Integer> consumed = new HashSet<>();
         for (int i = 0; i < found.size(); i++) {
-            Found f = found.get(i);
+            FoundTensor f = found.get(i);
             if (!f.legacyData() || f.main().dtype() != Dtype.U32) {
                 continue;
             }
@@ -176,26 +191,19 @@ public final class TensorTableBuilder {
                 continue;
             }
             Integer b = legacy.get(f.logicalName() + "_qbias");
-            found.set(i, f.withCompanions(found.get(s).main(), b == null ? null : found.get(b).main()));
+            found.set(i, f.with(f.main(), found.get(s).main(), b == null ? null : found.get(b).main(), f.globalScale()));
             consumed.add(s);
             if (b != null) {
                 consumed.add(b);
             }
         }
-        List<Found> kept = new ArrayList<>();
-        for (int i = 0; i < found.size(); i++) {
-            if (!consumed.contains(i)) {
-                kept.add(found.get(i));
-            }
-        }
-        found.clear();
-        found.addAll(kept);
+        FoundTensor.removeAll(found, consumed);
     }
 
-    private List<LogicalTensor> resolve(List<Found> found) {
+    private List<LogicalTensor> resolve(List<FoundTensor> found) {
         List<LogicalTensor> out = new ArrayList<>();
         Set<String> names = new HashSet<>();
-        for (Found f : found) {
+        for (FoundTensor f : found) {
             String component = componentOf(f.logicalName());
             String relative = component.isEmpty() ? f.logicalName() : f.logicalName().substring(component.length() + 1);
             if (!names.add(f.logicalName())) {
@@ -207,7 +215,8 @@ public final class TensorTableBuilder {
                 continue;
             }
             MlxQuant q = QuantResolver.resolve(new QuantResolver.Pieces(f.key(), f.main(), f.scale(), f.bias(), f.globalScale(),
-                    f.metadata(), quantConfig.apply(component), relative, fileTypeHint));
+                    f.metadata(), quantConfig.apply(component), relative, fileTypeHint, f.legacyData(),
+                    component.isEmpty() ? null : imageQuantization));
             if (q == null) {
                 fail(component, "cannot tell how " + f.logicalName() + " is quantized (shapes/dtypes match no known type)");
                 continue;

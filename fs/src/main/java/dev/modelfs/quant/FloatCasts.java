@@ -1,11 +1,13 @@
 package dev.modelfs.quant;
 
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
+import static dev.modelfs.format.LittleEndian.I64;
+
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.nio.ByteOrder;
 import java.util.Objects;
 
 /**
@@ -125,9 +127,6 @@ public final class FloatCasts {
 /** The bulk loops of {@link FloatCasts}, copied per segment-class pair by {@link SegmentKernelCopies}. */
 final class FloatCastLoops {
 
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private FloatCastLoops() {}
 

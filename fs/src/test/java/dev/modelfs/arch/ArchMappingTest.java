@@ -26,11 +26,20 @@ class ArchMappingTest {
 
     private static List<String> hfNames(Architecture a) {
         List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
-        List<String> layer = a == Architecture.PHI3
+        List<String> layer = new java.util.ArrayList<>(a == Architecture.PHI3
                 ? List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
                         "mlp.gate_up_proj", "mlp.down_proj")
                 : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
+                        "self_attn.o_proj", "post_attention_layernorm"));
+        switch (a) {
+            case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
+            case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
+                    "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
+            case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
+                    "block_sparse_moe.experts.w3"));
+            case PHI3 -> { }
+            default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
+        }
         for (String p : layer) {
             out.add("model.layers.7." + p + ".weight");
         }
@@ -39,17 +48,53 @@ class ArchMappingTest {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
-        if (a.hasQkNorm()) {
+        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
         }
-        if (a.isMoe()) {
-            out.add("model.layers.12.mlp.gate.weight");
-            out.add("model.layers.12.mlp.experts.gate_proj.weight");
-            out.add("model.layers.12.mlp.experts.up_proj.weight");
-            out.add("model.layers.12.mlp.experts.down_proj.weight");
-        }
         return out;
+    }
+
+    /** GGUF metadata with {@code llama.expert_count} = {@code experts} (absent when null), no tensors. */
+    private static GgufParams params(Long experts) {
+        return new GgufParams() {
+            @Override
+            public Long integer(String key, Long dflt) {
+                return key.equals("llama.expert_count") && experts != null ? experts : dflt;
+            }
+
+            @Override
+            public Double real(String key, Double dflt) {
+                return dflt;
+            }
+
+            @Override
+            public boolean hasTensor(String name) {
+                return false;
+            }
+        };
+    }
+
+    /** ArchSpec's invariants, for every architecture: unique layer names both ways, disjoint HF names, experts iff stacked rules. */
+    @Test
+    void everyArchitectureKeepsTheSpecInvariants() {
+        Set<String> hfNames = new HashSet<>();
+        for (Architecture a : Architecture.values()) {
+            ArchSpec s = a.spec();
+            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::gguf).distinct().count(), a + " GGUF names");
+            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
+            for (String n : s.tables().hfArchitectures()) {
+                assertTrue(hfNames.add(n), n + " claimed twice");
+            }
+            for (String n : s.tables().hfModelTypes()) {
+                assertTrue(hfNames.add("model_type " + n), n + " claimed twice");
+            }
+            boolean stacked = s.layers().stream().anyMatch(r -> r.gguf().endsWith("_exps"));
+            assertEquals(stacked, s.experts().isPresent(), a + " experts");
+            for (String b : s.requiredBiases()) {
+                assertTrue(s.layers().stream().anyMatch(r -> r.gguf().equals(b)), a + " bias of " + b);
+            }
+        }
     }
 
     @Test
@@ -106,11 +151,21 @@ class ArchMappingTest {
     @Test
     void perExpertNamesRoundTrip() {
         TensorNames.ExpertSlice s = TensorNames.perExpert(Architecture.QWEN3MOE, "model.layers.4.mlp.experts.11.up_proj.weight").orElseThrow();
-        assertEquals(new TensorNames.ExpertSlice("blk.4.ffn_up_exps.weight", 4, 11, "up_proj"), s);
-        assertEquals("model.layers.4.mlp.experts.11.up_proj.weight", s.hfName());
-        assertEquals(Optional.of(s), TensorNames.expertSlice("blk.4.ffn_up_exps.weight", 11));
+        assertEquals(new TensorNames.ExpertSlice("blk.4.ffn_up_exps.weight", 4, 11, "model.layers.4.mlp.experts.11.up_proj.weight"), s);
+        assertEquals(Optional.of(s), TensorNames.expertSlice(Architecture.QWEN3MOE, "blk.4.ffn_up_exps.weight", 11));
         assertFalse(TensorNames.perExpert(Architecture.QWEN3, "model.layers.4.mlp.experts.11.up_proj.weight").isPresent());
-        assertFalse(TensorNames.expertSlice("blk.4.ffn_up.weight", 0).isPresent());
+        assertFalse(TensorNames.expertSlice(Architecture.QWEN3MOE, "blk.4.ffn_up.weight", 0).isPresent());
+        assertFalse(TensorNames.expertSlice(Architecture.QWEN3, "blk.4.ffn_up_exps.weight", 0).isPresent());
+        // Mixtral: w1 = gate, w3 = up, w2 = down (llama.cpp's tensor_mapping.py)
+        TensorNames.ExpertSlice m = TensorNames.perExpert(Architecture.MIXTRAL, "model.layers.1.block_sparse_moe.experts.7.w3.weight").orElseThrow();
+        assertEquals(new TensorNames.ExpertSlice("blk.1.ffn_up_exps.weight", 1, 7, "model.layers.1.block_sparse_moe.experts.7.w3.weight"), m);
+        assertEquals("model.layers.1.block_sparse_moe.experts.2.w2.weight",
+                TensorNames.expertSlice(Architecture.MIXTRAL, "blk.1.ffn_down_exps.weight", 2).orElseThrow().hfName());
+        assertEquals("model.layers.1.block_sparse_moe.experts.2.w1.weight",
+                TensorNames.expertSlice(Architecture.MIXTRAL, "blk.1.ffn_gate_exps.weight", 2).orElseThrow().hfName());
+        assertFalse(TensorNames.perExpert(Architecture.MIXTRAL, "model.layers.1.mlp.experts.7.up_proj.weight").isPresent());
+        assertFalse(TensorNames.perExpert(Architecture.MIXTRAL, "model.layers.1.block_sparse_moe.experts.7.w4.weight").isPresent());
+        assertEquals("model.layers.3.mlp.shared_expert_gate.weight", TensorNames.toHf(Architecture.QWEN2MOE, "blk.3.ffn_gate_inp_shexp.weight").orElseThrow());
     }
 
     @Test
@@ -143,7 +198,7 @@ class ArchMappingTest {
     @Test
     void architecturesResolveBothWays() throws Exception {
         for (Architecture a : Architecture.values()) {
-            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName()));
+            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(), params(a == Architecture.MIXTRAL ? 8L : null)));
             for (String hf : a.hfArchitectures()) {
                 assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(hf, null));
             }
@@ -151,14 +206,16 @@ class ArchMappingTest {
         }
         assertEquals(new Architecture.Resolution.Supported(Architecture.LLAMA), Architecture.fromHf("MistralForCausalLM", "mistral"));
         assertEquals(new Architecture.Resolution.Supported(Architecture.PHI3), Architecture.fromHf("Phi3ForCausalLM", "phi3"));
-        assertTrue(Architecture.PHI3.synthesizedGgufRefusal().orElseThrow().contains("not tested"));
-        assertFalse(Architecture.QWEN3.synthesizedGgufRefusal().isPresent());
+        assertEquals(Optional.of(Architecture.LLAMA), Architecture.fromGguf("llama", params(0L)));
+        assertEquals(Optional.empty(), Architecture.fromGguf("mixtral", params(8L)));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.MIXTRAL), Architecture.fromHf("MixtralForCausalLM", "mixtral"));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.QWEN2MOE), Architecture.fromHf(null, "qwen2_moe"));
         assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
         var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
         assertTrue(gemma.reason().contains("only Gemma3ForCausalLM (text) is mapped"), gemma.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
-        assertFalse(Architecture.GEMMA3.synthesizedGgufRefusal().isPresent());
-        assertTrue(Architecture.PHI3.synthesizedGgufRefusal().isPresent());
+        var deepseek = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("DeepseekV2ForCausalLM", null));
+        assertTrue(deepseek.reason().contains("mixture-of-experts"), deepseek.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, null));
     }
 
@@ -189,7 +246,7 @@ class ArchMappingTest {
         assertEquals(4, back.get("num_experts").asInt());
         assertEquals("Qwen3MoeForCausalLM", back.get("architectures").get(0).asText());
         ConfigKeys.Dims d = ConfigKeys.dims(Architecture.QWEN3MOE, cfg);
-        assertEquals(new ConfigKeys.Dims(32, 2, 4, 2, 16, 300, 64, 4, 16), d);
+        assertEquals(new ConfigKeys.Dims(32, 2, 4, 2, 16, 300, 64, 4, 16, 0), d);
     }
 
     @Test

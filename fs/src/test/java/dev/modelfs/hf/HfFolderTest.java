@@ -127,6 +127,51 @@ class HfFolderTest {
         assertTrue(t.containsKey("model.layers.0.mlp.gate.weight"));
     }
 
+    /** A llama GGUF with experts is Mixtral: block_sparse_moe names (w1 gate, w3 up, w2 down), q/k still un-permuted. */
+    @Test
+    void llamaWithExpertsIsMixtral() throws Exception {
+        List<String> moe = List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,128,4",
+                "blk.0.ffn_up_exps.weight:64,128,4", "blk.0.ffn_down_exps.weight:128,64,4");
+        HfFolder f = HfFolder.of(model("llama", false, moe, List.of(kv("llama.expert_count", GgufValueType.UINT32, 4),
+                kv("llama.expert_used_count", GgufValueType.UINT32, 2))));
+        Map<String, HfTensor> t = byName(f);
+        assertEquals(dev.modelfs.arch.Architecture.MIXTRAL, f.arch());
+        assertTrue(t.containsKey("model.layers.0.block_sparse_moe.gate.weight"));
+        assertArrayEquals(new long[] {128, 64}, t.get("model.layers.0.block_sparse_moe.experts.3.w1.weight").shape());
+        assertArrayEquals(new long[] {128, 64}, t.get("model.layers.0.block_sparse_moe.experts.3.w3.weight").shape());
+        assertArrayEquals(new long[] {64, 128}, t.get("model.layers.0.block_sparse_moe.experts.3.w2.weight").shape());
+        assertEquals(4 * 3 + 1 + 9, t.size(), "4 experts x 3 + router + 9 others");
+        assertTrue(t.get("model.layers.0.self_attn.q_proj.weight").sourceRow() != null, "llama attention: q rows permuted");
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("MixtralForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals(4, c.get("num_local_experts").asInt());
+        assertEquals(2, c.get("num_experts_per_tok").asInt());
+        assertThrows(HfUnsupported.class, () -> HfFolder.of(model("llama", false, moe, List.of())),
+                "experts in a llama GGUF without expert_count have no Hugging Face name");
+    }
+
+    /** Qwen2 MoE: routed experts per expert, the shared expert and its [1, hidden] gate, qwen2moe's config fields. */
+    @Test
+    void qwen2MoeHasSharedExpertAndUnnormalizedRouting() throws Exception {
+        HfFolder f = HfFolder.of(model("qwen2moe", true, List.of("blk.0.attn_q.bias:64", "blk.0.attn_k.bias:32", "blk.0.attn_v.bias:32",
+                "blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4", "blk.0.ffn_up_exps.weight:64,32,4",
+                "blk.0.ffn_down_exps.weight:32,64,4", "blk.0.ffn_gate_inp_shexp.weight:64,1", "blk.0.ffn_gate_shexp.weight:64,96",
+                "blk.0.ffn_up_shexp.weight:64,96", "blk.0.ffn_down_shexp.weight:96,64"), List.of(
+                kv("qwen2moe.expert_count", GgufValueType.UINT32, 4), kv("qwen2moe.expert_used_count", GgufValueType.UINT32, 2),
+                kv("qwen2moe.expert_feed_forward_length", GgufValueType.UINT32, 32),
+                kv("qwen2moe.expert_shared_feed_forward_length", GgufValueType.UINT32, 96))));
+        Map<String, HfTensor> t = byName(f);
+        assertArrayEquals(new long[] {1, 64}, t.get("model.layers.0.mlp.shared_expert_gate.weight").shape());
+        assertArrayEquals(new long[] {64, 96}, t.get("model.layers.0.mlp.shared_expert.down_proj.weight").shape());
+        assertArrayEquals(new long[] {32, 64}, t.get("model.layers.0.mlp.experts.1.up_proj.weight").shape());
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("Qwen2MoeForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals(96, c.get("shared_expert_intermediate_size").asInt());
+        assertEquals(32, c.get("moe_intermediate_size").asInt());
+        assertFalse(c.get("norm_topk_prob").asBoolean());
+        assertTrue(c.get("qkv_bias").asBoolean());
+    }
+
     @Test
     void phi3KeepsFusedProjectionsUnpermuted() throws Exception {
         HfFolder f = HfFolder.of(model("phi3", false, List.of("blk.0.ffn_up.weight:64,256:Q8_0", "blk.0.ffn_down.weight:128,64"),

@@ -62,9 +62,13 @@ class ModelTablesTest {
     }
 
     private List<ModelTable> load() {
+        return load(ModelConfig.EMPTY);
+    }
+
+    private List<ModelTable> load(ModelConfig config) {
         Manifest m = ManifestParser.parse(ModelName.parse("t").orElseThrow(),
                 ("{\"layers\":[" + String.join(",", layers) + "]}").getBytes(StandardCharsets.UTF_8));
-        return ModelTables.load(new OllamaStore(root), m, ModelConfig.EMPTY);
+        return ModelTables.load(new OllamaStore(root), m, config);
     }
 
     @Test
@@ -149,5 +153,36 @@ class ModelTablesTest {
     void modelsWithoutTensorLayersHaveNoTables() throws IOException {
         layer("template", null, "{{ .Prompt }}".getBytes(StandardCharsets.UTF_8));
         assertTrue(load().isEmpty());
+    }
+
+    @Test
+    void aGgufDraftLayerIsTheDraftFolderAfterTheModel() throws IOException {
+        byte[] gguf = Vectors.bytes("tiny-llama.gguf");
+        layer("draft", null, gguf);
+        layer("model", null, gguf);
+        List<ModelTable> tables = load();
+        assertEquals(2, tables.size(), tables.toString());
+        assertEquals("", assertInstanceOf(ModelTable.Gguf.class, tables.get(0)).folder());
+        assertEquals("draft", assertInstanceOf(ModelTable.Gguf.class, tables.get(1)).folder());
+
+        layers.clear();
+        layer("draft", null, "not a gguf".getBytes(StandardCharsets.UTF_8));
+        assertEquals("draft", assertInstanceOf(ModelTable.UnreadableGguf.class, load().getFirst()).folder());
+    }
+
+    @Test
+    void safetensorsDraftTensorsAreTheDraftComponent() throws IOException {
+        layer("tensor", "norm.weight", safetensors("norm.weight", 2));
+        layer("tensor", "draft.norm.weight", safetensors("draft.norm.weight", 3));
+        json("draft/config.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"quantization\":{\"bits\":8}}");
+        ModelTable.Safetensors s = assertInstanceOf(ModelTable.Safetensors.class,
+                load(ModelConfig.parse("{\"draft\":{\"model_format\":\"safetensors\",\"tensor_prefix\":\"draft.\",\"config\":\"draft/config.json\"}}"
+                        .getBytes(StandardCharsets.UTF_8))).getFirst());
+        assertEquals(List.of("norm.weight", "draft/norm.weight"), s.table().tensors().stream().map(LogicalTensor::name).toList());
+        assertEquals(List.of("", "draft"), List.copyOf(s.table().byComponent().keySet()));
+        assertEquals(8, s.configs().quantSection("draft").get("bits").asInt(), "the draft's own config.json");
+        // without the config blob's draft object, a draft/config.json layer alone marks the draft (Ollama's fallback)
+        s = assertInstanceOf(ModelTable.Safetensors.class, load().getFirst());
+        assertEquals("draft", s.table().tensors().get(1).component());
     }
 }

@@ -42,7 +42,7 @@ class TensorTableBuilderTest {
                 n *= d;
             }
             int bits = switch (dtype) {
-                case "U8", "I8" -> 8;
+                case "U8", "I8", "F8_E4M3" -> 8;
                 case "BF16", "F16" -> 16;
                 default -> 32;
             };
@@ -86,6 +86,10 @@ class TensorTableBuilderTest {
     }
 
     TensorTable build(Function<String, JsonNode> quant, String fileType) {
+        return build(quant, fileType, null);
+    }
+
+    TensorTable build(Function<String, JsonNode> quant, String fileType, DraftLayout draft) {
         Manifest m = ManifestParser.parse(ModelName.parse("t").orElseThrow(),
                 ("{\"layers\":[" + String.join(",", layers) + "]}").getBytes(StandardCharsets.UTF_8));
         HeaderSource hs = (d, size) -> {
@@ -95,11 +99,36 @@ class TensorTableBuilderTest {
             }
             return SafetensorsParser.parse(MemorySegment.ofArray(b));
         };
-        return new TensorTableBuilder(hs, quant, fileType).build(m);
+        return new TensorTableBuilder(hs, quant, fileType, null, draft).build(m);
     }
 
     TensorTable build() {
         return build(c -> null, "");
+    }
+
+    TensorTable buildImage(String fileType, String imageQuantization) {
+        Manifest m = ManifestParser.parse(ModelName.parse("t").orElseThrow(),
+                ("{\"layers\":[" + String.join(",", layers) + "]}").getBytes(StandardCharsets.UTF_8));
+        HeaderSource hs = (d, size) -> SafetensorsParser.parse(MemorySegment.ofArray(blobs.get(d)));
+        return new TensorTableBuilder(hs, c -> null, fileType, imageQuantization, null).build(m);
+    }
+
+    /** A v0.14–v0.15 quantized tensor: three "data" layers (weight, _scale, _qbias when affine). */
+    void legacyTriple(String name, long rows, long words, long groups, boolean affine) {
+        layer(name, mlxBlob("null", new E("data", "U32", rows, words)));
+        layer(name + "_scale", mlxBlob("null", new E("data", affine ? "BF16" : "U8", rows, groups)));
+        if (affine) {
+            layer(name + "_qbias", mlxBlob("null", new E("data", "BF16", rows, groups)));
+        }
+    }
+
+    static void assertQuant(TensorTable t, String name, MlxMode mode, int bits, int group, long... logical) {
+        LogicalTensor x = get(t, name);
+        assertNotNull(x, name + " " + t.problems());
+        assertEquals(mode, x.quant().mode(), name);
+        assertEquals(bits, x.quant().bits(), name);
+        assertEquals(group, x.quant().groupSize(), name);
+        assertArrayEquals(logical, x.logicalShape(), name);
     }
 
     static LogicalTensor get(TensorTable t, String name) {
@@ -193,6 +222,58 @@ class TensorTableBuilderTest {
         assertEquals(2, t.byComponent().size());
     }
 
+    /** v0.14.0–v0.15.4 image import --quantize fp8: U32 [96,24] with a [96,3] scale is affine 8-bit g32, never int4 g64. */
+    @Test
+    void eraV014ImageFp8IsAffine8BitGroup32() {
+        legacyTriple("transformer/blocks.0.attn.qkv.weight", 96, 24, 3, true);
+        TensorTable t = buildImage("", "FP8");       // v0.14 image imports never set file_type
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        assertQuant(t, "transformer/blocks.0.attn.qkv.weight", MlxMode.AFFINE, 8, 32, 96, 96);
+    }
+
+    /** The same shapes with no model_index.json at all: a "data" triple's tie is decided by the era (8-bit g32). */
+    @Test
+    void eraV014DataTripleWithoutAnyHintIsStill8BitGroup32() {
+        legacyTriple("transformer/w", 96, 24, 3, true);
+        assertQuant(buildImage("", null), "transformer/w", MlxMode.AFFINE, 8, 32, 96, 96);
+    }
+
+    /** v0.14.3–v0.15.4 fp4: affine 4-bit g32 (shape inference agrees; the era value must not break it). */
+    @Test
+    void eraV015ImageFp4IsAffine4BitGroup32() {
+        legacyTriple("transformer/w", 96, 12, 3, true);
+        assertQuant(buildImage("", "FP4"), "transformer/w", MlxMode.AFFINE, 4, 32, 96, 96);
+    }
+
+    /** v0.15.5–v0.15.6: q8 is affine 8-bit g64, mxfp8 g32 with U8 scales. */
+    @Test
+    void eraV0155ImageQ8AndMxfp8() {
+        legacyTriple("transformer/a", 8, 32, 2, true);
+        legacyTriple("text_encoder/b", 8, 16, 2, false);
+        TensorTable t = buildImage("", "Q8");
+        assertQuant(t, "transformer/a", MlxMode.AFFINE, 8, 64, 8, 128);
+        assertQuant(t, "text_encoder/b", MlxMode.MXFP8, 8, 32, 8, 64);
+    }
+
+    /** v0.16+ image blobs carry metadata; model_index.json's "INT4" names no legacy type and the metadata wins. */
+    @Test
+    void eraV016ImageMetadataWins() {
+        layer("transformer/a.weight", mlxBlob("{\"quant_type\":\"int4\",\"group_size\":\"64\"}",
+                new E("transformer/a.weight", "U32", 96, 24), new E("transformer/a.weight.scale", "BF16", 96, 3),
+                new E("transformer/a.weight.bias", "BF16", 96, 3)));
+        assertQuant(buildImage("", "INT4"), "transformer/a.weight", MlxMode.AFFINE, 4, 64, 96, 192);
+    }
+
+    /** Names-keyed blobs without metadata (v0.18.0–v0.18.2 packed experts): the tie is int4 g64 unless file_type says 8 bits. */
+    @Test
+    void eraV018PackedExpertsTieFollowsFileTypeElseInt4Group64() {
+        layer("model.layers.0.mlp.experts", mlxBlob("null", new E("model.layers.0.mlp.experts.0.up_proj.weight", "U32", 8, 8),
+                new E("model.layers.0.mlp.experts.0.up_proj.weight.scale", "BF16", 8, 1),
+                new E("model.layers.0.mlp.experts.0.up_proj.weight.bias", "BF16", 8, 1)));
+        assertQuant(buildImage("", null), "model.layers.0.mlp.experts.0.up_proj.weight", MlxMode.AFFINE, 4, 64, 8, 64);
+        assertQuant(buildImage("int8", null), "model.layers.0.mlp.experts.0.up_proj.weight", MlxMode.AFFINE, 8, 32, 8, 32);
+    }
+
     @Test
     void kindF_componentPrefixedKeysAndBareKeys() {
         layer("transformer/a.weight", mlxBlob("{\"quant_type\":\"int8\",\"group_size\":\"64\"}",
@@ -238,5 +319,87 @@ class TensorTableBuilderTest {
         assertEquals(List.of("transformer"), List.copyOf(t.byComponent().keySet()));
         assertEquals(3, t.problems().size());
         assertFalse(t.problems().getFirst().isBlank());
+    }
+
+    @Test
+    void mixedBlobWithPerTensorMetadataOnlyAndAnUnquantizedEntry() {
+        // v0.21-v0.31 packed shared_experts group, MLX writer: types differ, so no blob-level keys,
+        // per-tensor keys only for the quantized tensors (x/create/client/quantize.go quantizePackedGroup)
+        String p = "model.layers.0.mlp.shared_experts.";
+        layer("model.layers.0.mlp.shared_experts", mlxBlob("{\"" + p + "down_proj.weight.group_size\":\"32\",\"" + p
+                        + "down_proj.weight.quant_type\":\"mxfp8\",\"" + p + "up_proj.weight.group_size\":\"16\",\"" + p
+                        + "up_proj.weight.quant_type\":\"nvfp4\"}",
+                new E(p + "up_proj.weight", "U32", 8, 8), new E(p + "up_proj.weight.scale", "U8", 8, 4),
+                new E(p + "down_proj.weight", "U32", 4, 16), new E(p + "down_proj.weight.scale", "U8", 4, 2),
+                new E(p + "gate_proj.weight", "BF16", 8, 48)));
+        TensorTable t = build(c -> null, "nvfp4");
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        assertEquals(MlxMode.NVFP4, get(t, p + "up_proj.weight").quant().mode());
+        assertArrayEquals(new long[] {8, 64}, get(t, p + "up_proj.weight").logicalShape());
+        assertEquals(MlxMode.MXFP8, get(t, p + "down_proj.weight").quant().mode());
+        assertArrayEquals(new long[] {4, 64}, get(t, p + "down_proj.weight").logicalShape());
+        assertNull(get(t, p + "gate_proj.weight").quant());
+    }
+
+    @Test
+    void modelOptNvfp4SourceNamesAreFusedAcrossBlobsAndInOneBlob() {
+        // pre-v0.22 pass-through: every ModelOpt tensor its own blob (Go writer, no metadata)
+        layer("q.weight", mlxBlob("null", new E("q.weight", "U8", 8, 32)));
+        layer("q.weight_scale", mlxBlob("null", new E("q.weight_scale", "F8_E4M3", 8, 4)));
+        layer("q.weight_scale_2", mlxBlob("null", new E("q.weight_scale_2", "F32")));
+        layer("q.input_scale", mlxBlob("null", new E("q.input_scale", "F32")));
+        // a packed expert blob holding per-expert source names, without a global scale
+        layer("e", mlxBlob("null", new E("e.0.weight", "U8", 4, 16), new E("e.0.weight_scale", "U8", 4, 2),
+                new E("e.1.weight", "U8", 4, 16), new E("e.1.weight_scale", "F8_E4M3", 4, 3)));
+        TensorTable t = build();
+        assertTrue(t.problems().isEmpty(), t.problems().toString());
+        LogicalTensor q = get(t, "q.weight");
+        assertEquals(MlxMode.NVFP4, q.quant().mode());
+        assertEquals(16, q.quant().groupSize());
+        assertEquals(dev.modelfs.format.safetensors.Dtype.U32, q.main().dtype());
+        assertArrayEquals(new long[] {8, 8}, q.main().shape());
+        assertArrayEquals(new long[] {8, 64}, q.logicalShape());
+        assertEquals(dev.modelfs.format.safetensors.Dtype.U8, q.scale().dtype());
+        assertNotNull(q.globalScale());
+        assertNull(get(t, "q.weight_scale"));
+        assertNull(get(t, "q.weight_scale_2"));
+        assertNull(get(t, "q.input_scale"), "the activation scale is dropped, as Ollama's importer does");
+        LogicalTensor e0 = get(t, "e.0.weight");
+        assertEquals(MlxMode.NVFP4, e0.quant().mode());
+        assertNull(e0.globalScale());
+        assertNull(get(t, "e.1.weight").quant(), "a scale of the wrong width is no block scale: both stay ordinary tensors");
+        assertNotNull(get(t, "e.1.weight_scale"));
+        assertEquals(4, t.tensors().size());
+    }
+
+    @Test
+    void draftTensorsFormTheDraftComponentUnderTheirSourceNames() {
+        layer("model.norm.weight", mlxBlob("null", new E("model.norm.weight", "BF16", 64)));
+        layer("draft.model.norm.weight", mlxBlob("null", new E("draft.model.norm.weight", "BF16", 32)));
+        layer("draft.q.weight", mlxBlob("{\"group_size\":\"64\",\"quant_type\":\"int8\"}",
+                new E("draft.q.weight", "U32", 8, 16), new E("draft.q.weight.scale", "BF16", 8, 1), new E("draft.q.weight.bias", "BF16", 8, 1)));
+        brokenLayer("draft.missing.weight");
+        TensorTable t = build(c -> null, "", new DraftLayout("draft.", "draft"));
+        LogicalTensor n = get(t, "draft/model.norm.weight");
+        assertEquals("draft", n.component());
+        assertEquals("model.norm.weight", n.relativeName());
+        assertEquals(8, get(t, "draft/q.weight").quant().bits());
+        assertEquals("", get(t, "model.norm.weight").component());
+        assertEquals(java.util.Set.of("draft"), t.disabledComponents(), "a broken draft blob disables the draft folder only");
+    }
+
+    @Test
+    void stackedNvfp4ExpertsWithOneGlobalScalePerExpert() {
+        // v0.22-v0.31.1 compressed-tensors experts stacked as switch_mlp (Go writer): global scale [E, 1, 1]
+        String w = "model.layers.0.mlp.switch_mlp.up_proj.weight";
+        layer("model.layers.0.mlp.experts", mlxBlob("{\"group_size\":\"16\",\"quant_type\":\"nvfp4\"}",
+                new E(w, "U32", 4, 8, 4), new E(w + ".scale", "U8", 4, 8, 2), new E(w + ".global_scale", "F32", 4, 1, 1),
+                new E("x.weight", "U32", 4, 8, 4), new E("x.weight.scale", "U8", 4, 8, 2), new E("x.weight.global_scale", "F32", 2, 1, 1)));
+        TensorTable t = build();
+        LogicalTensor up = get(t, w);
+        assertEquals(MlxMode.NVFP4, up.quant().mode());
+        assertArrayEquals(new long[] {4, 1, 1}, up.globalScale().shape());
+        assertNull(get(t, "x.weight").globalScale(), "a global scale that is not one per expert is no companion");
+        assertNotNull(get(t, "x.weight.global_scale"));
     }
 }

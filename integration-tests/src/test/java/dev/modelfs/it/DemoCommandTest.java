@@ -49,10 +49,10 @@ class DemoCommandTest {
             Set<String> listed = listing(run.output());
             for (String f : List.of("demo-llama/config.json", "demo-llama/generation_config.json", "demo-llama/tokenizer.json",
                     "demo-llama/tokenizer_config.json", "demo-llama/special_tokens_map.json", "demo-llama/model.safetensors",
-                    "demo-llama/model.bf16.safetensors", "demo-llama/gguf/model.safetensors", "demo-llama/model.gguf",
+                    "demo-llama/bf16/model.safetensors", "demo-llama/bf16/config.json", "demo-llama/gguf/model.safetensors", "demo-llama/model.gguf",
                     "demo-llama/model.fp16.gguf", "demo-llama/ollama/Modelfile",
                     "demo-st:int4/model.gguf", "demo-st:int4/model.fp32.gguf", "demo-st:int4/model.safetensors",
-                    "demo-st:int4/model.bf16.safetensors", "demo-st:int4/config.json", "demo-st:int4/tokenizer.json",
+                    "demo-st:int4/bf16/model.safetensors", "demo-st:int4/bf16/tokenizer.json", "demo-st:int4/config.json", "demo-st:int4/tokenizer.json",
                     "x/demo-image/transformer/diffusion_pytorch_model.safetensors", "x/demo-image/model_index.json")) {
                 assertTrue(listed.contains(f), f + " not in the listing:\n" + run.output());
             }
@@ -76,6 +76,9 @@ class DemoCommandTest {
             System.out.println(check.output());
             assertEquals(0, check.exit(), "check_demo.py failed:\n" + check.output() + "\ndemo log:\n" + Files.readString(log));
             assertTrue(check.output().lines().anyMatch(l -> l.matches("\\d+ passed, 0 failed")), check.output());
+            Env.Run walk = Env.python(120, "check_one_weight_set.py", mp.toString());
+            System.out.println(walk.output());
+            assertEquals(0, walk.exit(), "check_one_weight_set.py failed:\n" + walk.output());
 
             Env.Run unmount = Env.run(60, CliMount.command("unmount", mp.toString()));
             assertEquals(0, unmount.exit(), unmount.output());

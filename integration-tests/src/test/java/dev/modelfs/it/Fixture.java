@@ -30,6 +30,22 @@ final class Fixture {
         return dir;
     }
 
+    /**
+     * A store of its own made by another generator: {@code target/<name>} emptied, then
+     * {@code <script> target/<name> <args...>} run with the project's Python, which must succeed.
+     */
+    static Path generate(String name, String script, long timeoutSeconds, String... args) throws IOException, InterruptedException {
+        Path out = Path.of("target", name).toAbsolutePath();
+        deleteTree(out);
+        String[] all = new String[args.length + 1];
+        all[0] = out.toString();
+        System.arraycopy(args, 0, all, 1, args.length);
+        Env.Run r = Env.python(timeoutSeconds, script, all);
+        System.out.println(r.output());
+        assertEquals(0, r.exit(), script + " failed:\n" + r.output());
+        return out;
+    }
+
     static Path store() throws IOException, InterruptedException {
         return dir().resolve("store");
     }

@@ -5,9 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Hugging Face folder of GGUF models (docs/SEMANTICS.md) on a real FUSE mount of the fixture:
@@ -15,30 +14,17 @@ import org.junit.jupiter.api.Test;
  * were converted from by llama.cpp's converter.
  */
 class GgufHfFolderTest {
-    static Path work;
-    static CliMount mount;
-
-    @BeforeAll
-    static void mountFixture() throws Exception {
-        work = Files.createTempDirectory("modelfs-it-hf");
-        mount = CliMount.start(Fixture.store(), work.resolve("mnt"));
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-    }
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-it-hf", work -> Fixture.store());
 
     @Test
     void transformersLoadsGgufModelFoldersLikeTheirHuggingFaceSources() throws Exception {
-        mount.requireChecker(900, "check_hf_gguf.py", Fixture.dir().toString());
+        mounted.cli().requireChecker(900, "check_hf_gguf.py", Fixture.dir().toString());
     }
 
     @Test
     void unsupportedArchitecturesKeepGgufNamedFilesAndShowSaysWhy() throws Exception {
-        Path mp = mount.mountpoint;
+        Path mp = mounted.cli().mountpoint;
         assertTrue(Files.isRegularFile(mp.resolve("ggml-zoo:all/model.safetensors")), "zoo keeps model.safetensors");
         assertTrue(!Files.exists(mp.resolve("ggml-zoo:all/config.json")) && !Files.exists(mp.resolve("ggml-zoo:all/gguf")),
                 "zoo has no HF folder");

@@ -26,9 +26,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,32 +40,19 @@ import org.junit.jupiter.api.io.TempDir;
 class HostileStoreTest {
     /** The mount's chunk cache, part of the memory bound. */
     static final int CACHE_MIB = 256;
-    static Path work;
     static Path dir;
     static JsonNode spec;
-    static CliMount mount;
 
-    @BeforeAll
-    static void mountHostileStore() throws Exception {
-        work = Files.createTempDirectory("modelfs-hostile");
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-hostile", work -> {
         dir = work.resolve("corpus");
         Env.Run r = Env.python(300, "make_hostile_store.py", dir.toString());
         assertEquals(0, r.exit(), "make_hostile_store.py failed:\n" + r.output());
         spec = new ObjectMapper().readTree(dir.resolve("cases.json").toFile());
         assertTrue(spec.get("root").asBoolean(), "the hostile corpus needs root: the escape cases link to root-only files "
                 + "and give the store to another owner (run ./test as root, as CI does)");
-        mount = CliMount.start(dir.resolve("store"), work.resolve("mnt"), "--cache-size", CACHE_MIB + "M");
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-        if (work != null) {
-            Fixture.deleteTree(work);
-        }
-    }
+        return dir.resolve("store");
+    }, "--cache-size", CACHE_MIB + "M");
 
     @Test
     void everyHostileCaseFailsAloneWithItsErrnoAndOneLogLineAndMemoryStaysBounded() throws Exception {
@@ -78,7 +64,7 @@ class HostileStoreTest {
         }
         checkAll(spec.get("good"), "good after the hostile cases", failures);
         Thread.sleep(500);
-        List<String> log = mount.log().lines().toList();
+        List<String> log = mounted.cli().log().lines().toList();
         for (JsonNode cs : spec.get("cases")) {
             for (JsonNode token : cs.get("log")) {
                 long n = log.stream().filter(l -> l.contains(token.asText())).count();
@@ -94,8 +80,8 @@ class HostileStoreTest {
             }
         }
         long rss2 = rssKiB();
-        assertTrue(failures.isEmpty(), failures.size() + " failures:\n" + String.join("\n", failures) + "\nmount log:\n" + tail(mount.log()));
-        assertTrue(mount.process.isAlive(), "the mount died:\n" + tail(mount.log()));
+        assertTrue(failures.isEmpty(), failures.size() + " failures:\n" + String.join("\n", failures) + "\nmount log:\n" + tail(mounted.cli().log()));
+        assertTrue(mounted.cli().process.isAlive(), "the mount died:\n" + tail(mounted.cli().log()));
         System.out.println("hostile corpus: " + spec.get("cases").size() + " cases; mount RssAnon " + rss1 / 1024 + " MiB, after two more rounds "
                 + rss2 / 1024 + " MiB");
         assertTrue(rss1 < (512 + CACHE_MIB) * 1024, "mount RSS " + rss1 / 1024 + " MiB after the corpus (bound: 512 MiB + the "
@@ -105,7 +91,7 @@ class HostileStoreTest {
 
     void checkAll(JsonNode checks, String id, List<String> failures) {
         for (JsonNode ch : checks) {
-            String problem = check(mount.mountpoint, ch);
+            String problem = check(mounted.cli().mountpoint, ch);
             if (problem != null) {
                 failures.add(id + ": " + ch.get("path").asText().substring(0, Math.min(80, ch.get("path").asText().length())) + ": " + problem);
             }
@@ -204,12 +190,12 @@ class HostileStoreTest {
      * mmapped blobs, which are the kernel's shared page cache and count in VmRSS as soon as they are read.
      */
     long rssKiB() throws IOException {
-        for (String l : Files.readAllLines(Path.of("/proc/" + mount.process.pid() + "/status"))) {
+        for (String l : Files.readAllLines(Path.of("/proc/" + mounted.cli().process.pid() + "/status"))) {
             if (l.startsWith("RssAnon:")) {
                 return Long.parseLong(l.replaceAll("[^0-9]", ""));
             }
         }
-        throw new IOException("no RssAnon for pid " + mount.process.pid());
+        throw new IOException("no RssAnon for pid " + mounted.cli().process.pid());
     }
 
     static String tail(String log) {
@@ -252,6 +238,12 @@ class HostileStoreTest {
             }
         }
         return null;
+    }
+
+    /** The hostile store holds one weight set per folder too (files whose read fails on purpose are skipped). */
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py", "--skip-unreadable");
     }
 
     /**

@@ -38,8 +38,8 @@ import org.junit.jupiter.api.io.TempDir;
 class KernelNfsClientTest {
     /** How many models the crowded store holds, all in one namespace folder. */
     static final int CROWD = 5000;
-    static final String WHOLE_BLOB = "tinyllama/model.gguf";
-    static final String CONVERTED = "hf.co/bartowski/Tiny-GGUF:Q4_K_M/model.fp32.gguf";
+    static final String WHOLE_BLOB = NfsServerTest.WHOLE_BLOB;
+    static final String CONVERTED = NfsServerTest.CONVERTED;
     static final String REMOVED = "tiny-st";
     static final Path REPORT = Path.of("qemu", "report.sh").toAbsolutePath();
 

@@ -24,44 +24,35 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The foundation contract on a real FUSE mount of the generated fixture store. */
 class MountTreeTest {
-    static Path work;
-    static CliMount mount;
-
-    @BeforeAll
-    static void mountFixture() throws Exception {
-        work = Files.createTempDirectory("modelfs-it");
-        mount = CliMount.start(Fixture.store(), work.resolve("mnt"));
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-    }
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-it", work -> Fixture.store());
 
     @Test
     void pythonTreeCheckerPasses() throws Exception {
-        mount.requireChecker(600, "check_tree.py", Fixture.dir().toString());
+        mounted.cli().requireChecker(600, "check_tree.py", Fixture.dir().toString());
+    }
+
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
     }
 
     @Test
     void pythonViewsCheckerPassesWithSafetensorsAndGgufPy() throws Exception {
         // the converted files below must come from the kernels users get (the launcher's Vector API ones)
-        assertTrue(mount.log().contains("vector kernels ("), "mount runs scalar kernels:\n" + mount.log());
-        mount.requireChecker(900, "check_views.py", Fixture.dir().toString());
+        assertTrue(mounted.cli().log().contains("vector kernels ("), "mount runs scalar kernels:\n" + mounted.cli().log());
+        mounted.cli().requireChecker(900, "check_views.py", Fixture.dir().toString());
     }
 
     @Test
     void transformersLoadsTheFp32VariantWithTheOriginalLogits() throws Exception {
-        mount.requireChecker(900, "check_llama_e2e.py", Fixture.dir().toString());
+        mounted.cli().requireChecker(900, "check_llama_e2e.py", Fixture.dir().toString());
     }
 
     /**
@@ -76,9 +67,9 @@ class MountTreeTest {
                 "node-llama-cpp not installed in " + dir + " (./test installs it there)");
         List<String> files = List.of("model.gguf", "model.fp32.gguf", "model.fp16.gguf", "model.bf16.gguf");
         List<String> cmd = new java.util.ArrayList<>(List.of("node", dir.resolve("llama_generate.mjs").toString()));
-        files.forEach(f -> cmd.add(mount.mountpoint.resolve("tinyllama").resolve(f).toString()));
+        files.forEach(f -> cmd.add(mounted.cli().mountpoint.resolve("tinyllama").resolve(f).toString()));
         Env.Run r = Env.run(600, cmd);
-        assertEquals(0, r.exit(), "llama.cpp run failed:\n" + r.output() + "\nmount log:\n" + mount.log());
+        assertEquals(0, r.exit(), "llama.cpp run failed:\n" + r.output() + "\nmount log:\n" + mounted.cli().log());
         var om = new com.fasterxml.jackson.databind.ObjectMapper();
         List<List<Integer>> runs = new java.util.ArrayList<>();
         for (String line : r.output().lines().filter(l -> l.startsWith("{\"file\"")).toList()) {
@@ -97,14 +88,14 @@ class MountTreeTest {
 
     @Test
     void inodesAreStableAcrossMountsAndSharedPerBlob() throws Exception {
-        Map<String, Long> first = inodes(mount.mountpoint);
+        Map<String, Long> first = inodes(mounted.cli().mountpoint);
         assertTrue(first.size() > 50, "too few files on the mount: " + first.size());
-        try (CliMount second = CliMount.start(Fixture.store(), work.resolve("mnt2"))) {
+        try (CliMount second = CliMount.start(Fixture.store(), mounted.work().resolve("mnt2"))) {
             assertEquals(first, inodes(second.mountpoint));
         }
         Map<String, Long> byDigest = new HashMap<>();
         int shared = 0;
-        try (Stream<Path> files = Files.walk(mount.mountpoint)) {
+        try (Stream<Path> files = Files.walk(mounted.cli().mountpoint)) {
             for (Path p : files.filter(Files::isRegularFile).toList()) {
                 String digest = xattr(p, "user.modelfs.digest");
                 if (digest != null) {
@@ -147,21 +138,21 @@ class MountTreeTest {
 
     @Test
     void statfsIsTheStoresFilesystemAndFilesSayWhereTheyComeFrom() throws Exception {
-        var mounted = Files.getFileStore(mount.mountpoint);
-        var store = Files.getFileStore(mount.store);
-        assertEquals(store.getTotalSpace(), mounted.getTotalSpace(), "statfs reports the store's filesystem");
-        assertTrue(mounted.isReadOnly(), "statfs flags the mount read-only");
-        Path gguf = mount.mountpoint.resolve("tinyllama/model.gguf");
+        var onMount = Files.getFileStore(mounted.cli().mountpoint);
+        var store = Files.getFileStore(mounted.cli().store);
+        assertEquals(store.getTotalSpace(), onMount.getTotalSpace(), "statfs reports the store's filesystem");
+        assertTrue(onMount.isReadOnly(), "statfs flags the mount read-only");
+        Path gguf = mounted.cli().mountpoint.resolve("tinyllama/model.gguf");
         assertTrue(xattr(gguf, "user.modelfs.digest").startsWith("sha256:"));
         assertTrue(xattr(gguf, "user.modelfs.source").contains("model layer"));
-        assertTrue(xattr(mount.mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.source").contains("F16"));
-        assertEquals(null, xattr(mount.mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.digest"),
+        assertTrue(xattr(mounted.cli().mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.source").contains("F16"));
+        assertEquals(null, xattr(mounted.cli().mountpoint.resolve("tinyllama/model.fp16.gguf"), "user.modelfs.digest"),
                 "converted files are no single blob");
     }
 
     @Test
     void everyMutationIsEROFS() {
-        Path mp = mount.mountpoint;
+        Path mp = mounted.cli().mountpoint;
         Path model = mp.resolve("tinyllama/model.gguf");
         assertTrue(Files.exists(model));
         assertErofs(() -> Files.write(mp.resolve("new-file"), new byte[1]));
@@ -183,7 +174,7 @@ class MountTreeTest {
 
     @Test
     void badModelsFailAloneWithTheRightErrno() throws Exception {
-        Path mp = mount.mountpoint;
+        Path mp = mounted.cli().mountpoint;
         assertFalse(Files.exists(mp.resolve("corrupt")), "a model with an unparsable manifest must be absent");
         Path missing = mp.resolve("missing-blob/model.gguf");
         assertTrue(Files.size(missing) > 0, "a missing blob keeps its manifest size");
@@ -200,8 +191,8 @@ class MountTreeTest {
     static Path blobOf(Path file) throws Exception {
         String d = xattr(file, "user.modelfs.digest");
         assertTrue(d != null && d.startsWith("sha256:"), "no digest xattr on " + file);
-        Path p = mount.store.resolve("blobs/sha256-" + d.substring(7));
-        return Files.exists(p) ? p : mount.store.resolve("blobs/sha256:" + d.substring(7));
+        Path p = mounted.cli().store.resolve("blobs/sha256-" + d.substring(7));
+        return Files.exists(p) ? p : mounted.cli().store.resolve("blobs/sha256:" + d.substring(7));
     }
 
     @Test
@@ -326,7 +317,7 @@ class MountTreeTest {
         assertEquals(2, missing.exit(), missing.output());
         Env.Run bad = Env.run(60, CliMount.command("mount"));
         assertEquals(1, bad.exit(), "usage error exit code: " + bad.output());
-        Env.Run notMounted = Env.run(60, CliMount.command("unmount", work.resolve("nowhere").toString()));
+        Env.Run notMounted = Env.run(60, CliMount.command("unmount", mounted.work().resolve("nowhere").toString()));
         assertEquals(2, notMounted.exit(), notMounted.output());
         assertEquals(1, notMounted.output().strip().lines().count(), "one-line error: " + notMounted.output());
         Env.Run version = Env.run(60, CliMount.command("--version"));

@@ -29,6 +29,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,16 +37,17 @@ import org.junit.jupiter.api.io.TempDir;
  * and a small RFC 1813 client on the RPC library, compared with the FUSE mount of the same store.
  */
 class NfsServerTest {
-    @TempDir
-    static Path work;
-    static CliMount mount;
+    /** The FUSE mount the NFS answers are compared with (unmounted after the server below has stopped). */
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-nfs-it", work -> {
+        CliNfs.requireClients();
+        return Fixture.store();
+    });
     static CliNfs nfs;
 
     @BeforeAll
     static void serve() throws Exception {
-        CliNfs.requireClients();
-        mount = CliMount.start(Fixture.store(), work.resolve("mnt"));
-        nfs = CliNfs.start(Fixture.store(), work.resolve("nfs.log"), CliNfs.freePort());
+        nfs = CliNfs.start(Fixture.store(), mounted.work().resolve("nfs.log"), CliNfs.freePort());
     }
 
     @AfterAll
@@ -53,13 +55,10 @@ class NfsServerTest {
         if (nfs != null) {
             nfs.close();
         }
-        if (mount != null) {
-            mount.close();
-        }
     }
 
     static List<Path> mountFiles() throws IOException {
-        try (Stream<Path> s = Files.walk(mount.mountpoint)) {
+        try (Stream<Path> s = Files.walk(mounted.cli().mountpoint)) {
             return s.filter(Files::isRegularFile).sorted().toList();
         }
     }
@@ -68,7 +67,7 @@ class NfsServerTest {
     void everyFileReadsTheSameBytesAsOnTheFuseMount() throws Exception {
         int same = 0, failedBoth = 0;
         for (Path f : mountFiles()) {
-            String rel = mount.mountpoint.relativize(f).toString();
+            String rel = mounted.cli().mountpoint.relativize(f).toString();
             byte[] fuse;
             try {
                 fuse = Files.readAllBytes(f);
@@ -109,10 +108,10 @@ class NfsServerTest {
             overNfs.put(name, m.group(1) + " " + m.group(5));
         }
         Map<String, String> onMount = new TreeMap<>();
-        try (Stream<Path> s = Files.walk(mount.mountpoint)) {
-            for (Path p : s.filter(p -> !p.equals(mount.mountpoint)).toList()) {
+        try (Stream<Path> s = Files.walk(mounted.cli().mountpoint)) {
+            for (Path p : s.filter(p -> !p.equals(mounted.cli().mountpoint)).toList()) {
                 String mode = (Files.isDirectory(p) ? "d" : "-") + PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
-                onMount.put(mount.mountpoint.relativize(p).toString(), mode + " " + Files.size(p));
+                onMount.put(mounted.cli().mountpoint.relativize(p).toString(), mode + " " + Files.size(p));
             }
         }
         assertEquals(onMount, overNfs);
@@ -127,8 +126,8 @@ class NfsServerTest {
     void handlesSurviveARestartAndWorkOnAnotherServerOverTheSameStore(@TempDir Path tmp) throws Exception {
         int port = CliNfs.freePort();
         byte[] converted, whole;
-        byte[] expectConverted = Files.readAllBytes(mount.mountpoint.resolve(CONVERTED));
-        byte[] expectWhole = Files.readAllBytes(mount.mountpoint.resolve(WHOLE_BLOB));
+        byte[] expectConverted = Files.readAllBytes(mounted.cli().mountpoint.resolve(CONVERTED));
+        byte[] expectWhole = Files.readAllBytes(mounted.cli().mountpoint.resolve(WHOLE_BLOB));
         try (CliNfs first = CliNfs.start(Fixture.store(), tmp.resolve("a.log"), port);
              NfsRpcClient c = new NfsRpcClient(port)) {
             NfsRpcClient.Fh root = c.mount("/");
@@ -276,7 +275,7 @@ class NfsServerTest {
         try (CliNfs s = CliNfs.start(Fixture.store(), tmp.resolve("allow.log"), port2, "--allow", "10.0.0.0/8,127.0.0.0/8")) {
             CliNfs.Out cat = CliNfs.run(60, "nfs-cat", CliNfs.url(WHOLE_BLOB, port2));
             assertEquals(0, cat.exit(), cat.stderr());
-            assertArrayEquals(Files.readAllBytes(mount.mountpoint.resolve(WHOLE_BLOB)), cat.stdout());
+            assertArrayEquals(Files.readAllBytes(mounted.cli().mountpoint.resolve(WHOLE_BLOB)), cat.stdout());
         }
     }
 
@@ -293,7 +292,7 @@ class NfsServerTest {
             assertTrue(up.output().contains("serving NFS"), up.output());
             CliNfs.Out cat = CliNfs.run(60, "nfs-cat", CliNfs.url(WHOLE_BLOB, port));
             assertEquals(0, cat.exit(), cat.stderr());
-            assertArrayEquals(Files.readAllBytes(mount.mountpoint.resolve(WHOLE_BLOB)), cat.stdout());
+            assertArrayEquals(Files.readAllBytes(mounted.cli().mountpoint.resolve(WHOLE_BLOB)), cat.stdout());
         } finally {
             daemon.destroy();
             daemon.onExit().get(30, TimeUnit.SECONDS);

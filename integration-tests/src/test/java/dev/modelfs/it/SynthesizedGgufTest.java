@@ -10,9 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The synthesized {@code model.gguf} of Ollama safetensors LLMs (issue 7) on a real mount of a store
@@ -22,41 +21,31 @@ import org.junit.jupiter.api.Test;
  * convert_hf_to_gguf.py) and run by llama.cpp (node-llama-cpp).
  */
 class SynthesizedGgufTest {
-    static Path out;
-    static Path work;
-    static CliMount mount;
+    static final Path out = Path.of("target", "gguf-fixture").toAbsolutePath();
 
-    @BeforeAll
-    static void mountFixture() throws Exception {
-        out = Path.of("target", "gguf-fixture").toAbsolutePath();
-        Fixture.deleteTree(out);
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-gguf-it", work -> {
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        Env.Run r = Env.python(1200, "make_gguf_fixture.py", out.toString(), llamaSrc);
-        System.out.println(r.output());
-        assertEquals(0, r.exit(), "make_gguf_fixture.py failed:\n" + r.output());
-        work = Files.createTempDirectory("modelfs-gguf-it");
-        mount = CliMount.start(out.resolve("store"), work.resolve("mnt"));
-    }
-
-    @AfterAll
-    static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-    }
+        return Fixture.generate(out.getFileName().toString(), "make_gguf_fixture.py", 1200, llamaSrc).resolve("store");
+    });
 
     @Test
     void ggufPyReadsEveryTensorAsTheOraclesAndMetadataAsLlamaCppsConverter() throws Exception {
-        mount.requireChecker(900, "check_synth_gguf.py", out.toString());
+        mounted.cli().requireChecker(900, "check_synth_gguf.py", out.toString());
+    }
+
+    @Test
+    void everyFolderHoldsOneWeightSet() throws Exception {
+        mounted.cli().requireChecker(300, "check_one_weight_set.py");
     }
 
     @Test
     void llamaCppLoadsTokenizesAndGeneratesLikeTheReference() throws Exception {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
-        mount.requireChecker(1200, "check_synth_gguf.py", out.toString(), "--llama", node.toString());
+        mounted.cli().requireChecker(1200, "check_synth_gguf.py", out.toString(), "--llama", node.toString());
     }
 
     @Test
@@ -73,12 +62,31 @@ class SynthesizedGgufTest {
         assertTrue(gemma.get("absent").asText().contains("gemma"), gemma.toString());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-shapes/model.safetensors")));
-        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-shapes/model.gguf")));
-        assertFalse(Files.exists(mount.mountpoint.resolve("synth-bad-tokjson/model.gguf")));
-        assertTrue(Files.isRegularFile(mount.mountpoint.resolve("synth-bad-tokjson/config.json")));
-        long lines = mount.log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
-        assertTrue(lines >= 1, "one log line per hostile model:\n" + mount.log());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.gguf")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-bad-tokjson/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-tokjson/config.json")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-bad-tokjson") && l.contains("model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line per hostile model:\n" + mounted.cli().log());
+    }
+
+    @Test
+    void aDraftIsAModelFolderWithItsOwnGgufOrTheReasonWhyNot() throws Exception {
+        JsonNode files = show("synth-qwen3-draft", false).get("synthesized_gguf");
+        List<String> seen = new ArrayList<>();
+        files.forEach(f -> seen.add(f.get("file").asText() + " " + f.path("architecture").asText(f.path("absent").asText())));
+        assertEquals(List.of("model.gguf qwen3", "draft/model.gguf llama"), seen);
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft/draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-qwen3-draft:int4/bf16/draft/model.safetensors")));
+        JsonNode refused = show("synth-dflash-draft", false).get("synthesized_gguf");
+        assertEquals(2, refused.size(), refused.toString());
+        assertEquals("draft/model.gguf", refused.get(1).get("file").asText());
+        assertTrue(refused.get(1).get("absent").asText().contains("DFlashDraftModel"), refused.toString());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/model.gguf")));
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.safetensors")));
+        assertFalse(Files.exists(mounted.cli().mountpoint.resolve("synth-dflash-draft/draft/model.gguf")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("synth-dflash-draft") && l.contains("draft/model.gguf left out")).count();
+        assertTrue(lines >= 1, "one log line for the draft's GGUF:\n" + mounted.cli().log());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {

@@ -50,9 +50,7 @@ import net.jqwik.api.lifecycle.BeforeTry;
 class TreeReferenceModelTest {
     static final int MODELS = 3;
     static final int[] SIZES = {1, 4096, 5000, 65536, 131077, 300000};
-    static Path work;
     static Path store;
-    static CliMount mount;
 
     sealed interface Op permits Pull, Remove, Break, DeleteBlob, Truncate, Open, Read, Close {}
     /** Pulls content {@code seed} under tag {@code model} (a re-pull when the tag exists). */
@@ -93,21 +91,22 @@ class TreeReferenceModelTest {
     final List<String> log = new ArrayList<>();
     static final String BROKEN = "BROKEN";
 
-    @BeforeContainer
-    static void mountEmptyStore() throws Exception {
-        work = Files.createTempDirectory("modelfs-reftest");
+    /** An empty store, mounted without kernel caching of attributes and entries (jqwik drives the life cycle). */
+    static final MountedStore mounted = MountedStore.of("modelfs-reftest", work -> {
         store = work.resolve("store");
         Files.createDirectories(store.resolve("blobs"));
         Files.createDirectories(store.resolve("manifests/registry.ollama.ai/library"));
-        mount = CliMount.start(store, work.resolve("mnt"), "-o", "attr_timeout=0,entry_timeout=0,negative_timeout=0");
+        return store;
+    }, "-o", "attr_timeout=0,entry_timeout=0,negative_timeout=0");
+
+    @BeforeContainer
+    static void mountEmptyStore() throws Exception {
+        mounted.start();
     }
 
     @AfterContainer
     static void unmount() throws Exception {
-        if (mount != null) {
-            mount.close();
-        }
-        Fixture.deleteTree(work);
+        mounted.stop();
     }
 
     @BeforeTry
@@ -161,7 +160,7 @@ class TreeReferenceModelTest {
                 problem = awaitTree();
             }
             if (problem != null) {
-                throw new AssertionError("after " + String.join(", ", log) + ": " + problem + "\nmount log:\n" + HostileStoreTest.tail(mount.log()));
+                throw new AssertionError("after " + String.join(", ", log) + ": " + problem + "\nmount log:\n" + HostileStoreTest.tail(mounted.cli().log()));
             }
         }
         for (int i = 0; i < handles.size(); i++) {        // every open handle still reads what it opened, whole
@@ -257,7 +256,7 @@ class TreeReferenceModelTest {
                 String hex = manifests[m];
                 Blob b = hex == null || hex.equals(BROKEN) ? null : blobs.get(hex);
                 int expected = b == null || !b.present ? PageCache.ENOENT : b.intact() ? 0 : PageCache.EIO;
-                int fd = PageCache.open(mount.mountpoint.resolve(path));
+                int fd = PageCache.open(mounted.cli().mountpoint.resolve(path));
                 int got = fd >= 0 ? 0 : -fd;
                 if (fd >= 0) {
                     handles.add(new Handle(fd, path, b == null ? new byte[0] : b.bytes, hex, b == null ? -1 : b.gen));
@@ -315,18 +314,18 @@ class TreeReferenceModelTest {
                 want.add(name(m));
             }
         }
-        try (Stream<Path> s = Files.list(mount.mountpoint)) {
+        try (Stream<Path> s = Files.list(mounted.cli().mountpoint)) {
             Set<String> got = s.map(p -> p.getFileName().toString()).collect(Collectors.toCollection(TreeSet::new));
             if (!got.equals(want)) {
                 return "root lists " + got + ", the model says " + want;
             }
             for (String n : want) {
                 int m = Integer.parseInt(n.substring(1));
-                long size = Files.size(mount.mountpoint.resolve(n + "/model.gguf"));
+                long size = Files.size(mounted.cli().mountpoint.resolve(n + "/model.gguf"));
                 if (size != blobs.get(manifests[m]).bytes.length) {
                     return n + "/model.gguf has size " + size + ", the model says " + blobs.get(manifests[m]).bytes.length;
                 }
-                byte[] mf = Files.readAllBytes(mount.mountpoint.resolve(n + "/ollama/manifest.json"));
+                byte[] mf = Files.readAllBytes(mounted.cli().mountpoint.resolve(n + "/ollama/manifest.json"));
                 if (!Arrays.equals(mf, manifestBytes[m])) {
                     return n + "/ollama/manifest.json is not the manifest written: " + new String(mf, StandardCharsets.UTF_8);
                 }

@@ -44,7 +44,7 @@ final class DemoCommand implements Callable<Integer> {
             list(mp);
             System.out.println();
             System.out.println("try: python -c \"from safetensors import safe_open; print(safe_open('" + mp
-                    + "/demo-st:int4/model.fp32.safetensors','np').keys())\"");
+                    + "/demo-st:int4/fp32/model.safetensors','np').keys())\"");
             System.out.println("     python -c \"from transformers import AutoTokenizer; print(AutoTokenizer.from_pretrained('" + mp
                     + "/demo-llama').tokenize('Hello world'))\"");
             if (!keep) {

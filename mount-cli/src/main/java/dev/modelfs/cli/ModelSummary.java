@@ -37,8 +37,9 @@ final class ModelSummary {
         Map<String, Integer> plain = new HashMap<>();
         for (ModelTable t : ModelTables.load(st, m, c)) {
             switch (t) {
-                case ModelTable.Gguf g -> g.file().tensors().forEach(i ->
+                case ModelTable.Gguf g when g.folder().isEmpty() -> g.file().tensors().forEach(i ->
                         (i.type().isQuantized() ? quantized : plain).merge(i.type().name(), 1, Integer::sum));
+                case ModelTable.Gguf draft -> { }
                 case ModelTable.Safetensors s -> s.table().tensors().forEach(lt -> {
                     if (lt.quantized()) {
                         quantized.merge(lt.quant().canonicalName(), 1, Integer::sum);

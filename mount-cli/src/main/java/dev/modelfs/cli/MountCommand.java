@@ -1,5 +1,7 @@
 package dev.modelfs.cli;
 
+import dev.modelfs.cli.metrics.MountMetrics;
+import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.fuse.MountOptions;
 import dev.modelfs.fuse.MountSession;
 import dev.modelfs.fuse.MountTable;
@@ -24,6 +26,9 @@ import sun.misc.Signal;
 final class MountCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Parameters(paramLabel = "MOUNTPOINT", description = "existing empty directory")
     Path mountpoint;
@@ -56,6 +61,7 @@ final class MountCommand implements Callable<Integer> {
         Path mp = mountpoint.toAbsolutePath().normalize();
         MountOptions opts = parseOptions();
         OllamaStore st = store.open();
+        metrics.parse();                                    // a malformed --metrics is a usage error, daemon or not
         if (daemon) {
             return daemonize(mp, st);
         }
@@ -64,9 +70,21 @@ final class MountCommand implements Callable<Integer> {
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
-        MountSession session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all());
+        PrometheusTelemetry telemetry = metrics.start(false);
+        MountSession session;
+        try {
+            session = MountSession.mount(st, mp, opts, dev.modelfs.view.StandardViews.all(), MetricsOption.orNone(telemetry));
+        } catch (IOException | RuntimeException e) {
+            if (telemetry != null) {
+                telemetry.close();
+            }
+            throw e;
+        }
+        if (telemetry != null) {
+            telemetry.watch(session.served(), session::openFiles);
+        }
         System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop; "
-                + dev.modelfs.quant.Kernels.describe() + ")");
+                + dev.modelfs.quant.Kernels.describe() + MetricsOption.describe(telemetry) + ")");
         System.out.flush();
         while (!stop.await(1, TimeUnit.SECONDS)) {
             if (!MountTable.isMounted(mp)) {
@@ -75,6 +93,9 @@ final class MountCommand implements Callable<Integer> {
             }
         }
         session.close();
+        if (telemetry != null) {
+            telemetry.close();
+        }
         System.out.println("modelfs: unmounted " + mp);
         return 0;
     }
@@ -117,13 +138,15 @@ final class MountCommand implements Callable<Integer> {
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
+        cmd.addAll(metrics.args());
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));
         }
         cmd.add(mp.toString());
         Process p = Background.start(cmd, log, () -> MountTable.isMounted(mp));
-        System.out.println("modelfs: mounted " + st.root() + " at " + mp + " (pid " + p.pid() + ", log " + log + ")");
+        String endpoint = MountMetrics.endpoint(mp).map(e -> ", metrics at http://" + e + "/metrics").orElse("");
+        System.out.println("modelfs: mounted " + st.root() + " at " + mp + " (pid " + p.pid() + ", log " + log + endpoint + ")");
         return 0;
     }
 }

@@ -1,9 +1,10 @@
 package dev.modelfs.cli;
 
+import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.nfs.AllowList;
 import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServedTree;
 import dev.modelfs.view.StandardViews;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,6 +26,9 @@ import sun.misc.Signal;
 final class NfsCommand implements Callable<Integer> {
     @Mixin
     StoreOption store;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
             description = "address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
@@ -63,6 +67,7 @@ final class NfsCommand implements Callable<Integer> {
         }
         int p = port != null ? port : UnixIds.uid() == 0 ? 2049 : 20490;
         OllamaStore st = store.open();
+        metrics.parse();
         if (daemon) {
             return daemonize(st, p);
         }
@@ -70,22 +75,32 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("INT"), s -> stop.countDown());
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis);
+        PrometheusTelemetry telemetry = metrics.start(true);
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry));
         NfsServer server;
         try {
-            server = NfsServer.start(served, st.root(), new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
+            server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
         } catch (IOException | RuntimeException e) {
             served.close();
+            if (telemetry != null) {
+                telemetry.close();
+            }
             throw e;
+        }
+        if (telemetry != null) {
+            telemetry.watch(served, server::openFiles);
         }
         int actual = server.address().getPort();
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
                 + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",mountproto=tcp,nolock "
-                + bind + ":/ DIR)");
+                + bind + ":/ DIR" + MetricsOption.describe(telemetry) + ")");
         System.out.flush();
         stop.await();
         server.close();
+        if (telemetry != null) {
+            telemetry.close();
+        }
         System.out.println("modelfs: NFS server stopped");
         return 0;
     }
@@ -95,6 +110,7 @@ final class NfsCommand implements Callable<Integer> {
         long before = Files.exists(log) ? Files.size(log) : 0;
         List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
                 "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
+        cmd.addAll(metrics.args());
         if (!allow.isEmpty()) {
             cmd.add("--allow");
             cmd.add(String.join(",", allow));

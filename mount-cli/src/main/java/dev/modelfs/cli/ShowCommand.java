@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.hf.HfFolder;
-import dev.modelfs.view.GgufModelView;
+import dev.modelfs.view.gguf.GgufModelView;
 import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
@@ -18,8 +18,8 @@ import dev.modelfs.store.ManifestRef;
 import dev.modelfs.store.ModelConfig;
 import dev.modelfs.store.ModelName;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.view.SynthesizedGgufPlanner;
-import dev.modelfs.view.SynthesizedGgufView;
+import dev.modelfs.synth.SynthesizedGgufPlanner;
+import dev.modelfs.view.synth.SynthesizedGgufView;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
@@ -93,7 +93,7 @@ final class ShowCommand implements Callable<Integer> {
      */
     private static java.util.Optional<String> hfFolder(OllamaStore st, Manifest m, ModelConfig cfg) {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
-            if (t instanceof ModelTable.Gguf g) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
                     HfFolder hf = GgufModelView.hfFolderOf(st, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
@@ -102,7 +102,7 @@ final class ShowCommand implements Callable<Integer> {
                     return java.util.Optional.of("none: " + e.getMessage());
                 }
             }
-            if (t instanceof ModelTable.UnreadableGguf u) {
+            if (t instanceof ModelTable.UnreadableGguf u && u.folder().isEmpty()) {
                 return java.util.Optional.of("none: " + u.reason());
             }
         }
@@ -114,10 +114,10 @@ final class ShowCommand implements Callable<Integer> {
         ArrayNode arr = JSON.createArrayNode();
         List<ModelTable> tables = ModelTables.load(st, m, cfg);
         for (ModelTable t : tables) {
-            if (t instanceof ModelTable.UnreadableGguf u) {
+            if (t instanceof ModelTable.UnreadableGguf u && u.folder().isEmpty()) {
                 throw new IOException(u.reason());
             }
-            if (t instanceof ModelTable.Gguf g) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 for (GgufTensorInfo info : g.file().tensors()) {
                     ObjectNode n = arr.addObject();
                     n.put("name", info.name());

@@ -1,6 +1,6 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.Inodes;
+import dev.modelfs.tree.Inodes;
 
 /**
  * An NFS file handle: 17 bytes, a version byte then the stable inode of the model directory the

@@ -2,9 +2,9 @@ package dev.modelfs.nfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.StoreTree;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -74,6 +74,11 @@ final class HandleResolver {
         DirNode model = ix.models().get(dir.model());
         Long p = model == null ? null : modelIndexes.get(model, HandleResolver::indexModel).parents().get(dir.path());
         return p == null ? null : new FileHandle(dir.model(), p);
+    }
+
+    /** The path of the model directory {@code h} lies in (for error labels), or null above the models or when gone. */
+    String modelPath(FileHandle h) {
+        return h.model() == 0 ? null : tree.modelWithInode(h.model());
     }
 
     /** The handle of {@code child}, found in the directory {@code parent} names. */

@@ -1,7 +1,7 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.Node;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.Node;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.util.List;

@@ -1,22 +1,16 @@
 package dev.modelfs.nfs;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.modelfs.view.DirNode;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
-import dev.modelfs.view.ReadFailure;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.rpc.RpcDispatchable;
@@ -29,13 +23,13 @@ import org.glassfish.grizzly.Buffer;
  *
  * <p>Invariants: every procedure that would change anything answers NFS3ERR_ROFS; a handle that is
  * not ours is NFS3ERR_BADHANDLE, one whose model or path is gone NFS3ERR_STALE; a failure to list or
- * read a model's files is NFS3ERR_NOENT (missing blob) or NFS3ERR_IO (anything else, {@link
- * ReadFailure#of}) for that model's files only, logged once; READ data is read from the blob once,
+ * read a model's files is NFS3ERR_NOENT (missing blob), NFS3ERR_ACCES (a refused link) or NFS3ERR_IO
+ * (anything else) for that model's files only, logged once and reported with the handle's model ({@link ServePolicy#failed}),
+ * as every admitted call and every READ answered is reported to the policy's telemetry; READ data is read from the blob once,
  * into a pooled direct buffer the transport writes as it is ({@link ReplyBuffers}), or, when all
  * are in use, straight into the reply buffer.
  */
 final class Nfs3Program implements RpcDispatchable {
-    private static final Logger LOG = Logger.getLogger(Nfs3Program.class.getName());
     private static final byte[] ZEROS = new byte[Nfs3.RTMAX];
     private static final byte[] VERIFIER = new byte[8];
 
@@ -43,9 +37,8 @@ final class Nfs3Program implements RpcDispatchable {
     private final OpenFiles open;
     private final ReplyBuffers buffers = new ReplyBuffers(32, Nfs3.RTMAX);
     private final AllowList allow;
-    private final Wire.Owner owner;
-    private final Path storeRoot;
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(10_000).executor(Runnable::run).build();
+    private final ServePolicy policy;
+    private final Wire.Shown shown;
 
     /** A failed procedure: its nfsstat3. */
     private static final class Failure extends Exception {
@@ -57,12 +50,12 @@ final class Nfs3Program implements RpcDispatchable {
         }
     }
 
-    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, Wire.Owner owner, Path storeRoot) {
+    Nfs3Program(HandleResolver handles, OpenFiles open, AllowList allow, ServePolicy policy, Wire.Shown shown) {
         this.handles = handles;
         this.open = open;
         this.allow = allow;
-        this.owner = owner;
-        this.storeRoot = storeRoot;
+        this.policy = policy;
+        this.shown = shown;
     }
 
     @Override
@@ -71,6 +64,7 @@ final class Nfs3Program implements RpcDispatchable {
             return;
         }
         int proc = call.getProcedure();
+        policy.telemetry().nfsCall(proc, Access.client(call));
         try {
             switch (proc) {
                 case Nfs3.NULL -> call.reply(XdrVoid.XDR_VOID);
@@ -114,7 +108,7 @@ final class Nfs3Program implements RpcDispatchable {
         try {
             n = handles.resolve(h);
         } catch (RuntimeException e) {
-            throw failure("resolve " + h, e);
+            throw failure("resolve " + h, h, e);
         }
         if (n == null) {
             throw new Failure(Nfs3.ERR_STALE);
@@ -129,21 +123,18 @@ final class Nfs3Program implements RpcDispatchable {
         throw new Failure(Nfs3.ERR_NOTDIR);
     }
 
-    /** Lists a directory (a model directory parses its headers on first listing, which may fail). */
-    private Map<String, Node> children(DirNode d) throws Failure {
+    /** Lists directory {@code d} that {@code h} names (a model directory parses its headers on first listing, which may fail). */
+    private Map<String, Node> children(DirNode d, FileHandle h) throws Failure {
         try {
             return d.children();
         } catch (RuntimeException e) {
-            throw failure("list directory " + Long.toHexString(d.inode()), e);
+            throw failure("list directory " + Long.toHexString(d.inode()), h, e);
         }
     }
 
-    private Failure failure(String what, Throwable e) {
-        ReadFailure f = ReadFailure.of(e);
-        if (logged.asMap().putIfAbsent(what + ": " + f.getMessage(), Boolean.TRUE) == null) {
-            LOG.warning(what + ": " + f.getMessage());
-        }
-        return new Failure(switch (f.errno()) {
+    /** A failure of {@code what} on handle {@code h} (null: none), logged once and reported against the handle's model. */
+    private Failure failure(String what, FileHandle h, Throwable e) {
+        return new Failure(switch (policy.failed(what, h == null ? null : handles.modelPath(h), e)) {
             case ENOENT -> Nfs3.ERR_NOENT;
             case EACCES -> Nfs3.ERR_ACCES;
             case EIO -> Nfs3.ERR_IO;
@@ -154,7 +145,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.fattr3(out, n, owner);
+            Wire.fattr3(out, n, shown);
         });
     }
 
@@ -167,11 +158,11 @@ final class Nfs3Program implements RpcDispatchable {
             throw new Failure(Nfs3.ERR_NAMETOOLONG);
         }
         FileHandle up = a.name().equals("..") ? handles.parent(a.dir()) : null;
-        Node child = a.name().equals(".") ? d : up != null ? handles.resolve(up) : children(d).get(a.name());
+        Node child = a.name().equals(".") ? d : up != null ? handles.resolve(up) : children(d, a.dir()).get(a.name());
         if (child == null) {
             Wire.reply(call, out -> {
                 out.xdrEncodeInt(Nfs3.ERR_NOENT);
-                Wire.postOpAttr(out, d, owner);
+                Wire.postOpAttr(out, d, shown);
             });
             return;
         }
@@ -179,8 +170,8 @@ final class Nfs3Program implements RpcDispatchable {
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
             Wire.handle(out, ch);
-            Wire.postOpAttr(out, child, owner);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, child, shown);
+            Wire.postOpAttr(out, d, shown);
         });
     }
 
@@ -192,7 +183,7 @@ final class Nfs3Program implements RpcDispatchable {
         int allowed = n instanceof DirNode ? Nfs3.ACCESS_READ | Nfs3.ACCESS_LOOKUP | Nfs3.ACCESS_EXECUTE : Nfs3.ACCESS_READ;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(a.value() & allowed);
         });
     }
@@ -201,13 +192,14 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {            // the tree has no symbolic links
             out.xdrEncodeInt(Nfs3.ERR_INVAL);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
         });
     }
 
     private record ReadArgs(FileHandle fh, long offset, long count) {}
 
     private void read(RpcCall call) throws OncRpcException, IOException, Failure {
+        long start = System.nanoTime();
         ReadArgs a = Wire.args(call, in -> new ReadArgs(Wire.handle(in), in.xdrDecodeLong(),
                 Integer.toUnsignedLong(in.xdrDecodeInt())));
         Node n = node(a.fh());
@@ -223,16 +215,17 @@ final class Nfs3Program implements RpcDispatchable {
             try {
                 o = open.open(f);
             } catch (IOException | RuntimeException e) {
-                throw failure("open " + Long.toHexString(f.inode()), e);
+                throw failure("open " + Long.toHexString(f.inode()), a.fh(), e);
             }
         }
         ByteBuffer lent = count > 0 && (count & 3) == 0 ? buffers.take() : null;
         try {
             if (lent != null) {
-                readIntoLent(o, f, offset, count, eof, lent, call);
+                readIntoLent(o, a.fh(), f, offset, count, eof, lent, call);
                 lent = null;         // the transport gives it back once the reply is written
+                policy.telemetry().read(f.source().kind(), count, System.nanoTime() - start);
             } else {
-                readIntoReply(o, f, offset, count, eof, call);
+                readIntoReply(o, a.fh(), f, offset, count, eof, call, start);
             }
         } finally {
             if (o != null) {
@@ -245,8 +238,8 @@ final class Nfs3Program implements RpcDispatchable {
     }
 
     /** READ into a pooled direct buffer that the reply then carries as it is (no copy into the reply). */
-    private void readIntoLent(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, ByteBuffer lent,
-                              RpcCall call) throws Failure {
+    private void readIntoLent(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof,
+                              ByteBuffer lent, RpcCall call) throws Failure {
         lent.limit(count);
         try {
             long got = src.source().read(offset, MemorySegment.ofBuffer(lent), 0, count);
@@ -254,24 +247,25 @@ final class Nfs3Program implements RpcDispatchable {
                 throw new IOException("short read: " + got + " of " + count + " bytes");
             }
         } catch (IOException | RuntimeException e) {
-            throw failure("read " + Long.toHexString(f.inode()) + " at " + offset, e);
+            throw failure("read " + Long.toHexString(f.inode()) + " at " + offset, fh, e);
         }
         ReplyBuffers.Lent data = buffers.new Lent(lent);
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeShallowByteBuffer(data);       // opaque<>: length, then the buffer itself
         });
     }
 
-    /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free). */
-    private void readIntoReply(OpenFiles.Opened src, FileNode f, long offset, int count, boolean eof, RpcCall call) {
+    /** READ into space reserved at the end of the reply buffer (when no pooled buffer is free), reported when it succeeds. */
+    private void readIntoReply(OpenFiles.Opened src, FileHandle fh, FileNode f, long offset, int count, boolean eof,
+                               RpcCall call, long startNanos) {
         Wire.reply(call, out -> {
             int mark = out.asBuffer().position();
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, f, owner);
+            Wire.postOpAttr(out, f, shown);
             out.xdrEncodeInt(count);
             out.xdrEncodeBoolean(eof);
             out.xdrEncodeInt(count);
@@ -280,12 +274,14 @@ final class Nfs3Program implements RpcDispatchable {
                 try {
                     fillData(out, src, offset, count);
                 } catch (IOException | RuntimeException e) {
-                    int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, e).status;
+                    int status = failure("read " + Long.toHexString(f.inode()) + " at " + offset, fh, e).status;
                     out.asBuffer().position(mark);    // drop what was written: a failure reply instead
                     out.xdrEncodeInt(status);
-                    Wire.postOpAttr(out, f, owner);
+                    Wire.postOpAttr(out, f, shown);
+                    return;
                 }
             }
+            policy.telemetry().read(f.source().kind(), count, System.nanoTime() - startNanos);
         });
     }
 
@@ -322,7 +318,7 @@ final class Nfs3Program implements RpcDispatchable {
             return new ReaddirArgs(fh, cookie, dircount, maxcount);
         });
         DirNode d = dir(a.dir());
-        List<Map.Entry<String, Node>> entries = new ArrayList<>(children(d).entrySet());
+        List<Map.Entry<String, Node>> entries = new ArrayList<>(children(d, a.dir()).entrySet());
         if (a.cookie() < 0 || a.cookie() > entries.size()) {
             throw new Failure(Nfs3.ERR_BAD_COOKIE);
         }
@@ -349,7 +345,7 @@ final class Nfs3Program implements RpcDispatchable {
         int last = to;
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, d, owner);
+            Wire.postOpAttr(out, d, shown);
             out.xdrEncodeOpaque(VERIFIER, 8);
             for (int i = from; i < last; i++) {
                 Map.Entry<String, Node> e = entries.get(i);
@@ -358,7 +354,7 @@ final class Nfs3Program implements RpcDispatchable {
                 out.xdrEncodeString(e.getKey());
                 out.xdrEncodeLong(i + 1);
                 if (plus) {
-                    Wire.postOpAttr(out, e.getValue(), owner);
+                    Wire.postOpAttr(out, e.getValue(), shown);
                     out.xdrEncodeBoolean(true);
                     Wire.handle(out, handles.child(a.dir(), e.getValue()));
                 }
@@ -370,21 +366,18 @@ final class Nfs3Program implements RpcDispatchable {
 
     private void fsstat(RpcCall call) throws OncRpcException, IOException, Failure {
         Node n = node(Wire.args(call, Wire::handle));
-        long total, free, avail;
+        ServePolicy.Space space;
         try {
-            FileStore fs = Files.getFileStore(storeRoot);
-            total = fs.getTotalSpace();
-            free = fs.getUnallocatedSpace();
-            avail = fs.getUsableSpace();
-        } catch (IOException e) {
-            throw failure("fsstat", e);
+            space = policy.space();
+        } catch (IOException | RuntimeException e) {
+            throw failure("fsstat", null, e);
         }
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
-            out.xdrEncodeLong(total);
-            out.xdrEncodeLong(free);
-            out.xdrEncodeLong(avail);
+            Wire.postOpAttr(out, n, shown);
+            out.xdrEncodeLong(space.totalBytes());
+            out.xdrEncodeLong(space.freeBytes());
+            out.xdrEncodeLong(space.availableBytes());
             out.xdrEncodeLong(1L << 20);     // files: not meaningful on a read-only tree
             out.xdrEncodeLong(0);
             out.xdrEncodeLong(0);
@@ -396,7 +389,7 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(Nfs3.RTMAX);    // rtmax, rtpref, rtmult
             out.xdrEncodeInt(Nfs3.RTMAX);
             out.xdrEncodeInt(4096);
@@ -415,9 +408,9 @@ final class Nfs3Program implements RpcDispatchable {
         Node n = node(Wire.args(call, Wire::handle));
         Wire.reply(call, out -> {
             out.xdrEncodeInt(Nfs3.OK);
-            Wire.postOpAttr(out, n, owner);
+            Wire.postOpAttr(out, n, shown);
             out.xdrEncodeInt(1);             // linkmax
-            out.xdrEncodeInt(255);           // name_max
+            out.xdrEncodeInt(ServePolicy.NAME_MAX);   // name_max
             out.xdrEncodeBoolean(true);      // no_trunc
             out.xdrEncodeBoolean(true);      // chown_restricted
             out.xdrEncodeBoolean(false);     // case_insensitive

@@ -1,10 +1,10 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.ServedTree;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcProgram;
@@ -40,11 +40,12 @@ public final class NfsServer implements AutoCloseable {
         this.published = published;
     }
 
-    /** Starts serving {@code served} (whose store lives at {@code storeRoot}). */
-    public static NfsServer start(ServedTree served, Path storeRoot, Config config) throws IOException {
+    /** Starts serving {@code served}. */
+    public static NfsServer start(ServedTree served, Config config) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        OpenFiles open = new OpenFiles(served.resolver(), served.chunks(), 256);
-        Wire.Owner owner = new Wire.Owner(config.uid(), config.gid(), 0x6d6f64656c6673L);   // "modelfs"
+        ServePolicy policy = served.policy(config.uid(), config.gid());
+        OpenFiles open = new OpenFiles(policy, 256);
+        Wire.Shown shown = new Wire.Shown(policy, 0x6d6f64656c6673L);   // fsid "modelfs"
         boolean rpcbind = rpcbindRunning();
         OncRpcSvcBuilder b = new OncRpcSvcBuilder()
                 .withTCP()
@@ -55,7 +56,7 @@ public final class NfsServer implements AutoCloseable {
                 .withWorkerThreadPoolSize(Math.max(8, 2 * Runtime.getRuntime().availableProcessors()))
                 .withServiceName("modelfs-nfs")
                 .withRpcService(new OncRpcProgram(Nfs3.PROGRAM, Nfs3.VERSION),
-                        new Nfs3Program(handles, open, config.allow(), owner, storeRoot))
+                        new Nfs3Program(handles, open, config.allow(), policy, shown))
                 .withRpcService(new OncRpcProgram(MountProgram.PROGRAM, MountProgram.VERSION),
                         new MountProgram(handles, config.allow()));
         b = rpcbind ? b.withAutoPublish() : b.withoutAutoPublish();
@@ -84,6 +85,11 @@ public final class NfsServer implements AutoCloseable {
 
     public InetSocketAddress address() {
         return address;
+    }
+
+    /** Files open now (recently read files whose blobs stay mapped). */
+    public int openFiles() {
+        return open.size();
     }
 
     public boolean publishedToRpcbind() {

@@ -3,10 +3,9 @@ package dev.modelfs.nfs;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import dev.modelfs.cache.ChunkCache;
-import dev.modelfs.view.BlobResolver;
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.OpenedSource;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.read.OpenedSource;
+import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -14,14 +13,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The opened sources of recently read files (NFS has no open/close): a bounded cache, so a stream of
- * READs maps a file's blobs once.
+ * READs maps a file's blobs once. Files are opened by the {@link ServePolicy}, so a sequential NFS
+ * reader of converted bytes gets the same read-ahead as a FUSE reader.
  *
  * <p>Invariants: at most {@code maxOpen} sources are cached; an evicted source is closed only once
  * no READ still uses it (reference counted), so a read never sees its blobs unmapped underneath.
  */
 final class OpenFiles implements AutoCloseable {
-    private final BlobResolver resolver;
-    private final ChunkCache chunks;
+    private final ServePolicy policy;
     private final Cache<FileNode, Opened> cache;
 
     /** A cached source and its users: the cache holds one reference, every READ in flight one more. */
@@ -57,9 +56,8 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
-    OpenFiles(BlobResolver resolver, ChunkCache chunks, int maxOpen) {
-        this.resolver = resolver;
-        this.chunks = chunks;
+    OpenFiles(ServePolicy policy, int maxOpen) {
+        this.policy = policy;
         this.cache = Caffeine.newBuilder().maximumSize(maxOpen).expireAfterAccess(Duration.ofMinutes(2))
                 .executor(Runnable::run)
                 .<FileNode, Opened>removalListener((k, v, cause) -> {
@@ -76,7 +74,7 @@ final class OpenFiles implements AutoCloseable {
             try {
                 o = cache.get(node, n -> {
                     try {
-                        return new Opened(OpenedSource.open(n.source(), resolver, chunks));
+                        return new Opened(policy.open(n));
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
@@ -89,6 +87,11 @@ final class OpenFiles implements AutoCloseable {
             }
             cache.asMap().remove(node, o);     // evicted and closed meanwhile: open afresh
         }
+    }
+
+    /** Files open now (sources cached for READs). */
+    int size() {
+        return (int) cache.estimatedSize();
     }
 
     @Override

@@ -1,7 +1,7 @@
 package dev.modelfs.nfs;
 
-import dev.modelfs.view.FileNode;
-import dev.modelfs.view.Node;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.tree.Node;
 import java.io.IOException;
 import org.dcache.oncrpc4j.rpc.OncRpcException;
 import org.dcache.oncrpc4j.rpc.RpcCall;
@@ -14,8 +14,8 @@ import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
  * The XDR shapes of NFSv3 (RFC 1813) this server writes and reads, on oncrpc4j's {@link Xdr}: call
  * arguments through {@link #args}, replies through {@link #reply}, and the attribute structures.
  *
- * <p>Invariants: {@link #fattr3} writes exactly {@link Nfs3#FATTR3_BYTES} bytes; attributes are those
- * of the FUSE mount (files 0444, directories 0555, the server's uid and gid, the manifest's mtime).
+ * <p>Invariants: {@link #fattr3} writes exactly {@link Nfs3#FATTR3_BYTES} bytes; attributes are the
+ * {@link ServePolicy}'s, the same as the FUSE mount's.
  */
 final class Wire {
     private Wire() {}
@@ -74,36 +74,33 @@ final class Wire {
         out.xdrEncodeDynamicOpaque(h.encode());
     }
 
-    /** Node attributes as the server presents them. */
-    record Owner(int uid, int gid, long fsid) {}
+    /** How nodes are shown: the policy's attributes, on this server's file system id. */
+    record Shown(ServePolicy policy, long fsid) {}
 
-    static void fattr3(Xdr out, Node n, Owner owner) {
-        boolean file = n instanceof FileNode;
-        long size = n instanceof FileNode f ? f.size() : 4096;
-        out.xdrEncodeInt(file ? Nfs3.NF3REG : Nfs3.NF3DIR);
-        out.xdrEncodeInt(file ? 0444 : 0555);
-        out.xdrEncodeInt(file ? 1 : 2);
-        out.xdrEncodeInt(owner.uid());
-        out.xdrEncodeInt(owner.gid());
-        out.xdrEncodeLong(size);
-        out.xdrEncodeLong((size + 511) / 512 * 512);
+    static void fattr3(Xdr out, Node n, Shown shown) {
+        ServePolicy.Attributes a = shown.policy().attributes(n);
+        out.xdrEncodeInt(a.directory() ? Nfs3.NF3DIR : Nfs3.NF3REG);
+        out.xdrEncodeInt(a.permissions());
+        out.xdrEncodeInt(a.links());
+        out.xdrEncodeInt((int) a.uid());
+        out.xdrEncodeInt((int) a.gid());
+        out.xdrEncodeLong(a.size());
+        out.xdrEncodeLong(a.blocks() * 512);   // used
         out.xdrEncodeInt(0);           // rdev
         out.xdrEncodeInt(0);
-        out.xdrEncodeLong(owner.fsid());
-        out.xdrEncodeLong(n.inode());
-        long sec = Math.floorDiv(n.mtimeNanos(), 1_000_000_000L);
-        int nsec = (int) Math.floorMod(n.mtimeNanos(), 1_000_000_000L);
+        out.xdrEncodeLong(shown.fsid());
+        out.xdrEncodeLong(a.inode());
         for (int i = 0; i < 3; i++) {  // atime, mtime, ctime
-            out.xdrEncodeInt((int) sec);
-            out.xdrEncodeInt(nsec);
+            out.xdrEncodeInt((int) a.mtimeSeconds());
+            out.xdrEncodeInt(a.mtimeNanosOfSecond());
         }
     }
 
     /** post_op_attr: attributes follow when {@code n} is not null. */
-    static void postOpAttr(Xdr out, Node n, Owner owner) {
+    static void postOpAttr(Xdr out, Node n, Shown shown) {
         out.xdrEncodeBoolean(n != null);
         if (n != null) {
-            fattr3(out, n, owner);
+            fattr3(out, n, shown);
         }
     }
 }

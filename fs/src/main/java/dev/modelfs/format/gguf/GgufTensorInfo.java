@@ -2,6 +2,7 @@ package dev.modelfs.format.gguf;
 
 import dev.modelfs.format.FormatException;
 
+import dev.modelfs.format.Shapes;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -41,15 +42,8 @@ public record GgufTensorInfo(String name, long[] ne, GgmlType type, long offset)
             throw new FormatException(what + ": negative offset " + offset);
         }
         try {
-            long n = 1;
-            long bytes;
-            for (long d : ne) {
-                n = Math.multiplyExact(n, d);
-            }
-            bytes = type.rowBytes(ne.length == 0 ? 1 : ne[0]);
-            for (int i = 1; i < ne.length; i++) {
-                bytes = Math.multiplyExact(bytes, ne[i]);
-            }
+            Shapes.product(ne);
+            Math.multiplyExact(type.rowBytes(ne.length == 0 ? 1 : ne[0]), Shapes.product(ne, 1));
         } catch (ArithmeticException e) {
             throw new FormatException(what + ": size of " + Arrays.toString(ne) + " overflows");
         } catch (FormatException e) {
@@ -70,11 +64,7 @@ public record GgufTensorInfo(String name, long[] ne, GgmlType type, long offset)
 
     /** Product of the dimensions (1 for none); exact. */
     public long elements() {
-        long n = 1;
-        for (long d : ne) {
-            n *= d;
-        }
-        return n;
+        return Shapes.product(ne);
     }
 
     /** Bytes of tensor data: {@code rowBytes(ne[0]) * ne[1] * ne[2] * ne[3]}; exact. */

@@ -2,6 +2,7 @@ package dev.modelfs.format.safetensors;
 
 import dev.modelfs.format.FormatException;
 
+import dev.modelfs.format.Shapes;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -44,14 +45,13 @@ public record TensorEntry(String name, Dtype dtype, long[] shape, long begin, lo
      *                         not a multiple of 8 (sub-byte dtypes)
      */
     static long byteSizeOf(String name, Dtype dtype, long[] shape) {
-        long n = 1;
-        try {
-            for (long d : shape) {
-                if (d < 0) {
-                    throw new FormatException("tensor " + Names.quote(name) + ": negative dimension " + d);
-                }
-                n = Math.multiplyExact(n, d);
+        for (long d : shape) {
+            if (d < 0) {
+                throw new FormatException("tensor " + Names.quote(name) + ": negative dimension " + d);
             }
+        }
+        try {
+            long n = Shapes.product(shape);
             long bits = Math.multiplyExact(n, (long) dtype.bits());
             if (bits % 8 != 0) {
                 throw new FormatException("tensor " + Names.quote(name) + ": " + n + " elements of " + dtype
@@ -77,11 +77,7 @@ public record TensorEntry(String name, Dtype dtype, long[] shape, long begin, lo
 
     /** Product of the shape (1 for a scalar); exact, never overflows (constructor invariant). */
     public long numel() {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        return n;
+        return Shapes.product(shape);
     }
 
     /** {@code end - begin}, the tensor's size in bytes. */

@@ -1,8 +1,11 @@
 package dev.modelfs.quant.mlx;
 
+import static dev.modelfs.format.LittleEndian.F32;
+import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I32;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 /**
  * The hot loops of {@link MlxDequantizer}. Arguments are validated by the caller; nothing here checks ranges
@@ -18,9 +21,6 @@ final class MlxKernels {
     static final int BF16 = 0, F16 = 1, F32_TYPE = 2;
 
     private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private static final float[] E2M1 = MlxFloatCodes.E2M1;
     private static final float[] E4M3 = MlxFloatCodes.E4M3;

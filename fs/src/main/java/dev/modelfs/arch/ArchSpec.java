@@ -1,0 +1,125 @@
+package dev.modelfs.arch;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelfs.format.gguf.GgufKv;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Everything one LLM architecture means to modelfs, in both directions (Hugging Face safetensors →
+ * synthesized GGUF, GGUF → Hugging Face folder): tensor names and shapes, row order, norm shifts, the
+ * {@code config.json} fields beyond the common ones, rope, and the checks that refuse what llama.cpp
+ * or transformers would run differently. One class per architecture; {@link Architecture} is the
+ * closed list of them, and no code outside this package asks which architecture it has.
+ *
+ * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
+ * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
+ * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
+ * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
+ * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
+ */
+public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3 {
+
+    /**
+     * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
+     * keys); {@code hfArchitectures} the HF {@code architectures[0]} values and {@code hfModelTypes} the
+     * {@code model_type} values, non-empty, the first of each canonical; {@code layers} the per-layer
+     * tensors in llama.cpp's order, each required in every layer.
+     */
+    record Tables(String gguf, List<String> hfArchitectures, List<String> hfModelTypes, List<LayerRule> layers) {
+    }
+
+    /** The tables of this architecture. */
+    Tables tables();
+
+    /** {@code general.architecture}; also the prefix of the architecture's GGUF keys. */
+    default String ggufName() {
+        return tables().gguf();
+    }
+
+    /** The per-layer tensors, in llama.cpp's order. */
+    default List<LayerRule> layers() {
+        return tables().layers();
+    }
+
+    /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */
+    default List<String> requiredBiases() {
+        return List.of();
+    }
+
+    /** The experts, for a mixture-of-experts architecture. */
+    default Optional<Experts> experts() {
+        return Optional.empty();
+    }
+
+    /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
+    default boolean permutesQk() {
+        return false;
+    }
+
+    /** What llama.cpp's converter adds to every norm weight ({@code *norm.weight}); the HF value is {@code stored - normShift}. */
+    default float normShift() {
+        return 0f;
+    }
+
+    /** {@code config.json} ↔ GGUF entries of this architecture beyond {@link ConfigKeys#COMMON}, written after the norm epsilon. */
+    default List<ConfigKeys.Entry> configEntries() {
+        return List.of();
+    }
+
+    // ---- Hugging Face → GGUF (the synthesized GGUF)
+
+    /**
+     * The architecture KVs written after the entries and before rope scaling (prefix {@code p} =
+     * {@code "<ggufName>."}), given the ones {@code done} already written; may refuse the config.
+     */
+    default List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
+        return List.of();
+    }
+
+    /** F32 tensors computed from {@code config.json} (llama3's {@code rope_freqs.weight}), given the KVs. */
+    default List<ComputedTensor> computedTensors(JsonNode config, List<GgufKv> kvs, ConfigKeys.Dims d) {
+        return List.of();
+    }
+
+    /** Refuses a {@code tokenizer.json} whose vocabulary llama.cpp's converter would cut differently. */
+    default void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
+    }
+
+    /** One computed F32 tensor. */
+    record ComputedTensor(String ggufName, float[] values) {
+    }
+
+    // ---- GGUF → Hugging Face (the Hugging Face folder of GGUF models)
+
+    /** Whether a GGUF whose {@code general.architecture} is {@link #ggufName()} is this architecture. */
+    default boolean claims(GgufParams m) {
+        return true;
+    }
+
+    /** The head dimension of a GGUF model ({@code p} = {@code "<ggufName>."}). */
+    default int headDim(GgufParams m, String p, int hidden, int heads) {
+        return (int) (long) m.integer(p + "attention.key_length", m.integer(p + "rope.dimension_count", (long) hidden / heads));
+    }
+
+    /** Refuses a GGUF model whose features this mapping does not rebuild. */
+    default void checkGguf(GgufParams m, String p) {
+    }
+
+    /**
+     * The {@code rope_scaling} of {@code config.json} recovered from the GGUF's F32 {@code rope_freqs.weight}
+     * values ({@code freqs}, null when unreadable); refuses by default.
+     */
+    default ObjectNode ropeScalingOf(GgufParams m, float[] freqs, int headDim) {
+        throw new IllegalArgumentException("rope_freqs.weight (Llama 3.x rope scaling) in a " + ggufName() + " model");
+    }
+
+    /**
+     * Adds or replaces this architecture's fields of a rebuilt {@code config.json} {@code c}, which already has
+     * the entries, {@code head_dim}, {@code num_key_value_heads}, {@code vocab_size}, {@code hidden_act},
+     * {@code tie_word_embeddings} and {@code attention_bias}.
+     */
+    default void completeHfConfig(ObjectNode c, GgufParams m, String p, int hidden, int heads, int headDim) {
+    }
+}

@@ -1,0 +1,17 @@
+package dev.modelfs.arch;
+
+/**
+ * Read access to a GGUF model's metadata and tensor names, as the GGUF → Hugging Face direction of an
+ * {@link ArchSpec} needs it. Implementations throw an unchecked exception with a one-line reason for a
+ * KV of an unexpected type; an absent KV gives {@code dflt}.
+ */
+public interface GgufParams {
+    /** An integer KV (any integer width), or {@code dflt}. */
+    Long integer(String key, Long dflt);
+
+    /** A FLOAT32/FLOAT64 KV as a double, or {@code dflt}. */
+    Double real(String key, Double dflt);
+
+    /** Whether the model has a tensor of this GGUF name. */
+    boolean hasTensor(String name);
+}

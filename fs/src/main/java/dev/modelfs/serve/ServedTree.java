@@ -1,0 +1,116 @@
+package dev.modelfs.serve;
+
+import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.cache.BlobMappings;
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.read.ReadAhead;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.Telemetry;
+import dev.modelfs.tree.ModelDirectory;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.tree.StoreTree;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * What every front end (the FUSE mount, the NFS server) serves: the {@link StoreTree} over a store,
+ * its background refresher, the shared blob mappings, the one {@link BlobResolver}, the chunk
+ * cache of converted bytes and the read-ahead pool that fills it, and the {@link ServePolicy} both
+ * front ends answer with, and the {@link Telemetry} both report to. Built in one place so both front ends show the same tree with the same
+ * bytes, attributes and errors.
+ *
+ * <p>Invariants: the refresher rescans the store every {@code refreshMillis} until {@link #close()};
+ * the chunk cache holds at most {@code cacheBytes} of native memory; {@link #close()} is idempotent and
+ * stops the read-ahead pool, then releases the mappings and the cache (call it only once no reader uses
+ * them any more).
+ */
+public final class ServedTree implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(ServedTree.class.getName());
+
+    private final StoreTree tree;
+    private final BlobMappings mappings;
+    private final BlobResolver resolver;
+    private final ChunkCache chunks;
+    private final ReadAhead readAhead;
+    private final ScheduledExecutorService refresher;
+    private final Telemetry telemetry;
+    private boolean closed;
+
+    private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
+                       ReadAhead readAhead, ScheduledExecutorService refresher, Telemetry telemetry) {
+        this.telemetry = telemetry;
+        this.tree = tree;
+        this.mappings = mappings;
+        this.resolver = resolver;
+        this.chunks = chunks;
+        this.readAhead = readAhead;
+        this.refresher = refresher;
+    }
+
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reports nothing. */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis) {
+        return open(store, views, cacheBytes, refreshMillis, Telemetry.NONE);
+    }
+
+    /** Builds the tree over {@code store} with {@code views} and starts refreshing it; reads report to {@code telemetry}. */
+    public static ServedTree open(OllamaStore store, List<ModelView> views, long cacheBytes, long refreshMillis,
+                                  Telemetry telemetry) {
+        if (!Files.isDirectory(store.root().resolve("manifests"))) {
+            LOG.warning(store.root() + " has no manifests/ directory yet; the tree stays empty until one appears");
+        }
+        StoreTree tree = new StoreTree(store, new ModelDirectory(views));
+        BlobMappings mappings = new BlobMappings(1024);
+        ChunkCache chunks = new ChunkCache(cacheBytes);     // native memory, not the heap
+        BlobResolver resolver = BlobResolver.forStore(store, mappings);
+        ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "modelfs-refresh");
+            t.setDaemon(true);
+            return t;
+        });
+        refresher.scheduleWithFixedDelay(() -> {
+            try {
+                tree.refresh();
+            } catch (RuntimeException e) {
+                LOG.warning("refresh failed: " + e);
+            }
+        }, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
+        return new ServedTree(tree, mappings, resolver, chunks, ReadAhead.forCores(), refresher, telemetry);
+    }
+
+    public StoreTree tree() {
+        return tree;
+    }
+
+    public BlobResolver resolver() {
+        return resolver;
+    }
+
+    public ChunkCache chunks() {
+        return chunks;
+    }
+
+    /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
+    public ServePolicy policy(long uid, long gid) {
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry);
+    }
+
+    public Telemetry telemetry() {
+        return telemetry;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        refresher.shutdownNow();
+        readAhead.close();
+        mappings.close();
+        chunks.close();
+    }
+}

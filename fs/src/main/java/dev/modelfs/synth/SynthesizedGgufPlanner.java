@@ -1,0 +1,373 @@
+package dev.modelfs.synth;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.modelfs.arch.ArchSpec;
+import dev.modelfs.arch.Architecture;
+import dev.modelfs.arch.ConfigKeys;
+import dev.modelfs.arch.LayerRule;
+import dev.modelfs.arch.QkPermutation;
+import dev.modelfs.arch.TensorNames;
+import dev.modelfs.arch.TokenizerKvs;
+import dev.modelfs.format.Shapes;
+import dev.modelfs.format.gguf.GgmlType;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufValueType;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.model.LogicalTensor;
+import dev.modelfs.quant.mlx.MlxMode;
+import dev.modelfs.quant.mlx.MlxQuant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Plans the synthesized GGUF of one safetensors LLM component (docs/FORMATS.md §7.5, SEMANTICS.md
+ * "Synthesized GGUF"): which GGUF tensors, with which names, {@code ne}, types and sources, and which
+ * metadata. Pure: reads nothing but its arguments (the f16-exactness of affine scales is asked through
+ * {@code f16Exact}).
+ *
+ * <p>Invariants of a {@link Result.Planned} plan: tensor names unique and known to llama.cpp for the
+ * architecture; every tensor llama.cpp requires for every layer is present; every HF shape agrees with
+ * {@code config.json}; {@code ne} is the reversed logical shape; a permutation is present exactly for
+ * llama q/k tensors. Anything else is a {@link Result.Refused} with a one-line reason.
+ */
+public final class SynthesizedGgufPlanner {
+    private SynthesizedGgufPlanner() {}
+
+    /** How a GGUF tensor of {@code model.gguf} is made from its source. */
+    public enum Choice {
+        /** bytes as stored (BF16, F16, F32). */
+        COPY("as stored"),
+        /** a 1-D tensor widened to F32 (llama.cpp's norms). Lossless. */
+        WIDEN_F32("widened to F32, lossless"),
+        /** an F64 tensor narrowed to F32 (one rounding). */
+        NARROW_F32("F64 rounded to F32"),
+        /** MLX mxfp4 → GGUF MXFP4, nibbles re-packed. Lossless. */
+        MXFP4("mxfp4 re-packed as MXFP4, lossless"),
+        /** MLX nvfp4 without global scale → GGUF NVFP4, nibbles re-packed. Lossless. */
+        NVFP4("nvfp4 re-packed as NVFP4, lossless"),
+        /** MLX int4 affine with f16-exact scales and biases → GGUF Q4_1. Lossless. */
+        Q4_1("int4 re-packed as Q4_1, lossless"),
+        /** dequantized to BF16 (one rounding). */
+        DEQUANT_BF16("dequantized to BF16"),
+        /** dequantized to F32 where llama.cpp expects F32 (no rounding beyond the f32 decode). */
+        DEQUANT_F32("dequantized to F32"),
+        /** a norm weight plus the architecture's {@link Architecture#normShift} (Gemma's 1 + w), in F32. */
+        NORM_SHIFT_F32("1 + w in F32, as llama.cpp's converter writes gemma norms"),
+        /** computed from config.json (llama3 rope factors). */
+        COMPUTED("computed from config.json");
+
+        /** Human description ({@code modelfs show}, {@code user.modelfs.source}). */
+        public final String text;
+
+        Choice(String text) {
+            this.text = text;
+        }
+    }
+
+    /**
+     * One GGUF tensor. {@code source} is null only for {@link Choice#COMPUTED} (then {@code computed}
+     * holds the F32 values); {@code permutation} is null unless rows are permuted. {@code parts} is null
+     * unless the tensor is stacked from per-expert sources: then it holds one 2-D plan per expert, in expert
+     * order, all of {@code type} and {@code choice}, whose bytes follow each other; {@code source} is the first's.
+     */
+    public record TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
+                             QkPermutation permutation, float[] computed, List<TensorPlan> parts) {
+        /** A tensor made from one source (or computed). */
+        public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
+                          QkPermutation permutation, float[] computed) {
+            this(ggufName, ne, type, choice, source, permutation, computed, null);
+        }
+
+        /** Elements per row ({@code ne[0]}). */
+        public long rowLength() {
+            return ne[0];
+        }
+
+        /** Number of rows (product of {@code ne[1..]}). */
+        public long rows() {
+            return Shapes.product(ne, 1);
+        }
+
+        /** Whether llama.cpp wants this tensor in F32 in every variant. */
+        public boolean staysF32() {
+            return TensorNames.staysF32(ggufName) || ne.length == 1;
+        }
+
+        /** What {@code modelfs show} prints for it. */
+        public String describe() {
+            String src = source == null ? "" : source.name() + (parts == null ? "" : " and " + (parts.size() - 1) + " more experts")
+                    + " " + (source.quantized()
+                    ? source.quant().canonicalName() + " g" + source.quant().groupSize() : source.main().dtype().name()) + ": ";
+            return src + type + " (" + choice.text + (permutation != null ? ", q/k rows permuted" : "") + ")";
+        }
+    }
+
+    /** The planned file: architecture, KVs (without {@code general.file_type}), tensors in file order. */
+    public record Plan(String component, Architecture architecture, List<GgufKv> kvs, List<TensorPlan> tensors) {
+        /** {@code general.file_type} of {@code model.gguf}: the llama_ftype of its dominant matrix type. */
+        public int fileType() {
+            Map<GgmlType, Long> count = new HashMap<>();
+            for (TensorPlan t : tensors) {
+                if (t.ne().length > 1) {
+                    long n = t.rowLength() * t.rows();
+                    count.merge(t.type(), n, Long::sum);
+                }
+            }
+            GgmlType top = count.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(GgmlType.F32);
+            return switch (top) {
+                case F16 -> 1;
+                case Q4_1 -> 3;
+                case BF16 -> 32;
+                case MXFP4 -> 38;
+                case NVFP4 -> 39;
+                default -> 0;
+            };
+        }
+    }
+
+    /** The outcome for one component. */
+    public sealed interface Result {
+        /** The component ({@code ""} for the model directory itself). */
+        String component();
+
+        /** The file can be synthesized as {@code plan} says. */
+        record Planned(Plan plan) implements Result {
+            @Override
+            public String component() {
+                return plan.component();
+            }
+        }
+
+        /** No GGUF for {@code component}; {@code reason} is one line for the log and {@code modelfs show}. */
+        record Refused(String component, String reason) implements Result {}
+    }
+
+    /** Inputs besides the tensor table: the component's JSON files (null when absent or unreadable). */
+    public record Inputs(String modelName, JsonNode config, JsonNode tokenizer, JsonNode tokenizerConfig, String tokenizerProblem) {}
+
+    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+)\\.(weight|bias)");
+    private static final Set<String> DROPPED = Set.of("rotary_emb.inv_freq");
+
+    /**
+     * Plans {@code component} of {@code table}.
+     *
+     * @param f16Exact whether every value of an affine tensor's scales and biases is exactly representable in f16
+     */
+    public static Result plan(String component, List<LogicalTensor> tensors, Inputs in, Predicate<LogicalTensor> f16Exact) {
+        try {
+            return new Result.Planned(planOrThrow(component, tensors, in, f16Exact));
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            return new Result.Refused(component, e.getMessage());
+        }
+    }
+
+    private static Plan planOrThrow(String component, List<LogicalTensor> tensors, Inputs in, Predicate<LogicalTensor> f16Exact) {
+        JsonNode cfg = in.config();
+        if (cfg == null) {
+            throw new IllegalArgumentException("no config.json");
+        }
+        JsonNode archs = cfg.path("architectures");
+        String hfArch = archs.isArray() && !archs.isEmpty() && archs.get(0).isTextual() ? archs.get(0).asText() : null;
+        String modelType = cfg.path("model_type").isTextual() ? cfg.path("model_type").asText() : null;
+        Architecture arch = switch (Architecture.fromHf(hfArch, modelType)) {
+            case Architecture.Resolution.Supported s -> s.architecture();
+            case Architecture.Resolution.Unsupported u -> throw new IllegalArgumentException(u.reason());
+        };
+        ConfigKeys.Dims d = ConfigKeys.dims(arch, cfg);
+        List<GgufKv> archKvs = ConfigKeys.toGguf(arch, cfg);
+        if (in.tokenizerProblem() != null) {
+            throw new IllegalArgumentException(in.tokenizerProblem());
+        }
+        if (in.tokenizer() == null) {
+            throw new IllegalArgumentException("no tokenizer.json");
+        }
+        arch.spec().checkTokenizer(in.tokenizer(), d);
+        List<GgufKv> tokKvs = TokenizerKvs.of(in.tokenizer(), in.tokenizerConfig(), cfg, d.vocab());
+
+        List<TensorPlan> plans = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (ArchSpec.ComputedTensor c : arch.spec().computedTensors(cfg, archKvs, d)) {
+            float[] f = c.values();
+            plans.add(new TensorPlan(c.ggufName(), new long[]{f.length}, GgmlType.F32, Choice.COMPUTED, null, null, f));
+            names.add(c.ggufName());
+        }
+        Map<String, TreeMap<Integer, LogicalTensor>> experts = new TreeMap<>();
+        for (LogicalTensor t : tensors) {
+            String hf = t.relativeName();
+            if (DROPPED.stream().anyMatch(hf::contains)) {
+                continue;
+            }
+            var slice = TensorNames.perExpert(arch, hf);
+            if (slice.isPresent()) {
+                if (experts.computeIfAbsent(slice.get().stackedGguf(), k -> new TreeMap<>()).put(slice.get().expert(), t) != null) {
+                    throw new IllegalArgumentException("two tensors are expert " + slice.get().expert() + " of " + slice.get().stackedGguf());
+                }
+                continue;
+            }
+            String g = TensorNames.toGguf(arch, hf).orElseThrow(() ->
+                    new IllegalArgumentException("tensor " + hf + " has no GGUF name for " + arch.ggufName()));
+            if (!names.add(g)) {
+                throw new IllegalArgumentException("two tensors map to " + g);
+            }
+            long[] shape = t.logicalShape();
+            long[] want = expectedShape(arch, d, g);
+            if (!Arrays.equals(shape, want)) {
+                throw new IllegalArgumentException(hf + " has shape " + Arrays.toString(shape) + ", config.json implies " + Arrays.toString(want));
+            }
+            long[] ne = new long[shape.length];
+            for (int i = 0; i < shape.length; i++) {
+                ne[i] = shape[shape.length - 1 - i];
+            }
+            QkPermutation perm = TensorNames.permutation(arch, g).map(w ->
+                    QkPermutation.of(w, d.heads(), d.headsKv(), (int) shape[0])).orElse(null);
+            TensorPlan tp = choose(g, ne, t, perm, f16Exact);
+            if (arch.normShift() != 0 && hf.endsWith("norm.weight")) {
+                tp = new TensorPlan(g, ne, GgmlType.F32, Choice.NORM_SHIFT_F32, t, null, null);
+            }
+            plans.add(tp);
+        }
+        for (var e : experts.entrySet()) {
+            if (!names.add(e.getKey())) {
+                throw new IllegalArgumentException("two tensors map to " + e.getKey());
+            }
+            plans.add(stacked(arch, d, e.getKey(), e.getValue(), f16Exact));
+        }
+        checkComplete(arch, d, names);
+        plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
+
+        List<GgufKv> kvs = new ArrayList<>();
+        kvs.add(archKvs.getFirst());
+        kvs.add(new GgufKv("general.type", GgufValueType.STRING, "model", 0, 0));
+        kvs.add(new GgufKv("general.name", GgufValueType.STRING, in.modelName() + (component.isEmpty() ? "" : "/" + component), 0, 0));
+        kvs.addAll(archKvs.subList(1, archKvs.size()));
+        kvs.add(new GgufKv("general.quantization_version", GgufValueType.UINT32, 2, 0, 0));
+        kvs.addAll(tokKvs);
+        return new Plan(component, arch, List.copyOf(kvs), List.copyOf(plans));
+    }
+
+    private static TensorPlan choose(String g, long[] ne, LogicalTensor t, QkPermutation perm, Predicate<LogicalTensor> f16Exact) {
+        boolean f32 = TensorNames.staysF32(g) || ne.length == 1;
+        if (!t.quantized()) {
+            Dtype dt = t.main().dtype();
+            return switch (dt) {
+                case F32 -> new TensorPlan(g, ne, GgmlType.F32, Choice.COPY, t, perm, null);
+                case F16, BF16 -> f32 ? new TensorPlan(g, ne, GgmlType.F32, Choice.WIDEN_F32, t, perm, null)
+                        : new TensorPlan(g, ne, dt == Dtype.F16 ? GgmlType.F16 : GgmlType.BF16, Choice.COPY, t, perm, null);
+                case F64 -> new TensorPlan(g, ne, GgmlType.F32, Choice.NARROW_F32, t, perm, null);
+                default -> throw new IllegalArgumentException(t.name() + ": dtype " + dt + " has no GGUF float type");
+            };
+        }
+        MlxQuant q = t.quant();
+        if (f32) {
+            return new TensorPlan(g, ne, GgmlType.F32, Choice.DEQUANT_F32, t, perm, null);
+        }
+        boolean noGlobal = t.globalScale() == null;
+        if (q.mode() == MlxMode.MXFP4 && noGlobal && t.scale().dtype() == Dtype.U8) {
+            return new TensorPlan(g, ne, GgmlType.MXFP4, Choice.MXFP4, t, perm, null);
+        }
+        if (q.mode() == MlxMode.NVFP4 && noGlobal && t.scale().dtype() == Dtype.U8 && ne[0] % 64 == 0) {
+            return new TensorPlan(g, ne, GgmlType.NVFP4, Choice.NVFP4, t, perm, null);
+        }
+        if (q.mode() == MlxMode.AFFINE && q.bits() == 4 && t.bias() != null && f16Exact.test(t)) {
+            return new TensorPlan(g, ne, GgmlType.Q4_1, Choice.Q4_1, t, perm, null);
+        }
+        return new TensorPlan(g, ne, GgmlType.BF16, Choice.DEQUANT_BF16, t, perm, null);
+    }
+
+    /**
+     * The GGUF tensor {@code g} stacked from per-expert tensors {@code byExpert} (expert index → tensor): experts
+     * {@code 0 … E-1} each of the {@code [out, in]} slice of the stacked shape config.json implies, all planned
+     * as the same type: when the lossless choices differ (int4 experts of which only some have f16-exact scales
+     * and biases), every expert is planned without Q4_1 (dequantized to BF16); if they still differ, refused.
+     */
+    private static TensorPlan stacked(Architecture arch, ConfigKeys.Dims d, String g, TreeMap<Integer, LogicalTensor> byExpert,
+                                      Predicate<LogicalTensor> f16Exact) {
+        long[] want = expectedShape(arch, d, g);
+        if (byExpert.size() != want[0] || byExpert.firstKey() != 0 || byExpert.lastKey() != want[0] - 1) {
+            throw new IllegalArgumentException(g + ": experts " + byExpert.keySet() + " stored, config.json implies " + want[0]);
+        }
+        for (LogicalTensor t : byExpert.values()) {
+            long[] shape = t.logicalShape();
+            if (!Arrays.equals(shape, new long[]{want[1], want[2]})) {
+                throw new IllegalArgumentException(t.relativeName() + " has shape " + Arrays.toString(shape) + ", config.json implies "
+                        + Arrays.toString(new long[]{want[1], want[2]}));
+            }
+        }
+        long[] ne = {want[2], want[1]};
+        List<TensorPlan> parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, f16Exact)).toList();
+        if (!sameChoice(parts)) {
+            parts = byExpert.values().stream().map(t -> choose(g, ne, t, null, x -> false)).toList();
+        }
+        if (!sameChoice(parts)) {
+            throw new IllegalArgumentException(g + ": experts stored in different types (" + parts.stream()
+                    .map(TensorPlan::describe).distinct().limit(2).collect(java.util.stream.Collectors.joining("; ")) + ")");
+        }
+        TensorPlan first = parts.getFirst();
+        return new TensorPlan(g, new long[]{want[2], want[1], want[0]}, first.type(), first.choice(), first.source(), null, null,
+                List.copyOf(parts));
+    }
+
+    private static boolean sameChoice(List<TensorPlan> parts) {
+        return parts.stream().allMatch(p -> p.type() == parts.getFirst().type() && p.choice() == parts.getFirst().choice());
+    }
+
+    /** The HF shape config.json implies for GGUF tensor {@code g}. */
+    static long[] expectedShape(Architecture a, ConfigKeys.Dims d, String g) {
+        Matcher m = LAYER.matcher(g);
+        if (!m.matches()) {
+            return switch (g) {
+                case "token_embd.weight", "output.weight" -> new long[]{d.vocab(), d.hidden()};
+                case "output_norm.weight" -> new long[]{d.hidden()};
+                default -> throw new IllegalArgumentException("unexpected tensor " + g);
+            };
+        }
+        if (Long.parseLong(m.group(1)) >= d.layers()) {
+            throw new IllegalArgumentException(g + ": layer beyond num_hidden_layers " + d.layers());
+        }
+        long[] w = TensorNames.rule(a, m.group(2)).orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g))
+                .shape().apply(d);
+        return m.group(3).equals("bias") ? new long[]{w[0]} : w;
+    }
+
+    /** Every tensor llama.cpp requires: the global ones, and in every layer each rule's weight and the required biases. */
+    private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
+        List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
+        for (int l = 0; l < d.layers(); l++) {
+            for (LayerRule r : a.spec().layers()) {
+                need.add("blk." + l + "." + r.gguf() + ".weight");
+            }
+            for (String b : a.spec().requiredBiases()) {
+                need.add("blk." + l + "." + b + ".bias");
+            }
+        }
+        for (String n : need) {
+            if (!names.contains(n)) {
+                throw new IllegalArgumentException("tensor " + n + " (GGUF name) missing; llama.cpp requires it");
+            }
+        }
+    }
+
+    /** File order: rope_freqs, token_embd, layers by number, output_norm, output. */
+    private static String order(TensorPlan t) {
+        Matcher m = LAYER.matcher(t.ggufName());
+        if (m.matches()) {
+            return "1" + String.format("%010d", Long.parseLong(m.group(1))) + m.group(2) + "." + m.group(3);
+        }
+        return switch (t.ggufName()) {
+            case "rope_freqs.weight" -> "00";
+            case "token_embd.weight" -> "01";
+            case "output_norm.weight" -> "2";
+            default -> "3" + t.ggufName();
+        };
+    }
+}

@@ -1,0 +1,192 @@
+package dev.modelfs.tree;
+
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.Manifest;
+import dev.modelfs.store.ManifestParser;
+import dev.modelfs.store.ManifestRef;
+import dev.modelfs.store.ModelConfig;
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.logging.Logger;
+
+/**
+ * The whole mounted tree as an immutable snapshot of the store, refreshed on demand.
+ *
+ * <p>Invariants: {@link #root()} always returns a complete, consistent snapshot; {@link #refresh()}
+ * replaces it atomically and only when the set of manifest files (path, mtime, size, file key)
+ * changed; model directories of unchanged manifests are reused (keeping what they already parsed);
+ * a manifest that cannot be read or parsed is left out with one log line per change of that manifest
+ * file (it is not parsed again while it stays the same, whatever else changes).
+ */
+public final class StoreTree {
+    private static final Logger LOG = Logger.getLogger(StoreTree.class.getName());
+
+    private final OllamaStore store;
+    private final ModelDirectory models;
+    private volatile DirNode root;
+    private List<ManifestRef> lastRefs;
+    private Map<ManifestRef, ModelEntry> entries = Map.of();
+    /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
+    private Set<ManifestRef> failed = Set.of();
+    /** The current snapshot's model directory paths, and those paths by the directory's inode (error labels). */
+    private volatile Map<Long, String> modelPaths = Map.of();
+    private volatile Set<String> modelPathSet = Set.of();
+
+    /** A model directory and the manifest it was built from. */
+    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref) {}
+
+    /**
+     * How many models the tree serves, and how many are broken: manifests left out because they cannot be
+     * read or parsed, plus served models with a blob missing or of another size than the manifest says.
+     */
+    public record ModelCounts(int served, int broken) {}
+
+    public StoreTree(OllamaStore store, ModelDirectory models) {
+        this.store = store;
+        this.models = models;
+        refresh();
+    }
+
+    public DirNode root() {
+        return root;
+    }
+
+    public OllamaStore store() {
+        return store;
+    }
+
+    /** Current models by directory path. */
+    public synchronized SortedMap<String, ModelEntry> models() {
+        SortedMap<String, ModelEntry> out = new TreeMap<>();
+        entries.values().forEach(e -> out.put(e.manifest().name().directoryPath(), e));
+        return out;
+    }
+
+    /** Rescans manifests; returns true if the tree changed. */
+    public synchronized boolean refresh() {
+        List<ManifestRef> refs = store.listManifests();
+        if (refs.equals(lastRefs)) {
+            return false;
+        }
+        Map<ManifestRef, ModelEntry> next = new HashMap<>();
+        Set<ManifestRef> nextFailed = new HashSet<>();
+        for (ManifestRef ref : refs) {
+            if (failed.contains(ref)) {
+                nextFailed.add(ref);
+                continue;
+            }
+            ModelEntry e = entries.get(ref);
+            if (e == null) {
+                e = load(ref);
+            }
+            if (e != null) {
+                next.put(ref, e);
+            } else {
+                nextFailed.add(ref);
+            }
+        }
+        long newest = 0;
+        for (ModelEntry e : next.values()) {
+            newest = Math.max(newest, e.ref().mtimeNanos());
+        }
+        TreeBuilder tb = new TreeBuilder("", newest);
+        for (ManifestRef ref : refs) {
+            ModelEntry e = next.get(ref);
+            if (e != null) {
+                tb.put(e.manifest().name().directoryPath(), e.dir());
+            }
+        }
+        root = DirNode.of(Inodes.ROOT, newest, tb.build());
+        Map<Long, String> paths = new HashMap<>();
+        next.values().forEach(e -> paths.put(e.dir().inode(), e.manifest().name().directoryPath()));
+        modelPaths = Map.copyOf(paths);
+        modelPathSet = Set.copyOf(paths.values());
+        entries = next;
+        failed = Set.copyOf(nextFailed);
+        lastRefs = refs;
+        return true;
+    }
+
+    /** The path of the model directory that tree path {@code path} lies in (a leading {@code /} is allowed), or null. */
+    public String modelOf(String path) {
+        Set<String> models = modelPathSet;
+        String p = path.startsWith("/") ? path.substring(1) : path;
+        for (int i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) {
+            if (models.contains(p.substring(0, i))) {
+                return p.substring(0, i);
+            }
+        }
+        return models.contains(p) ? p : null;
+    }
+
+    /** The path of the model directory with inode {@code inode} in the current snapshot, or null. */
+    public String modelWithInode(long inode) {
+        return modelPaths.get(inode);
+    }
+
+    /** The served and broken models now (stats every blob of every served model: for scrapes, not reads). */
+    public ModelCounts modelCounts() {
+        List<Manifest> served;
+        int unloadable;
+        synchronized (this) {
+            served = new ArrayList<>(entries.size());
+            entries.values().forEach(e -> served.add(e.manifest()));
+            unloadable = failed.size();
+        }
+        int missing = 0;
+        for (Manifest m : served) {
+            missing += blobsIntact(m) ? 0 : 1;
+        }
+        return new ModelCounts(served.size(), unloadable + missing);
+    }
+
+    /** Whether every blob {@code m} names exists with the size the manifest gives. */
+    private boolean blobsIntact(Manifest m) {
+        List<Layer> all = new ArrayList<>(m.layers());
+        if (m.config() != null) {
+            all.add(m.config());
+        }
+        for (Layer l : all) {
+            Optional<Path> p = l.digest().flatMap(store::blobPath);
+            try {
+                if (l.digest().isPresent() && (p.isEmpty() || Files.size(p.get()) != l.size())) {
+                    return false;
+                }
+            } catch (IOException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private ModelEntry load(ManifestRef ref) {
+        try {
+            byte[] raw = store.readManifest(ref);
+            Manifest m = ManifestParser.parse(ref.name(), raw);
+            ModelConfig config = ModelConfig.EMPTY;
+            try {
+                config = ModelConfig.read(store, m);
+            } catch (IOException e) {
+                LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
+            }
+            ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
+            DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),
+                    ref.mtimeNanos(), () -> models.build(ctx));
+            return new ModelEntry(m, dir, ref);
+        } catch (IOException | RuntimeException e) {
+            LOG.warning("model " + ref.name().displayShortest() + " disabled: " + e.getMessage());
+            return null;
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.modelfs.view.gguf;
+
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.OutputType;
+import dev.modelfs.convert.RebuiltFile;
+import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.convert.UnitSource;
+import dev.modelfs.format.ElementTypes;
+import dev.modelfs.format.gguf.GgmlType;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufReader;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.GgufVocab;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.hf.HfTensor;
+import dev.modelfs.hf.HfUnsupported;
+import dev.modelfs.hf.TokenizerFiles;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.Layer;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.tree.ModelContext;
+import dev.modelfs.tree.TreeBuilder;
+import dev.modelfs.tree.ViewFiles;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
+ * models"): the JSON files of {@link HfFolder} as literal bytes, and {@code model.safetensors} /
+ * {@code {fp32,fp16,bf16}/model.safetensors} holding the {@link HfTensor}s, converted lazily exactly as
+ * the GGUF-named files are (docs/FORMATS.md §7.8), rows reordered where the HF order differs, Gemma's
+ * norm weights shifted back ({@link UnitSource.Shifted}).
+ */
+final class GgufHfFiles {
+    private GgufHfFiles() {}
+
+    /**
+     * Places every file in the folder {@code dir} ({@code ""} or ending in {@code /}), or none (any failure
+     * to lay out a safetensors file is thrown before anything is placed).
+     */
+    static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree, String dir) {
+        Map<String, ByteSource> files = new LinkedHashMap<>();
+        Map<String, String> what = new HashMap<>();
+        String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
+        files.put("config.json", ByteSource.literal(hf.config()));
+        files.put("generation_config.json", ByteSource.literal(hf.generationConfig()));
+        what.put("config.json", cw);
+        what.put("generation_config.json", cw);
+        if (hf.tokenizerJson() != null) {
+            files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
+                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    "tokenizer.json rebuilt from the GGUF header"))));
+            files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
+            files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
+            for (String f : List.of("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")) {
+                what.put(f, "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*");
+            }
+        }
+        files.put("model.safetensors", safetensors(hf, g, blob, null));
+        what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
+        for (OutputType out : OutputType.values()) {
+            String name = out.inFolder("model.safetensors");
+            files.put(name, safetensors(hf, g, blob, out));
+            what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
+        }
+        files.forEach((path, src) -> ViewFiles.put(ctx, tree, dir + path, src, what.get(path)));
+    }
+
+    /**
+     * The values of the model's {@code rope_freqs.weight} (a small F32 vector: Llama 3.x rope scaling),
+     * read from the blob while the directory is built; null when there is none or it cannot be read.
+     */
+    static float[] ropeFreqs(OllamaStore store, Layer layer, GgufFile g) {
+        GgufTensorInfo t = g.tensor("rope_freqs.weight");
+        if (t == null || t.type() != GgmlType.F32 || t.rank() != 1 || t.ne()[0] > 4096 || layer.digest().isEmpty()) {
+            return null;
+        }
+        Optional<Path> path = store.blobPath(layer.digest().get());
+        if (path.isEmpty()) {
+            return null;
+        }
+        try (FileChannel ch = FileChannel.open(path.get())) {
+            ByteBuffer b = ByteBuffer.allocate((int) t.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
+            long pos = Math.addExact(g.dataStart(), t.offset());
+            while (b.hasRemaining()) {
+                if (ch.read(b, pos + b.position()) < 0) {
+                    return null;
+                }
+            }
+            b.flip();
+            float[] out = new float[(int) t.ne()[0]];
+            b.asFloatBuffer().get(out);
+            return out;
+        } catch (IOException | ArithmeticException e) {
+            return null;
+        }
+    }
+
+    /** {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}. */
+    static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out) {
+        List<SafetensorsWriter.Spec> specs = new ArrayList<>();
+        Map<String, Segment> data = new HashMap<>();
+        for (HfTensor t : hf.tensors()) {
+            GgufTensorInfo src = t.source();
+            Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
+            long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
+            Dtype dtype;
+            Segment seg;
+            if (t.add() != 0) {
+                OutputType o = out != null ? out : OutputType.F32;
+                dtype = o.dtype;
+                var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
+                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
+                        t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
+            } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
+                if (t.sourceRow() != null) {
+                    throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
+                }
+                dtype = stored;
+                seg = new Segment.BlobSlice(blob, start, t.byteLength());
+            } else {
+                OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
+                dtype = o.dtype;
+                var deq = GgmlDequantizers.forType(src.type());
+                String desc = t.name() + " " + src.type();
+                seg = new Segment.Converted(t.sourceRow() == null
+                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, desc)
+                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
+                                t.rows(), t.sourceRow(), desc + " rows reordered -> " + o.dtype));
+            }
+            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+            data.put(t.name(), seg);
+        }
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
+    }
+}

@@ -1,0 +1,167 @@
+package dev.modelfs.view.gguf;
+
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.OutputType;
+import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.format.ElementTypes;
+import dev.modelfs.format.FormatException;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.gguf.GgufValueType;
+import dev.modelfs.format.gguf.GgufWriter;
+import dev.modelfs.format.safetensors.Dtype;
+import dev.modelfs.format.safetensors.SafetensorsWriter;
+import dev.modelfs.hf.HfFolder;
+import dev.modelfs.hf.HfUnsupported;
+import dev.modelfs.model.ModelTable;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.tree.ModelContext;
+import dev.modelfs.tree.ModelView;
+import dev.modelfs.tree.TreeBuilder;
+import dev.modelfs.tree.ViewFiles;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.logging.Logger;
+
+/**
+ * Converted files of GGUF-based models (docs/DESIGN.md §1): {@code model.safetensors} (GGUF names,
+ * floats and integers as stored, quantized types as F32), {@code {fp32,fp16,bf16}/model.safetensors}
+ * (every float tensor in that dtype; under {@code gguf/} when the model has a Hugging Face folder) and {@code model.{fp32,fp16,bf16}.gguf} (same metadata and tensor order, quantized tensors
+ * dequantized, {@code general.file_type} updated; unquantized tensors and every other KV are
+ * byte-for-byte slices of the source). A GGUF draft layer gets the same files in {@code draft/}.
+ */
+public final class GgufModelView implements ModelView {
+    private static final Logger LOG = Logger.getLogger(GgufModelView.class.getName());
+    private static final String FILE_TYPE = "general.file_type";
+
+    @Override
+    public void addTo(ModelContext ctx, List<ModelTable> tables, TreeBuilder tree) {
+        for (ModelTable t : tables) {
+            switch (t) {
+                case ModelTable.Gguf g -> addTo(ctx, g, tree);
+                case ModelTable.UnreadableGguf u -> LOG.warning(ctx.manifest().name() + ": converted files of "
+                        + (u.folder().isEmpty() ? "model.gguf" : u.folder() + "/model.gguf") + " left out: " + u.reason());
+                case ModelTable.Safetensors _ -> { }
+            }
+        }
+    }
+
+    /** The files of one GGUF layer, in its folder ({@code ""}, or {@code draft/} for a draft layer, beside its {@code model.gguf}). */
+    private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
+        BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
+        GgufFile g = model.file();
+        String dir = model.folder().isEmpty() ? "" : model.folder() + "/";
+        String named = dir;
+        HfFolder hf = hfFolder(ctx, model);
+        if (hf != null) {
+            try {
+                GgufHfFiles.add(ctx, hf, g, blob, tree, dir);
+                named = dir + "gguf/";
+            } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException e) {
+                LOG.warning(ctx.manifest().name() + ": Hugging Face files of " + dir + "model.gguf left out: " + e.getMessage());
+            }
+        }
+        put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+        for (OutputType out : OutputType.values()) {
+            put(ctx, tree, named + out.inFolder("model.safetensors"), () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+            put(ctx, tree, dir + "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
+        }
+    }
+
+    /** Adds one converted file; one that cannot be built is left out alone (one log line), the others still appear. */
+    private static void put(ModelContext ctx, TreeBuilder tree, String path, Supplier<ByteSource> source, String description) {
+        try {
+            ViewFiles.put(ctx, tree, path, source.get(), description);
+        } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
+            LOG.warning(ctx.manifest().name() + ": " + path + " left out: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The model's Hugging Face folder, or null (with one log line saying why) when its architecture,
+     * tensors or metadata are not supported; then the GGUF-named files keep their top-level names.
+     */
+    private static HfFolder hfFolder(ModelContext ctx, ModelTable.Gguf model) {
+        try {
+            HfFolder hf = hfFolderOf(ctx.store(), model);
+            if (hf.tokenizerProblem() != null) {
+                LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
+            }
+            return hf;
+        } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
+            LOG.info(ctx.manifest().name() + ": no Hugging Face folder" + (model.folder().isEmpty() ? "" : " in " + model.folder() + "/")
+                    + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * The Hugging Face folder of a GGUF model (reads the small {@code rope_freqs.weight} from the blob
+     * when there is one).
+     *
+     * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
+     *                       {@link ArithmeticException}) saying why the model has none
+     */
+    public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
+        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()));
+    }
+
+    private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
+        return new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), t.offset()), t.byteSize());
+    }
+
+    private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
+        return new Segment.Converted(UnitConverted.blocks(blob, Math.addExact(g.dataStart(), t.offset()),
+                t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name() + " " + t.type()));
+    }
+
+    /** {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out}. */
+    static ByteSource safetensors(GgufFile g, BlobRef blob, OutputType out) {
+        List<SafetensorsWriter.Spec> specs = new ArrayList<>();
+        Map<String, Segment> data = new HashMap<>();
+        for (GgufTensorInfo t : g.tensors()) {
+            Dtype stored = ElementTypes.dtype(t.type()).orElse(null);
+            Dtype dtype;
+            Segment seg;
+            if (t.type().isInteger() || (stored != null && (out == null || stored == out.dtype))) {
+                dtype = stored;
+                seg = slice(g, blob, t);
+            } else {
+                OutputType o = out == null ? OutputType.F32 : out;
+                dtype = o.dtype;
+                seg = convert(g, blob, t, o);
+            }
+            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+            data.put(t.name(), seg);
+        }
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
+    }
+
+    static ByteSource gguf(GgufFile g, BlobRef blob, OutputType out) {
+        boolean hasFileType = g.kv(FILE_TYPE) != null;
+        List<Segment> head = new ArrayList<>();
+        head.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
+        byte[] fileType = GgufWriter.encodeKv(FILE_TYPE, GgufValueType.UINT32, out.llamaFileType);
+        for (GgufKv kv : g.kvs()) {
+            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
+        }
+        if (!hasFileType) {
+            head.add(new Segment.Literal(fileType));
+        }
+        List<FileAssembly.GgufTensor> tensors = new ArrayList<>();
+        for (GgufTensorInfo t : g.tensors()) {
+            boolean convert = t.type().isQuantized();
+            tensors.add(new FileAssembly.GgufTensor(t.name(), t.ne(), convert ? out.ggml : t.type(),
+                    convert ? convert(g, blob, t, out) : slice(g, blob, t)));
+        }
+        return FileAssembly.gguf(head, tensors, g.alignment());
+    }
+}

@@ -1,0 +1,104 @@
+package dev.modelfs.tree;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StoreTreeTest {
+    @TempDir
+    Path root;
+
+    private void manifest(String model, String content) throws IOException {
+        Path p = root.resolve("manifests/registry.ollama.ai/library/" + model + "/latest");
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, content);
+    }
+
+    @Test
+    void aBrokenManifestIsLoggedOncePerChangeOfItsOwnFileNotOnEveryRescan() throws IOException {
+        List<String> lines = new ArrayList<>();
+        Logger log = Logger.getLogger(StoreTree.class.getName());
+        Handler h = new Handler() {
+            @Override public void publish(LogRecord r) { lines.add(r.getMessage()); }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        log.addHandler(h);
+        try {
+            manifest("broken", "{not json");
+            StoreTree tree = new StoreTree(new OllamaStore(root), new ModelDirectory(List.of()));
+            assertEquals(1, lines.size(), lines.toString());
+            assertTrue(lines.getFirst().contains("broken"), lines.toString());
+
+            manifest("other", "[]");                    // another manifest changes: the store is rescanned
+            assertTrue(tree.refresh());
+            manifest("third", "[]");
+            assertTrue(tree.refresh());
+            assertEquals(1, lines.stream().filter(l -> l.contains("broken")).count(), lines.toString());
+            assertEquals(3, lines.size(), "one line for each new broken manifest: " + lines);
+
+            manifest("broken", "{still not json}");    // the broken manifest itself changes: one new line
+            assertTrue(tree.refresh());
+            assertEquals(2, lines.stream().filter(l -> l.contains("broken")).count(), lines.toString());
+            assertTrue(tree.models().isEmpty());
+        } finally {
+            log.removeHandler(h);
+        }
+    }
+
+    /** Writes a blob and returns its digest ({@code sha256:<hex>}). */
+    private String blob(byte[] bytes) throws Exception {
+        String hex = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        Files.createDirectories(root.resolve("blobs"));
+        Files.write(root.resolve("blobs/sha256-" + hex), bytes);
+        return "sha256:" + hex;
+    }
+
+    private static String manifestWith(String digest, long size) {
+        return "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution.manifest.v2+json\","
+                + "\"config\":{\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":\"" + digest
+                + "\",\"size\":" + size + "},\"layers\":[]}";
+    }
+
+    @Test
+    void countsServedAndBrokenModelsAndNamesTheModelOfAPath() throws Exception {
+        String config = blob("{}".getBytes());
+        manifest("good", manifestWith(config, 2));
+        manifest("short", manifestWith(config, 3));                                // the blob has 2 bytes
+        manifest("gone", manifestWith("sha256:" + "ab".repeat(32), 2));            // no such blob
+        manifest("unparsable", "{not json");
+        Path namespaced = root.resolve("manifests/registry.ollama.ai/x/img/latest");
+        Files.createDirectories(namespaced.getParent());
+        Files.writeString(namespaced, manifestWith(config, 2));
+        StoreTree tree = new StoreTree(new OllamaStore(root), new ModelDirectory(List.of()));
+        assertEquals(new StoreTree.ModelCounts(4, 3), tree.modelCounts(), "4 served; short, gone and unparsable broken");
+        assertEquals("x/img", tree.modelOf("/x/img/ollama/manifest.json"));
+        assertNull(tree.modelOf("/x"), "a namespace folder is no model");
+
+        assertEquals("good", tree.modelOf("/good/ollama/config.json"));
+        assertEquals("good", tree.modelOf("good"));
+        assertNull(tree.modelOf("/"));
+        assertNull(tree.modelOf("/goodness/x"));
+        long goodInode = tree.models().get("good").dir().inode();
+        assertEquals("good", tree.modelWithInode(goodInode));
+        assertNull(tree.modelWithInode(12345));
+
+        Files.delete(root.resolve("manifests/registry.ollama.ai/library/short/latest"));
+        assertTrue(tree.refresh());
+        assertEquals(new StoreTree.ModelCounts(3, 2), tree.modelCounts());
+    }
+}

@@ -1,0 +1,127 @@
+package dev.modelfs.cli;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.EvaluationResult;
+import dev.modelfs.store.UpwardImport;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layering of docs/DESIGN.md §2.3, enforced on the compiled main classes of every module (cache, fs,
+ * nfs, this CLI): each package may import only the packages its row allows. Data flows
+ * store → model → tree → views → fuse/nfs; nothing imports the CLI.
+ */
+class LayeringTest {
+    /** Package (with its subpackages) → the other dev.modelfs packages it may import. The table of DESIGN.md §2.3. */
+    static final Map<String, List<String>> MAY_IMPORT = new LinkedHashMap<>();
+
+    static {
+        MAY_IMPORT.put("cache", List.of());
+        MAY_IMPORT.put("format", List.of());
+        MAY_IMPORT.put("telemetry", List.of());
+        MAY_IMPORT.put("store", List.of("cache", "format"));
+        MAY_IMPORT.put("arch", List.of("format"));
+        MAY_IMPORT.put("quant", List.of("format"));
+        MAY_IMPORT.put("model", List.of("cache", "format", "quant", "store"));
+        MAY_IMPORT.put("hf", List.of("arch", "format"));
+        MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
+        MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
+        MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
+        MAY_IMPORT.put("tree", List.of("bytes", "format", "model", "store"));
+        MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
+        MAY_IMPORT.put("serve", List.of("bytes", "cache", "read", "store", "telemetry", "tree"));
+        MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
+        MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree"));
+        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree"));
+    }
+
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.modelfs");
+
+    /** The rule for package {@code p}: its classes depend only on themselves, their allowed packages and non-modelfs code. */
+    static ArchRule rule(String p) {
+        String[] allowed = new String[MAY_IMPORT.get(p).size() + 1];
+        allowed[0] = "dev.modelfs." + p + "..";
+        for (int i = 0; i < MAY_IMPORT.get(p).size(); i++) {
+            allowed[i + 1] = "dev.modelfs." + MAY_IMPORT.get(p).get(i) + "..";
+        }
+        return classes().that().resideInAPackage("dev.modelfs." + p + "..")
+                .should().onlyDependOnClassesThat(resideOutsideOfPackage("dev.modelfs..").or(resideInAnyPackage(allowed)))
+                .as("dev.modelfs." + p + " imports only " + MAY_IMPORT.get(p));
+    }
+
+    @Test
+    void everyPackageImportsOnlyWhatItsRowAllows() {
+        List<String> violations = new ArrayList<>();
+        for (String p : MAY_IMPORT.keySet()) {
+            EvaluationResult r = rule(p).evaluate(MAIN);
+            if (r.hasViolation()) {
+                violations.add(r.getFailureReport().toString());
+            }
+        }
+        assertTrue(violations.isEmpty(), String.join("\n", violations));
+    }
+
+    @Test
+    void theTableNamesEveryPackageAndOnlyTheCliIsLeftFree() {
+        Set<String> packages = new TreeSet<>();
+        MAIN.forEach(c -> packages.add(c.getPackageName().replaceFirst("^dev\\.modelfs\\.", "").replaceFirst("\\..*", "")));
+        packages.remove("cli");
+        assertTrue(MAY_IMPORT.keySet().containsAll(packages), "packages without a row: " + packages);
+        assertTrue(packages.size() >= 16, "the import saw the main classes of every module: " + packages);
+        classes().that().resideOutsideOfPackage("dev.modelfs.cli..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("dev.modelfs.cli..")))
+                .check(MAIN);
+    }
+
+    @Test
+    void viewFamiliesDoNotImportEachOther() {
+        slices().matching("dev.modelfs.view.(*)..").should().notDependOnEachOther().check(MAIN);
+        classes().that().resideInAnyPackage("dev.modelfs.view.*..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("dev.modelfs.view")))
+                .check(MAIN);
+    }
+
+    @Test
+    void onlyTheirAdaptersUseJnrFuseOncrpc4jPicocliAndThePrometheusClient() {
+        classes().that().resideOutsideOfPackage("dev.modelfs.fuse..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("jnr..", "ru.serce.jnrfuse..")))
+                .check(MAIN);
+        classes().that().resideOutsideOfPackage("dev.modelfs.nfs..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("org.dcache..")))
+                .check(MAIN);
+        classes().that().resideOutsideOfPackage("dev.modelfs.cli..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("picocli..")))
+                .check(MAIN);
+        classes().that().resideOutsideOfPackage("dev.modelfs.cli.metrics..")
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("io.prometheus..")))
+                .check(MAIN);
+    }
+
+    /** The rule can fail: a class of {@code store} (in test sources) that imports {@code tree} breaks it. */
+    @Test
+    void anUpwardImportBreaksTheRule() {
+        JavaClasses withBad = new ClassFileImporter().importClasses(UpwardImport.class, dev.modelfs.tree.StoreTree.class);
+        EvaluationResult r = rule("store").evaluate(withBad);
+        assertTrue(r.hasViolation(), "store -> tree must be a violation");
+        assertTrue(r.getFailureReport().toString().contains("UpwardImport"), r.getFailureReport().toString());
+        assertFalse(rule("store").evaluate(new ClassFileImporter().importClasses(dev.modelfs.store.OllamaStore.class)).hasViolation());
+    }
+}

@@ -1,0 +1,143 @@
+package dev.modelfs.cli.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.serve.ServedTree;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Prometheus sink served over real HTTP by the client library's own server, read back as its text
+ * format: what was reported is what a scraper sees.
+ */
+class PrometheusTelemetryTest {
+    @TempDir
+    Path store;
+
+    private static List<MetricsText.Sample> scrape(PrometheusTelemetry t) throws IOException, InterruptedException {
+        String url = "http://" + t.endpoint().orElseThrow() + "/metrics";
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(url)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode());
+        return MetricsText.parse(r.body());
+    }
+
+    private static double value(List<MetricsText.Sample> samples, String name, Map<String, String> labels) {
+        return samples.stream().filter(s -> s.name().equals(name) && s.labels().entrySet().containsAll(labels.entrySet()))
+                .mapToDouble(MetricsText.Sample::value).sum();
+    }
+
+    @Test
+    void whatIsReportedIsWhatAScrapeShows() throws Exception {
+        try (PrometheusTelemetry t = PrometheusTelemetry.serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), true);
+             ServedTree served = ServedTree.open(new OllamaStore(store), List.of(), 3 << 20, 60_000, t)) {
+            assertTrue(t.endpoint().orElseThrow().startsWith("127.0.0.1:"), t.endpoint().toString());
+            t.watch(served, () -> 7);
+            t.read(FileKind.PASSTHROUGH, 1000, 20_000);           // 20 µs
+            t.read(FileKind.PASSTHROUGH, 24, 3_000_000);          // 3 ms
+            t.read(FileKind.CONVERTED, 4096, 700_000);
+            t.conversion(1_500_000_000L);
+            t.conversion(500_000_000L);
+            t.error("EIO", "tinyllama");
+            t.error("EIO", "tinyllama");
+            t.error("ENOENT", "-");
+            InetAddress client = InetAddress.getByName("10.1.2.3");
+            t.nfsCall(6, client);
+            t.nfsCall(6, client);
+            t.nfsCall(3, null);
+            t.nfsCall(99, client);
+
+            List<MetricsText.Sample> s = scrape(t);
+            assertEquals(1024, value(s, "modelfs_read_bytes_total", Map.of("kind", "passthrough")));
+            assertEquals(4096, value(s, "modelfs_read_bytes_total", Map.of("kind", "converted")));
+            assertEquals(0, value(s, "modelfs_read_bytes_total", Map.of("kind", "synthesized")));
+            assertEquals(2, value(s, "modelfs_read_seconds_count", Map.of("kind", "passthrough")));
+            assertEquals(0.00302, value(s, "modelfs_read_seconds_sum", Map.of("kind", "passthrough")), 1e-12);
+            assertEquals(1, value(s, "modelfs_read_seconds_bucket", Map.of("kind", "passthrough", "le", "2.5E-5")));
+            assertEquals(1, value(s, "modelfs_read_seconds_bucket", Map.of("kind", "passthrough", "le", "0.0025")));
+            assertEquals(2, value(s, "modelfs_read_seconds_bucket", Map.of("kind", "passthrough", "le", "0.005")));
+            assertEquals(2, value(s, "modelfs_conversions_total", Map.of()));
+            assertEquals(2.0, value(s, "modelfs_conversion_cpu_seconds_total", Map.of()), 1e-9);
+            assertEquals(2, value(s, "modelfs_errors_total", Map.of("errno", "EIO", "model", "tinyllama")));
+            assertEquals(1, value(s, "modelfs_errors_total", Map.of("errno", "ENOENT", "model", "-")));
+            assertEquals(2, value(s, "modelfs_nfs_operations_total", Map.of("procedure", "READ", "client", "10.1.2.3")));
+            assertEquals(1, value(s, "modelfs_nfs_operations_total", Map.of("procedure", "UNKNOWN", "client", "10.1.2.3")));
+            assertEquals(1, value(s, "modelfs_nfs_operations_total", Map.of("procedure", "LOOKUP", "client", "unknown")));
+            assertEquals(7, value(s, "modelfs_open_files", Map.of()));
+            assertEquals(3 << 20, value(s, "modelfs_chunk_cache_capacity_bytes", Map.of()));
+            assertEquals(0, value(s, "modelfs_models", Map.of("state", "served")));
+            assertEquals(1, value(s, "modelfs_info", Map.of("front", "nfs")));
+        }
+    }
+
+    @Test
+    void manyClientsAndModelsShareOneOtherLabel() throws Exception {
+        try (PrometheusTelemetry t = PrometheusTelemetry.serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), true)) {
+            for (int i = 0; i < PrometheusTelemetry.MAX_CLIENTS + 10; i++) {
+                t.nfsCall(1, InetAddress.getByAddress(new byte[] {10, 9, (byte) (i >> 8), (byte) i}));
+            }
+            for (int i = 0; i < PrometheusTelemetry.MAX_MODELS + 5; i++) {
+                t.error("EIO", "model" + i);
+            }
+            List<MetricsText.Sample> s = scrape(t);
+            long clients = s.stream().filter(x -> x.name().equals("modelfs_nfs_operations_total")).map(x -> x.label("client")).distinct().count();
+            assertEquals(PrometheusTelemetry.MAX_CLIENTS + 1, clients, "bounded, plus the shared label");
+            assertEquals(PrometheusTelemetry.MAX_CLIENTS + 10, value(s, "modelfs_nfs_operations_total", Map.of("procedure", "GETATTR")));
+            assertEquals(5, value(s, "modelfs_errors_total", Map.of("model", PrometheusTelemetry.OTHER)));
+        }
+    }
+
+    @Test
+    void readsConversionsAndNfsCallsAllocateNothingOnceBound() throws Exception {
+        try (PrometheusTelemetry t = PrometheusTelemetry.serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), true)) {
+            InetAddress client = InetAddress.getByName("10.1.2.3");
+            FileKind[] kinds = FileKind.values();
+            assertAllocatesNothing("read", i -> t.read(kinds[i & 3], 131072, 50_000 + i));
+            assertAllocatesNothing("conversion", i -> t.conversion(1000 + i));
+            assertAllocatesNothing("nfsCall", i -> t.nfsCall(i % 22, client));
+        }
+    }
+
+    /**
+     * Requires {@code call} to reach a steady state that allocates nothing: some window of 10,000 calls
+     * (after up to 2,000,000 of warm-up, while the JIT compiles) allocates under 1 KiB. The client library's
+     * histogram makes a capturing lambda per observation, which escape analysis removes once compiled.
+     */
+    private static void assertAllocatesNothing(String what, java.util.function.IntConsumer call) {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long id = Thread.currentThread().threadId();
+        long allocated = Long.MAX_VALUE;
+        for (int window = 0; window < 200 && allocated >= 1024; window++) {
+            long before = threads.getThreadAllocatedBytes(id);
+            for (int i = 0; i < 10_000; i++) {
+                call.accept(i);
+            }
+            allocated = threads.getThreadAllocatedBytes(id) - before;
+        }
+        assertTrue(allocated < 1024, what + ": " + allocated + " bytes allocated by 10,000 calls after 2,000,000");
+    }
+
+    @Test
+    void aPortInUseIsAnErrorNamingTheAddress() throws Exception {
+        try (PrometheusTelemetry first = PrometheusTelemetry.serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), false)) {
+            InetSocketAddress taken = MetricsAddress.parse(first.endpoint().orElseThrow());
+            IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> PrometheusTelemetry.serve(taken, false));
+            assertTrue(e.getMessage().contains(first.endpoint().orElseThrow()), e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.modelfs.nfs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.ConvertedData;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.cache.BlobMappings;
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.read.ReadAhead;
+import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.store.Digest;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.tree.FileNode;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** NFS READs open files through the shared policy: a sequential NFS reader of converted bytes gets read-ahead. */
+class OpenFilesTest {
+    private static final int CHUNK = 4096;
+    private static final int CHUNKS = 16;
+
+    @TempDir
+    Path store;
+
+    /** Each output byte is its blob byte xor 0x5a (an oracle anyone can recompute). */
+    static final class Xor extends ConvertedData {
+        final BlobRef src;
+
+        Xor(BlobRef src) {
+            this.src = src;
+        }
+
+        @Override public long length() { return src.expectedSize(); }
+        @Override public long chunkBytes() { return CHUNK; }
+        @Override public List<BlobRef> blobs() { return List.of(src); }
+        @Override public String describe() { return "xor"; }
+
+        @Override
+        public void compute(long chunk, List<MemorySegment> blobs, MemorySegment out) {
+            for (long i = 0; i < out.byteSize(); i++) {
+                out.set(ValueLayout.JAVA_BYTE, i, (byte) (blobs.get(0).get(ValueLayout.JAVA_BYTE, chunk * CHUNK + i) ^ 0x5a));
+            }
+        }
+    }
+
+    /** Reads the first bytes of a converted file through {@link OpenFiles}; true when chunk 5 gets converted (by someone else) within {@code waitMillis}. */
+    private boolean chunkAheadAppears(ReadAhead readAhead, long waitMillis) throws Exception {
+        byte[] content = new byte[CHUNK * CHUNKS];
+        for (int i = 0; i < content.length; i++) {
+            content[i] = (byte) (i * 31 + 7);
+        }
+        Digest digest = new Digest("ab".repeat(32));
+        Files.createDirectories(store.resolve("blobs"));
+        Files.write(store.resolve("blobs").resolve(digest.fileName()), content);
+        Xor data = new Xor(new BlobRef(digest, content.length));
+        FileNode node = new FileNode(7, 0, ByteSource.of(new Segment.Converted(data)), Map.of());
+        try (BlobMappings mappings = new BlobMappings(4); ChunkCache chunks = new ChunkCache(1 << 20); readAhead) {
+            BlobResolver resolver = BlobResolver.forStore(new OllamaStore(store), mappings);
+            ServePolicy policy = new ServePolicy(store, resolver, chunks, readAhead, 0, 0);
+            try (OpenFiles open = new OpenFiles(policy, 4); OpenFiles.Opened o = open.open(node);
+                 Arena arena = Arena.ofConfined()) {
+                MemorySegment dst = arena.allocate(100);
+                assertEquals(100, o.source().read(0, dst, 0, 100));
+                assertEquals((byte) (content[99] ^ 0x5a), dst.get(ValueLayout.JAVA_BYTE, 99));
+                ChunkCache.Key ahead = new ChunkCache.Key(data.id(), 5);
+                long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+                while (System.nanoTime() < deadline) {
+                    if (chunks.contains(ahead)) {
+                        return true;
+                    }
+                    Thread.sleep(10);
+                }
+                return false;
+            }
+        }
+    }
+
+    @Test
+    void aSequentialNfsReaderOfConvertedBytesGetsTheChunksAheadConverted() throws Exception {
+        assertTrue(chunkAheadAppears(new ReadAhead(1, 8L * CHUNK), 10_000), "read-ahead converted chunk 5 before anyone read it");
+    }
+
+    @Test
+    void withoutReadAheadNoChunkAheadIsConverted() throws Exception {
+        assertFalse(chunkAheadAppears(ReadAhead.NONE, 500), "the check above can fail: no pool, no chunk 5");
+    }
+}
