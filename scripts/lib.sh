@@ -132,6 +132,22 @@ ensure_nfs_clients() {
     || need_root_or_say "nfs-ganesha with the VFS backend (the re-export test)" nfs-ganesha nfs-ganesha-vfs
 }
 
+# The kernel NFS client test (KernelNfsClientTest): QEMU, busybox-static and the guest it boots, built
+# once into ~/.cache/modelfs/qemu from Debian's linux-image-amd64 (integration-tests/qemu/build-guest.sh).
+ensure_qemu_guest() {
+  command -v qemu-system-x86_64 >/dev/null || need_root_or_say "QEMU (the kernel NFS client test)" --no-install-recommends qemu-system-x86
+  { command -v busybox >/dev/null && ! ldd "$(command -v busybox)" >/dev/null 2>&1; } \
+    || need_root_or_say "busybox-static (the userland of the kernel NFS test guest)" busybox-static
+  bash "$MODELFS_TOP/integration-tests/qemu/build-guest.sh" "${XDG_CACHE_HOME:-$HOME/.cache}/modelfs/qemu" >/dev/null \
+    || die "cannot build the kernel NFS test guest (see above)"
+}
+
+# The Debian package and its test (scripts/package.sh, DebianPackageTest): dpkg-deb, systemd-analyze.
+ensure_packaging_tools() {
+  command -v dpkg-deb >/dev/null || need_root_or_say "dpkg-deb (scripts/package.sh)" dpkg
+  command -v systemd-analyze >/dev/null || need_root_or_say "systemd-analyze (checks the packaged units)" systemd
+}
+
 # The Prometheus server (Debian prometheus), which the metrics test starts itself to scrape a running
 # mount; without its recommended node exporter (policy-rc.d, where present, keeps the service from starting).
 ensure_prometheus() {

@@ -44,6 +44,14 @@ final class CliMount implements AutoCloseable {
     }
 
     static CliMount start(Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(List.of(), store, mountpoint, extra);
+    }
+
+    /**
+     * Like {@link #start}, run by another {@code modelfs} command, e.g. {@code /usr/bin/modelfs} of the
+     * Debian package ({@code modelfs} empty: the built jar).
+     */
+    static CliMount startWith(List<String> modelfs, Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
         Env.requireFuse();
         try {
             Files.createDirectories(mountpoint);
@@ -55,7 +63,8 @@ final class CliMount implements AutoCloseable {
         args.addAll(List.of(extra));
         args.add(mountpoint.toString());
         // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
-        Process p = launch(args, log, "mount", () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint));
+        Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint);
+        Process p = modelfs.isEmpty() ? launch(args, log, "mount", ready) : launchCommand(concat(modelfs, args), log, "mount", ready);
         return new CliMount(store, mountpoint, p, log);
     }
 
@@ -67,8 +76,12 @@ final class CliMount implements AutoCloseable {
 
     /** Starts {@code modelfs ARGS} with its output in {@code log}; fails unless it is ready within 30 s. */
     static Process launch(List<String> args, Path log, String what, Ready ready) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command(args.toArray(String[]::new))).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        return launchCommand(command(args.toArray(String[]::new)), log, what, ready);
+    }
+
+    /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within 30 s. */
+    static Process launchCommand(List<String> cmd, Path log, String what, Ready ready) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!ready.test()) {
             if (!p.isAlive()) {
@@ -81,6 +94,12 @@ final class CliMount implements AutoCloseable {
             Thread.sleep(50);
         }
         return p;
+    }
+
+    static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
     }
 
     String log() throws IOException {

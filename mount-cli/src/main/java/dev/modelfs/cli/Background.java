@@ -24,13 +24,22 @@ final class Background {
         return Path.of(System.getProperty("user.home"), ".cache", "modelfs", name + ".log");
     }
 
+    /**
+     * The {@code java} of the running JVM: its runtime's {@code bin/java} (also in the Debian package's
+     * jlinked runtime, whose process command is the jpackage launcher, which takes no JVM options).
+     */
+    static String javaCommand() {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        return Files.isExecutable(java) ? java.toString() : ProcessHandle.current().info().command().orElse("java");
+    }
+
     static Process start(List<String> args, Path log, BooleanSupplier ready) throws IOException, InterruptedException {
         Files.createDirectories(log.toAbsolutePath().getParent());
         List<String> cmd = new ArrayList<>();
         if (new File("/usr/bin/setsid").canExecute()) {
             cmd.add("/usr/bin/setsid");
         }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.add(javaCommand());
         cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
