@@ -28,7 +28,9 @@ import java.util.logging.Logger;
  * replaces it atomically and only when the set of manifest files (path, mtime, size, file key)
  * changed; model directories of unchanged manifests are reused (keeping what they already parsed);
  * a manifest that cannot be read or parsed is left out with one log line per change of that manifest
- * file (it is not parsed again while it stays the same, whatever else changes).
+ * file (it is not parsed again while it stays the same, whatever else changes); a folder above the
+ * model directories has a later mtime after every refresh that changed its listing, and the same mtime
+ * after one that did not (see {@link FolderTimes}).
  */
 public final class StoreTree {
     private static final Logger LOG = Logger.getLogger(StoreTree.class.getName());
@@ -36,6 +38,8 @@ public final class StoreTree {
     private final OllamaStore store;
     private final ModelDirectory models;
     private volatile DirNode root;
+    /** The root's and the host/namespace folders' mtimes, moved forward when their listings change. */
+    private final FolderTimes folderTimes = new FolderTimes();
     private List<ManifestRef> lastRefs;
     private Map<ManifestRef, ModelEntry> entries = Map.of();
     /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
@@ -100,18 +104,16 @@ public final class StoreTree {
                 nextFailed.add(ref);
             }
         }
-        long newest = 0;
-        for (ModelEntry e : next.values()) {
-            newest = Math.max(newest, e.ref().mtimeNanos());
-        }
-        TreeBuilder tb = new TreeBuilder("", newest);
+        TreeBuilder tb = new TreeBuilder("", folderTimes::mtimeOf);
         for (ManifestRef ref : refs) {
             ModelEntry e = next.get(ref);
             if (e != null) {
                 tb.put(e.manifest().name().directoryPath(), e.dir());
             }
         }
-        root = DirNode.of(Inodes.ROOT, newest, tb.build());
+        SortedMap<String, Node> top = tb.build();
+        root = DirNode.of(Inodes.ROOT, folderTimes.mtimeOf("", top), top);
+        folderTimes.commit();
         for (Map.Entry<ManifestRef, ModelEntry> old : entries.entrySet()) {
             if (next.get(old.getKey()) != old.getValue()) {
                 old.getValue().budget().release();       // the model left the tree: its share is free again

@@ -18,7 +18,13 @@ public final class TreeBuilder {
 
     private final Dir root = new Dir("");
     private final String inodeScope;
-    private final long mtimeNanos;
+    private final FolderMtime mtimes;
+
+    /** The mtime of an intermediate directory, given its relative path and its frozen listing. */
+    @FunctionalInterface
+    public interface FolderMtime {
+        long of(String path, SortedMap<String, Node> children);
+    }
 
     /**
      * @param inodeScope prefix for intermediate directories' inode derivation (e.g. the manifest digest)
@@ -28,8 +34,17 @@ public final class TreeBuilder {
     private int fileMode = 0444;
 
     public TreeBuilder(String inodeScope, long mtimeNanos) {
+        this(inodeScope, (path, children) -> mtimeNanos);
+    }
+
+    /**
+     * @param inodeScope prefix for intermediate directories' inode derivation
+     * @param mtimes the mtime of each intermediate directory, asked once per directory after its
+     *     subdirectories (children first)
+     */
+    public TreeBuilder(String inodeScope, FolderMtime mtimes) {
         this.inodeScope = inodeScope;
-        this.mtimeNanos = mtimeNanos;
+        this.mtimes = mtimes;
     }
 
     private static final class Dir {
@@ -137,7 +152,8 @@ public final class TreeBuilder {
         SortedMap<String, Node> out = new TreeMap<>();
         for (var e : d.entries.entrySet()) {
             if (e.getValue() instanceof Dir sub) {
-                out.put(e.getKey(), DirNode.of(Inodes.of(inodeScope + ":dir:" + sub.path), mtimeNanos, freeze(sub)));
+                SortedMap<String, Node> children = freeze(sub);
+                out.put(e.getKey(), DirNode.of(Inodes.of(inodeScope + ":dir:" + sub.path), mtimes.of(sub.path, children), children));
             } else {
                 out.put(e.getKey(), (Node) e.getValue());
             }

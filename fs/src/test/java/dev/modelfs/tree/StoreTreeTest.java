@@ -1,6 +1,7 @@
 package dev.modelfs.tree;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +13,10 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -100,5 +105,70 @@ class StoreTreeTest {
         Files.delete(root.resolve("manifests/registry.ollama.ai/library/short/latest"));
         assertTrue(tree.refresh());
         assertEquals(new StoreTree.ModelCounts(3, 2), tree.modelCounts());
+    }
+
+    /** Every directory's mtime by path, the root as {@code ""}. */
+    private static Map<String, Long> directoryTimes(DirNode dir, String path, Map<String, Long> out) {
+        out.put(path, dir.mtimeNanos());
+        dir.children().forEach((name, n) -> {
+            if (n instanceof DirNode d) {
+                directoryTimes(d, path.isEmpty() ? name : path + "/" + name, out);
+            }
+        });
+        return out;
+    }
+
+    private static Map<String, Long> directoryTimes(StoreTree tree) {
+        return directoryTimes(tree.root(), "", new TreeMap<>());
+    }
+
+    private Path manifestAt(String namespace, String model, String content, long epochSecond) throws IOException {
+        Path p = root.resolve("manifests/registry.ollama.ai/" + namespace + "/" + model + "/latest");
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, content);
+        Files.setLastModifiedTime(p, FileTime.from(Instant.ofEpochSecond(epochSecond)));
+        return p;
+    }
+
+    @Test
+    void aFolderMovesForwardWhenItsListingChangesAndStaysWhenItDoesNot() throws Exception {
+        String config = blob("{}".getBytes());
+        String m = manifestWith(config, 2);
+        long second = 1_000_000_000L;
+        manifestAt("library", "old", m, 1_000);
+        Path newest = manifestAt("library", "newest", m, 3_000);
+        manifestAt("x", "img", m, 2_000);
+        manifestAt("y", "one", m, 1_500);
+        Path two = manifestAt("y", "two", m, 1_200);
+        StoreTree tree = new StoreTree(new OllamaStore(root), new ModelDirectory(List.of()));
+        Map<String, Long> first = directoryTimes(tree);
+        assertEquals(3_000 * second, first.get(""), "a folder first seen carries its newest entry's mtime");
+        assertEquals(2_000 * second, first.get("x"));
+        assertEquals(1_500 * second, first.get("y"));
+
+        assertFalse(tree.refresh(), "nothing changed");
+        assertEquals(first, directoryTimes(tree), "an unchanged rescan keeps every directory's mtime");
+
+        Files.delete(two);                                  // y's listing changes, the root's and x's do not
+        assertTrue(tree.refresh());
+        Map<String, Long> afterTwo = directoryTimes(tree);
+        assertTrue(afterTwo.get("y") > first.get("y"), "y lost an entry: " + first + " -> " + afterTwo);
+        assertEquals(first.get(""), afterTwo.get(""), "the root lists the same folders");
+        assertEquals(first.get("x"), afterTwo.get("x"));
+        assertEquals(first.get("old"), afterTwo.get("old"), "an untouched model directory");
+
+        Files.delete(newest);                               // the newest manifest goes: the root still moves forward
+        assertTrue(tree.refresh());
+        Map<String, Long> afterNewest = directoryTimes(tree);
+        assertTrue(afterNewest.get("") > afterTwo.get(""), "the root lost an entry: " + afterTwo + " -> " + afterNewest);
+        assertFalse(afterNewest.containsKey("newest"));
+        assertEquals(afterTwo.get("y"), afterNewest.get("y"));
+
+        assertFalse(tree.refresh());
+        assertEquals(afterNewest, directoryTimes(tree), "an unchanged rescan keeps every directory's mtime");
+
+        manifestAt("library", "added", m, 500);            // an older manifest appears: still forward
+        assertTrue(tree.refresh());
+        assertTrue(directoryTimes(tree).get("") > afterNewest.get(""), "the root gained an entry");
     }
 }
