@@ -3,7 +3,7 @@
 
 MODELFS_TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODELFS_JAR="$MODELFS_TOP/mount-cli/target/modelfs.jar"
-MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m -XX:+UseSerialGC)
+MODELFS_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m -XX:+UseSerialGC -XX:-UseProfiledLoopPredicate)
 # The Vector API kernels (fs: quant.Kernels) need the incubator module; the JVM then prints one
 # "WARNING: Using incubator modules" line, so only the commands that serve converted files ask for it.
 MODELFS_VECTOR_FLAGS=(--add-modules jdk.incubator.vector)

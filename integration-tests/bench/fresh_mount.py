@@ -60,7 +60,7 @@ class Modelfs:
         """Starts `modelfs ARGS` (extra JVM flags `jvm`); returns once ready(self) is true."""
         self.log = tempfile.NamedTemporaryFile(prefix="modelfs-", suffix=".log", delete=False).name
         flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow "
-                               "-Xms32m -XX:+UseSerialGC --add-modules jdk.incubator.vector").split() + list(jvm)
+                               "-Xms32m -XX:+UseSerialGC -XX:-UseProfiledLoopPredicate --add-modules jdk.incubator.vector").split() + list(jvm)
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, *args], stdout=out, stderr=subprocess.STDOUT)
         deadline = time.time() + 120

@@ -234,7 +234,7 @@ def main():
         blobs = build_store(store, a.mib)
         with open(os.path.join(a.work, "blobs.json"), "w") as f:
             json.dump(blobs, f)
-    flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m -XX:+UseSerialGC").split()
+    flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xms32m -XX:+UseSerialGC -XX:-UseProfiledLoopPredicate").split()
     proc = mount(a, flags, store, mnt)
     subprocess.run(["bindfs", "-r", "-o", "kernel_cache", os.path.join(store, "blobs"), bmnt], check=True)
     conv = {}

@@ -1,11 +1,15 @@
 package dev.modelfs.cache;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -17,11 +21,18 @@ import java.util.function.Consumer;
  *
  * <p>Invariants: a chunk's bytes are immutable once published; the sum of the buffers of cached chunks
  * (a chunk holds a pooled buffer of the smallest of three size classes, 4 KiB, 64 KiB and 1 MiB,
- * that fits it) stays within {@code maxBytes} (Caffeine's weighted eviction, amortized); a chunk is computed at most once
+ * that fits it) stays within {@code maxBytes} (least recently used chunks are evicted first); a chunk is computed at most once
  * at a time per key (concurrent readers of the same chunk wait for one computation); buffers of at
  * most {@link #BUFFER_BYTES} come from per-class pools and go back to it when the cache and every reader have
  * released them, so native memory stays near {@code maxBytes} plus the chunks readers hold, and is
  * not on the Java heap (no garbage, no heap growth while streaming); {@link #close()} frees it all.
+ *
+ * <p>Eviction is plain LRU, not a frequency-based policy such as Caffeine's W-TinyLFU: a chunk converted
+ * ahead of a sequential reader has been used once (by nobody yet) when it is inserted, and an admission
+ * policy that compares use counts rejects it in favour of chunks readers already consumed, so read-ahead
+ * converted most chunks twice once the cache was full (BENCHMARKS.md, "Read-ahead and the chunk cache").
+ * With LRU a chunk stays at least until {@code maxBytes} of newer chunks have been inserted, far more than a
+ * read-ahead window.
  *
  * <p>With a {@link DiskChunkStore} (optional), a miss of a chunk that has a persistent name first
  * looks on disk and only converts when the disk has no valid copy; a converted chunk is then written
@@ -94,11 +105,22 @@ public final class ChunkCache implements AutoCloseable {
     /** Buffer size classes, smallest first: a chunk gets the smallest class that holds it. */
     private static final long[] CLASS_BYTES = {4 << 10, 64 << 10, BUFFER_BYTES};
 
-    private final Cache<Key, Chunk> cache;
+    /** Cached chunks, least recently used first; guarded by {@link #lock}. */
+    private final LinkedHashMap<Key, Chunk> lru = new LinkedHashMap<>(256, 0.75f, true);
+    /** Bytes of the buffers of the chunks in {@link #lru}; guarded by {@link #lock}. */
+    private long weight;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Chunks being computed now, so that concurrent readers of one chunk wait for one computation. */
+    private final ConcurrentHashMap<Key, CompletableFuture<Chunk>> computing = new ConcurrentHashMap<>();
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
     private final long maxBytes;
     private final Arena arena = Arena.ofShared();
     @SuppressWarnings("unchecked")
     private final ConcurrentLinkedQueue<MemorySegment>[] pools = new ConcurrentLinkedQueue[CLASS_BYTES.length];
+    /** Where fresh 1 MiB buffers come from first (null: none reserved). */
+    private final BufferSlab slab;
     private final DiskChunkStore disk;
     private final LongAdder conversions = new LongAdder();
     private volatile boolean closed;
@@ -118,17 +140,7 @@ public final class ChunkCache implements AutoCloseable {
             pools[i] = new ConcurrentLinkedQueue<>();
         }
         this.maxBytes = Math.max(0, maxBytes);
-        this.cache = Caffeine.newBuilder()
-                .recordStats()                              // LongAdders: no allocation per lookup
-                .maximumWeight(this.maxBytes)
-                .weigher((Key k, Chunk v) -> (int) Math.min(Integer.MAX_VALUE, v.buffer.byteSize()))   // memory held, not chunk length
-                .executor(Runnable::run)
-                .removalListener((Key k, Chunk v, RemovalCause cause) -> {
-                    if (v != null) {
-                        v.release();
-                    }
-                })
-                .build();
+        this.slab = BufferSlab.reserve(this.maxBytes / BUFFER_BYTES, BUFFER_BYTES, arena);
     }
 
     /**
@@ -145,26 +157,106 @@ public final class ChunkCache implements AutoCloseable {
      * the disk tier: the same name in every process must mean the same bytes.
      */
     public Chunk acquire(Key key, String persistentName, long length, Consumer<MemorySegment> fill) {
-        Chunk[] made = new Chunk[1];
         while (true) {
-            Chunk c = cache.get(key, k -> made[0] = compute(k, persistentName, length, fill));
-            if (c == made[0] || c.tryAcquire()) {   // a chunk made here is born held (it may be evicted at once)
+            Chunk c = lookup(key);
+            if (c != null) {
+                hits.increment();
                 return c;
             }
-            cache.asMap().remove(key, c);           // recycled between lookup and hold: evicted meanwhile, look again
+            CompletableFuture<Chunk> mine = new CompletableFuture<>();
+            CompletableFuture<Chunk> other = computing.putIfAbsent(key, mine);
+            if (other != null) {
+                Chunk o = awaitOther(other);
+                if (o != null && o.tryAcquire()) {
+                    hits.increment();
+                    return o;
+                }
+                continue;                            // it failed or was recycled already: look again
+            }
+            try {
+                c = lookup(key);                     // inserted between the lookup and the reservation
+                if (c == null) {
+                    misses.increment();
+                    c = compute(key, persistentName, length, fill);
+                    insert(key, c);
+                } else {
+                    hits.increment();
+                }
+                mine.complete(c);
+                return c;
+            } catch (RuntimeException | Error e) {
+                mine.completeExceptionally(e);
+                throw e;
+            } finally {
+                computing.remove(key, mine);
+            }
         }
     }
 
-    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken, not counted as a lookup). */
-    public boolean contains(Key key) {
-        return cache.asMap().containsKey(key);
+    /** The chunk another reader computed, or null if its computation failed (the caller then tries itself). */
+    private static Chunk awaitOther(CompletableFuture<Chunk> other) {
+        try {
+            return other.join();
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            return null;
+        }
     }
 
-    /** The figures now (for metrics: a few counter reads, no lock). */
+    /** The cached chunk for {@code key}, held for the caller and made most recently used; or null. */
+    private Chunk lookup(Key key) {
+        lock.lock();
+        try {
+            Chunk c = lru.get(key);
+            return c != null && c.tryAcquire() ? c : null;   // a cached chunk holds the cache's reference: never recycled
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Caches {@code c} as most recently used and evicts least recently used chunks beyond {@code maxBytes}. */
+    private void insert(Key key, Chunk c) {
+        lock.lock();
+        try {
+            if (closed) {
+                c.release();                         // the cache's reference: the caller's hold keeps the bytes
+                return;
+            }
+            Chunk old = lru.put(key, c);
+            weight += c.buffer.byteSize();
+            if (old != null) {                       // cannot happen while one computation per key runs; kept safe
+                weight -= old.buffer.byteSize();
+                old.release();
+            }
+            for (Iterator<Map.Entry<Key, Chunk>> it = lru.entrySet().iterator(); weight > maxBytes && it.hasNext(); ) {
+                Chunk evicted = it.next().getValue();
+                it.remove();
+                weight -= evicted.buffer.byteSize();
+                evictions.increment();
+                evicted.release();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether {@code key} is cached now (a read-ahead hint; no hold is taken, not counted as a lookup, not a use). */
+    public boolean contains(Key key) {
+        lock.lock();
+        try {
+            return lru.containsKey(key);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The figures now (for metrics). */
     public Stats stats() {
-        var s = cache.stats();
-        long bytes = cache.policy().eviction().map(e -> e.weightedSize().orElse(0)).orElse(0L);
-        return new Stats(s.hitCount(), s.missCount(), s.evictionCount(), bytes, maxBytes);
+        lock.lock();
+        try {
+            return new Stats(hits.sum(), misses.sum(), evictions.sum(), weight, maxBytes);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The disk tier, or null. */
@@ -208,6 +300,9 @@ public final class ChunkCache implements AutoCloseable {
         }
         int c = sizeClass(length);
         MemorySegment b = pools[c].poll();
+        if (b == null && CLASS_BYTES[c] == BUFFER_BYTES && slab != null) {
+            b = slab.next();
+        }
         return b != null ? b : arena.allocate(CLASS_BYTES[c], Math.min(4096, CLASS_BYTES[c]));
     }
 
@@ -237,8 +332,15 @@ public final class ChunkCache implements AutoCloseable {
             if (disk != null) {
                 disk.close();               // finishes (or drops) queued writes, which hold their chunks
             }
-            cache.invalidateAll();
-            closed = true;
+            lock.lock();
+            try {
+                closed = true;
+                lru.values().forEach(Chunk::release);
+                lru.clear();
+                weight = 0;
+            } finally {
+                lock.unlock();
+            }
             for (ConcurrentLinkedQueue<MemorySegment> p : pools) {
                 p.clear();
             }

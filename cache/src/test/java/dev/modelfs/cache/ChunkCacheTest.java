@@ -171,6 +171,40 @@ class ChunkCacheTest {
         }
     }
 
+    /**
+     * A sequential reader of a file 8 times the cache, with read-ahead 3 chunks in front of it (the read path's
+     * pattern): every chunk is converted once, by read-ahead, and found by the reader. A frequency-based admission
+     * policy (Caffeine's W-TinyLFU, which this cache used before) rejects the read-ahead chunks once the cache is full
+     * (they have been used once, the chunks they would replace twice) and converted most chunks twice.
+     */
+    @Test
+    void readAheadChunksStayUntilTheReaderComesEvenWhenTheFileIsLargerThanTheCache() {
+        long mib = ChunkCache.BUFFER_BYTES;
+        int cacheChunks = 16;
+        int fileChunks = 8 * cacheChunks;
+        int ahead = 3;
+        try (ChunkCache c = new ChunkCache(cacheChunks * mib)) {
+            int readerFound = 0;
+            for (int k = 0; k < fileChunks; k++) {
+                for (int a = k + 1; a <= Math.min(fileChunks - 1, k + ahead); a++) {
+                    if (!c.contains(new ChunkCache.Key(9, a))) {
+                        int chunk = a;
+                        c.acquire(new ChunkCache.Key(9, a), mib, s -> fillWith(s, (byte) chunk)).release();
+                    }
+                }
+                boolean cached = c.contains(new ChunkCache.Key(9, k));
+                readerFound += cached ? 1 : 0;
+                int chunk = k;
+                ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(9, k), mib, s -> fillWith(s, (byte) chunk));
+                assertEquals((byte) k, ch.bytes().get(ValueLayout.JAVA_BYTE, mib - 1));
+                ch.release();
+            }
+            assertEquals(fileChunks, c.conversions(), "each chunk converted once");
+            assertEquals(fileChunks - 1, readerFound, "the reader found every chunk but the first ready");
+            assertTrue(c.stats().bytes() <= cacheChunks * mib);
+        }
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

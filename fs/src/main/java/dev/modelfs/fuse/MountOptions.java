@@ -27,7 +27,7 @@ import java.util.List;
  *                    a time, conversions included, so this is also how many chunks convert at once)
  * @param cacheDir    directory of the on-disk cache of converted chunks ({@code --cache-dir}), or null for none
  * @param cacheDirBytes bound of that directory
- * @param warmup      warm up the store's conversion kernels in the background after mounting
+ * @param warmup      warm up the store's conversion kernels and read path before mounting
  *                    ({@code KernelWarmup}; {@code --no-warmup} turns it off)
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,

@@ -30,18 +30,19 @@ public final class MountSession implements AutoCloseable {
     /** The file system (its callbacks are held by the workers while mounted); stopping tells it to refuse opens. */
     private final ModelFs fs;
     private final FuseWorkers workers;
-    private final KernelWarmup warmup;
     private boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, KernelWarmup warmup) {
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
         this.fs = fs;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
-        this.warmup = warmup;
     }
 
-    /** Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first. */
+    /**
+     * Builds the tree over {@code store}, warms it up unless {@code opts} say not to ({@link KernelWarmup}: the mount
+     * appears once the first reads will not run cold), and mounts it at {@code mountpoint}, clearing a stale mount first.
+     */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
         return mount(store, mountpoint, opts, views, Telemetry.NONE);
     }
@@ -56,6 +57,9 @@ public final class MountSession implements AutoCloseable {
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
+        if (opts.warmup()) {
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
+        }
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -70,10 +74,7 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        KernelWarmup warmup = opts.warmup() ? KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
-                stop -> MountReadWarmup.run(mp, KernelWarmup.filesToRead(served.tree(), KernelWarmup.Budget.DEFAULT.maxModels(), 8),
-                        1500, stop)) : null;
-        return new MountSession(mp, served, fs, workers, warmup);
+return new MountSession(mp, served, fs, workers);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -135,9 +136,6 @@ public final class MountSession implements AutoCloseable {
             return;
         }
         closed = true;
-        if (warmup != null) {
-            warmup.close();
-        }
         fs.stopOpening();
         long deadline = System.nanoTime() + grace.toNanos();
         if (fs.openFiles() > 0) {

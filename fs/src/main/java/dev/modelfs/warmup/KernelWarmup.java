@@ -23,132 +23,132 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
-import java.util.function.ToIntFunction;
 import java.util.logging.Logger;
 
 /**
- * Warms up the conversion kernels a served store actually uses, in the background at the lowest CPU
- * priority, so that the first read of a converted file on a fresh mount does not run them cold (a Vector
- * API loop runs about 100x slower until C2 has compiled it; BENCHMARKS.md, "First touch").
+ * Warms up what the first read of a served store runs, before the store is served, so that a user's first read
+ * of a converted file on a fresh mount does not run cold (a Vector API loop runs about 100x slower until C2 has
+ * compiled it; BENCHMARKS.md, "First touch").
  *
- * <p>It builds the model directories of the store (what the first {@code ls} of each would do: headers
- * only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and for
- * each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
- * buffer: the same code, with the same segment classes, that a read runs.
+ * <p>{@link #beforeServing} builds the model directories of the store (what the first {@code ls} of each would
+ * do: headers only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and
+ * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
+ * buffer (the same code, with the same segment classes, that a read runs); then reads the start of the largest
+ * file of each kernel with the read path ({@link ReadPathWarmup}); then waits until the JIT compilers have
+ * compiled what that made hot ({@link JitQueue}). The front ends start serving after it returns, so a mount
+ * appears (and {@code modelfs nfs} accepts clients) once it is done.
  *
- * <p>Invariants: one daemon thread at nice 19 ({@link ThreadNice}); at most {@link Budget#maxModels()}
- * model directories visited, {@link Budget#maxKernels()} kernels, {@link Budget#chunksPerKernel()} chunks
- * per kernel and about {@link Budget#cpu()} of this thread's CPU time in total; one 1 MiB native buffer;
- * it never writes into the chunk cache, a blob or anything a reader sees, so no served byte depends on
- * it (a front end's read-path warm-up, run after it on the same thread, reads like a client); every blob lease it takes is released before it moves to the next kernel; a failure (a broken
- * model, a truncated blob) skips that model or kernel with a fine-level log line; {@link #close()} stops
- * it at the next chunk.
+ * <p>Invariants: runs on the caller's thread (and the read path's read-ahead pool); at most
+ * {@link Budget#maxModels()} model directories visited, {@link Budget#maxKernels()} kernels,
+ * {@link Budget#chunksPerKernel()} chunks per kernel, about {@link Budget#cpu()} of the caller's CPU time for
+ * the kernels, {@link Budget#readBytesPerFile()} of each of at most {@link Budget#readFiles()} files read, and
+ * {@link Budget#jitWait()} of waiting for the compilers; one 1 MiB native buffer and a private chunk cache; it
+ * never writes into the served chunk cache, a blob or anything a reader sees, so no served byte depends on it,
+ * and it counts in no metric; every blob lease it takes is released before it moves on; a failure (a broken
+ * model, a truncated blob) skips that model, kernel or file with a fine-level log line.
  */
-public final class KernelWarmup implements AutoCloseable {
+public final class KernelWarmup {
     private static final Logger LOG = Logger.getLogger(KernelWarmup.class.getName());
 
     /**
      * Bounds of one warm-up.
      *
-     * @param maxModels       model directories built and looked at
-     * @param maxKernels      distinct kernels warmed
-     * @param chunksPerKernel chunks converted per kernel
-     * @param cpu             CPU time of the warm-up thread after which it stops
+     * @param maxModels        model directories built and looked at
+     * @param maxKernels       distinct kernels warmed
+     * @param chunksPerKernel  chunks converted per kernel
+     * @param cpu              CPU time of the warming thread after which the kernels' part stops
+     * @param readFiles        files read by the read path's part ({@link #filesToRead})
+     * @param readBytesPerFile bytes read from the start of each
+     * @param jitWait          longest wait for the JIT compilers to go idle at the end
      */
-    public record Budget(int maxModels, int maxKernels, int chunksPerKernel, Duration cpu) {
-        /** The mount's default: enough chunks for C2 to compile a kernel's loops (BENCHMARKS.md), at most 10 s of CPU. */
-        public static final Budget DEFAULT = new Budget(256, 64, 24, Duration.ofSeconds(10));
+    public record Budget(int maxModels, int maxKernels, int chunksPerKernel, Duration cpu, int readFiles,
+                         long readBytesPerFile, Duration jitWait) {
+        /**
+         * The front ends' default: enough chunks and reads for C2 to compile a kernel's loops and the read path
+         * (BENCHMARKS.md), at most 10 s of CPU for the kernels, 32 MiB of each of 8 files, 5 s of waiting.
+         */
+        public static final Budget DEFAULT = new Budget(256, 64, 24, Duration.ofSeconds(10), 8, 32L << 20, Duration.ofSeconds(5));
 
         public Budget {
-            if (maxModels < 0 || maxKernels < 0 || chunksPerKernel < 0 || cpu.isNegative()) {
+            if (maxModels < 0 || maxKernels < 0 || chunksPerKernel < 0 || cpu.isNegative() || readFiles < 0
+                    || readBytesPerFile < 0 || jitWait.isNegative()) {
                 throw new IllegalArgumentException("negative warm-up budget");
             }
+        }
+
+        /** The same with another CPU bound for the kernels' part. */
+        public Budget withCpu(Duration cpu) {
+            return new Budget(maxModels, maxKernels, chunksPerKernel, cpu, readFiles, readBytesPerFile, jitWait);
+        }
+
+        /** The kernels' part only: no file read, no wait. */
+        public Budget kernelsOnly() {
+            return new Budget(maxModels, maxKernels, chunksPerKernel, cpu, 0, 0, Duration.ZERO);
         }
     }
 
     /**
      * What a warm-up did.
      *
-     * @param kernels  the kernels warmed, in the order they were found
-     * @param chunks   chunks converted in total
-     * @param cpuNanos CPU time of the warm-up thread
-     * @param models   model directories looked at
-     * @param nice     the warm-up thread's nice value as Linux reported it (19; -100 when unknown)
-     * @param files    files read by the front end's read-path warm-up after the kernels (0 without one)
+     * @param kernels   the kernels warmed, in the order they were found
+     * @param chunks    chunks converted by the kernels' part
+     * @param cpuNanos  CPU time of the warming thread
+     * @param models    model directories looked at
+     * @param files     files read by the read path's part
+     * @param wallNanos how long it took, waiting for the compilers included
+     * @param jitIdle   whether the JIT compilers were idle at the end (false: the wait ran out)
      */
-    public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int nice, int files) {
+    public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int files, long wallNanos, boolean jitIdle) {
         public Report {
             kernels = List.copyOf(kernels);
         }
 
         /** One line for the log. */
         public String describe() {
-            return String.format("warm-up: %d kernels of %d models, %d chunks, %d files read through the front end, %.2f s CPU",
-                    kernels.size(), models, chunks, files, cpuNanos / 1e9);
+            return String.format("warm-up: %d kernels of %d models, %d chunks, %d files read, %.2f s CPU, done in %.2f s%s",
+                    kernels.size(), models, chunks, files, cpuNanos / 1e9, wallNanos / 1e9, jitIdle ? "" : " (compilers still busy)");
         }
     }
 
     private final StoreTree tree;
     private final BlobResolver resolver;
     private final Budget budget;
-    private final ToIntFunction<BooleanSupplier> then;
-    private final CompletableFuture<Report> done = new CompletableFuture<>();
-    private volatile boolean stopped;
+    private final BooleanSupplier stop;
 
-    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, ToIntFunction<BooleanSupplier> then) {
+    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop) {
         this.tree = tree;
         this.resolver = resolver;
         this.budget = budget;
-        this.then = then;
+        this.stop = stop;
     }
 
-    /** Starts warming the kernels of {@code tree}'s models on a background thread. */
-    public static KernelWarmup start(StoreTree tree, BlobResolver resolver, Budget budget) {
-        return start(tree, resolver, budget, stop -> 0);
+    /** {@link #beforeServing(StoreTree, BlobResolver, Budget, BooleanSupplier)} until done. */
+    public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget) {
+        return beforeServing(tree, resolver, budget, () -> false);
     }
 
     /**
-     * Like {@link #start(StoreTree, BlobResolver, Budget)}, then runs {@code then} on the same thread (a front
-     * end's read-path warm-up; it is given "stop now" and returns how many files it read).
+     * Warms up {@code tree}'s kernels and read path on the calling thread within {@code budget}, stopping early
+     * once {@code stop} says so (checked between chunks and reads); logs and returns what it did. An interrupt
+     * ends the wait for the compilers (the thread's interrupt status is kept).
      */
-    public static KernelWarmup start(StoreTree tree, BlobResolver resolver, Budget budget, ToIntFunction<BooleanSupplier> then) {
-        KernelWarmup w = new KernelWarmup(tree, resolver, budget, then);
-        Thread t = new Thread(w::run, "modelfs-warmup");
-        t.setDaemon(true);
-        t.start();
-        return w;
+    public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop) {
+        Report r = new KernelWarmup(tree, resolver, budget, stop).run();
+        LOG.info(r.describe());
+        return r;
     }
 
-    /** The report, once the warm-up has finished (or was stopped). */
-    public Report await(Duration timeout) throws InterruptedException, TimeoutException {
-        try {
-            return done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("warm-up failed", e.getCause());
-        }
-    }
-
-    /** Stops the warm-up at the next chunk (idempotent). */
-    @Override
-    public void close() {
-        stopped = true;
-    }
-
-    private void run() {
-        ThreadNice.lowest();
-        int nice = ThreadNice.current();
+    private Report run() {
+        long wall0 = System.nanoTime();
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long cpu0 = mx.getCurrentThreadCpuTime();
         int chunks = 0;
         List<String> warmed = new ArrayList<>();
         int models = 0;
         int files = 0;
+        boolean idle = false;
         try {
             Map<String, ConvertedData> kernels = new LinkedHashMap<>();
             models = collect(kernels);
@@ -156,7 +156,7 @@ public final class KernelWarmup implements AutoCloseable {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment scratch = null;
                 for (Map.Entry<String, ConvertedData> k : kernels.entrySet()) {
-                    if (stopped || mx.getCurrentThreadCpuTime() - cpu0 >= cpuLimit) {
+                    if (stop.getAsBoolean() || mx.getCurrentThreadCpuTime() - cpu0 >= cpuLimit) {
                         break;
                     }
                     ConvertedData data = k.getValue();
@@ -170,21 +170,22 @@ public final class KernelWarmup implements AutoCloseable {
                     }
                 }
             }
-            if (!stopped) {
-                files = then.applyAsInt(() -> stopped);
+            if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
+                files = ReadPathWarmup.run(tree, resolver, filesToRead(tree, budget.maxModels(), budget.readFiles()),
+                        budget.readBytesPerFile(), stop);
             }
+            idle = JitQueue.awaitIdle(budget.jitWait());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {
             LOG.fine("warm-up stopped: " + e);
-        } finally {
-            Report r = new Report(warmed, chunks, mx.getCurrentThreadCpuTime() - cpu0, models, nice, files);
-            LOG.info(r.describe());
-            done.complete(r);
         }
+        return new Report(warmed, chunks, mx.getCurrentThreadCpuTime() - cpu0, models, files, System.nanoTime() - wall0, idle);
     }
 
     /** Fills {@code kernels} with the largest data of each kernel in the first models; returns how many models it looked at. */
     private int collect(Map<String, ConvertedData> kernels) {
-        return forEachFile(tree, budget.maxModels(), () -> stopped, (p, f) -> f.source().convertedData().forEach(d -> keep(kernels, d)));
+        return forEachFile(tree, budget.maxModels(), stop, (p, f) -> f.source().convertedData().forEach(d -> keep(kernels, d)));
     }
 
     /**
@@ -246,7 +247,7 @@ public final class KernelWarmup implements AutoCloseable {
                 return 0;
             }
             int n = 0;
-            while (n < budget.chunksPerKernel() && !stopped && mx.getCurrentThreadCpuTime() < cpuUntil) {
+            while (n < budget.chunksPerKernel() && !stop.getAsBoolean() && mx.getCurrentThreadCpuTime() < cpuUntil) {
                 long chunk = n % Math.min(chunkCount, 4);          // a few distinct chunks, their source pages stay cached
                 data.compute(chunk, segs, scratch.asSlice(0, data.chunkLength(chunk)));
                 n++;

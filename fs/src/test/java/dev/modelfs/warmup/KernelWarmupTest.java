@@ -29,7 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  * any reader sees changes.
  */
 class KernelWarmupTest {
-    private static final Duration WAIT = Duration.ofSeconds(60);
 
     @TempDir
     Path root;
@@ -47,10 +46,10 @@ class KernelWarmupTest {
     }
 
     @Test
-    void warmsEachKernelTheStoreUsesOnceAndNoOtherAtTheLowestPriority() throws Exception {
+    void warmsEachKernelTheStoreUsesOnceAndNoOther() throws Exception {
         try (ServedTree served = ServedTree.open(store(), StandardViews.all(), 1 << 20, 60_000)) {
-            KernelWarmup.Report r = KernelWarmup.start(served.tree(), served.resolver(),
-                    new KernelWarmup.Budget(16, 64, 3, Duration.ofSeconds(30))).await(WAIT);
+            KernelWarmup.Report r = KernelWarmup.beforeServing(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(16, 64, 3, Duration.ofSeconds(30), 0, 0, Duration.ZERO));
             Set<String> needed = new LinkedHashSet<>();
             TinyGgufStore.files(served.tree()).forEach(f -> f.source().convertedData().stream()
                     .filter(d -> d.kernel() != null).forEach(d -> needed.add(d.kernel())));
@@ -71,7 +70,7 @@ class KernelWarmupTest {
             assertTrue(r.kernels().stream().noneMatch(k -> k.contains("Q4_K") || k.contains("MLX")), r.kernels().toString());
             assertTrue(r.chunks() >= r.kernels().size() && r.chunks() <= 3 * r.kernels().size(), r.chunks() + " chunks");
             assertEquals(1, r.models());
-            assertEquals(19, r.nice(), "the warm-up thread runs at nice 19");
+            assertEquals(0, r.files(), "no file read without a read budget");
             assertEquals(0, served.chunks().conversions(), "the warm-up converts into its own buffer, never into the chunk cache");
         }
     }
@@ -83,17 +82,21 @@ class KernelWarmupTest {
     @Test
     void staysWithinItsBudget() throws Exception {
         try (ServedTree served = ServedTree.open(store(), StandardViews.all(), 1 << 20, 60_000)) {
-            KernelWarmup.Report two = KernelWarmup.start(served.tree(), served.resolver(),
-                    new KernelWarmup.Budget(16, 2, 1, Duration.ofSeconds(30))).await(WAIT);
+            KernelWarmup.Report two = KernelWarmup.beforeServing(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(16, 2, 1, Duration.ofSeconds(30), 1, 1 << 20, Duration.ZERO));
             assertEquals(2, two.kernels().size(), "at most maxKernels");
             assertEquals(2, two.chunks(), "one chunk per kernel");
-            KernelWarmup.Report noCpu = KernelWarmup.start(served.tree(), served.resolver(),
-                    new KernelWarmup.Budget(16, 64, 24, Duration.ZERO)).await(WAIT);
+            assertEquals(1, two.files(), "at most readFiles files read");
+            KernelWarmup.Report noCpu = KernelWarmup.beforeServing(served.tree(), served.resolver(),
+                    KernelWarmup.Budget.DEFAULT.kernelsOnly().withCpu(Duration.ZERO));
             assertEquals(0, noCpu.chunks(), "no CPU budget, no conversion");
-            KernelWarmup.Report noModels = KernelWarmup.start(served.tree(), served.resolver(),
-                    new KernelWarmup.Budget(0, 64, 24, Duration.ofSeconds(30))).await(WAIT);
+            KernelWarmup.Report noModels = KernelWarmup.beforeServing(served.tree(), served.resolver(),
+                    new KernelWarmup.Budget(0, 64, 24, Duration.ofSeconds(30), 8, 1 << 20, Duration.ZERO));
             assertEquals(0, noModels.models());
             assertTrue(noModels.kernels().isEmpty());
+            assertEquals(0, noModels.files(), "files are chosen among the models looked at");
+            KernelWarmup.Report stopped = KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT, () -> true);
+            assertEquals(0, stopped.chunks() + stopped.files(), "stopped before the first chunk");
         }
     }
 
@@ -105,8 +108,11 @@ class KernelWarmupTest {
             cold = TinyGgufStore.digests(served);
         }
         try (ServedTree served = ServedTree.open(store, StandardViews.all(), 1 << 20, 60_000)) {
-            KernelWarmup.Report r = KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT).await(WAIT);
+            KernelWarmup.Report r = KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
             assertTrue(r.chunks() > 0);
+            assertTrue(r.files() > 0, "the read path's part read files");
+            assertTrue(r.jitIdle(), "the compilers went idle within the budget's wait");
+            assertEquals(0, served.chunks().conversions(), "the read path's part converts into a private cache, never the served one");
             assertEquals(cold, TinyGgufStore.digests(served));
         }
         assertTrue(cold.size() > 10, cold.keySet().toString());

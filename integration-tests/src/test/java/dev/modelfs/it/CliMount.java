@@ -34,7 +34,7 @@ final class CliMount implements AutoCloseable {
 
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-Xms32m", "-XX:+UseSerialGC"));
+                "--sun-misc-unsafe-memory-access=allow", "-Xms32m", "-XX:+UseSerialGC", "-XX:-UseProfiledLoopPredicate"));
         if (args.length > 0 && CONVERTING_COMMANDS.contains(args[0])) {
             cmd.addAll(List.of("--add-modules", "jdk.incubator.vector")); // as the launcher: the Vector API kernels
         }

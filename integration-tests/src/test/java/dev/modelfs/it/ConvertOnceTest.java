@@ -98,6 +98,8 @@ class ConvertOnceTest {
             Matcher w = Pattern.compile("warm-up: (\\d+) kernels of 2 models, (\\d+) chunks, (\\d+) files read").matcher(m.log());
             assertTrue(w.find(), m.log());
             assertTrue(Long.parseLong(w.group(1)) > 0 && Long.parseLong(w.group(2)) > 0 && Long.parseLong(w.group(3)) > 0, w.group());
+            int serving = m.log().indexOf("modelfs: serving ");
+            assertTrue(serving > w.start(), "the mount appears once the warm-up is done:\n" + m.log());
             List<Path> files;
             try (Stream<Path> s = Files.walk(m.mountpoint)) {
                 files = s.filter(Files::isRegularFile).toList();

@@ -17,7 +17,7 @@ final class ConversionOptions {
             description = "bound of --cache-dir (default: ${DEFAULT-VALUE})")
     long cacheDirSize;
 
-    @Option(names = "--no-warmup", description = "do not warm up the store's conversion kernels in the background after starting")
+    @Option(names = "--no-warmup", description = "serve at once: skip the warm-up of the store's conversion kernels and read path before serving")
     boolean noWarmup;
 
     /** The disk tier, or null without {@code --cache-dir}. */

@@ -85,6 +85,9 @@ final class NfsCommand implements Callable<Integer> {
         PrometheusTelemetry telemetry = metrics.start(true);
         ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry),
                 conversion.openDisk());
+        if (!conversion.noWarmup) {
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT, () -> stop.getCount() == 0);
+        }
         NfsServer server;
         try {
             server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
@@ -98,8 +101,6 @@ final class NfsCommand implements Callable<Integer> {
         if (telemetry != null) {
             telemetry.watch(served, server::openFiles);
         }
-        KernelWarmup warmup = conversion.noWarmup ? null
-                : KernelWarmup.start(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
         int actual = server.address().getPort();
         System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
                 + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
@@ -107,9 +108,6 @@ final class NfsCommand implements Callable<Integer> {
                 + bind + ":/ DIR" + MetricsOption.describe(telemetry) + ")");
         System.out.flush();
         stop.await();
-        if (warmup != null) {
-            warmup.close();
-        }
         server.close();
         if (telemetry != null) {
             telemetry.close();

@@ -48,7 +48,7 @@ class LayeringTest {
         MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
         MAY_IMPORT.put("serve", List.of("bytes", "cache", "hf", "model", "read", "store", "synth", "telemetry", "tree", "view"));
         MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
-        MAY_IMPORT.put("warmup", List.of("bytes", "cache", "store", "tree"));
+        MAY_IMPORT.put("warmup", List.of("bytes", "cache", "read", "store", "tree"));
         MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
         MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree"));
         MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",

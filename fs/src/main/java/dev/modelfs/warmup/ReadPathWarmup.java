@@ -1,0 +1,83 @@
+package dev.modelfs.warmup;
+
+import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.read.OpenedSource;
+import dev.modelfs.read.ReadAhead;
+import dev.modelfs.tree.DirNode;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.tree.Node;
+import dev.modelfs.tree.StoreTree;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
+
+/**
+ * The read-path half of a warm-up: reads the start of a few files with the code a front end's read runs
+ * ({@link OpenedSource#read} in requests of a FUSE read's size, with read-ahead on a pool of its own, then
+ * {@link #SMALL_READS} small reads of the first MiB), so that the chunk lookup, the copy and the conversion
+ * kernels as a reader drives them are compiled before the tree is served.
+ *
+ * <p>Invariants: reads only; every chunk it converts goes into a private {@link ChunkCache} of
+ * {@link #CACHE_BYTES}, freed before {@link #run} returns (no served byte and no served cache entry depends on
+ * it, and it counts in no metric); at most {@code bytesPerFile} of each file; it stops at the next request once
+ * {@code stop} says so; a file that fails to open or read ends that file with a fine-level log line.
+ */
+public final class ReadPathWarmup {
+    private static final Logger LOG = Logger.getLogger(ReadPathWarmup.class.getName());
+    /** A FUSE read's size (the kernel's {@code max_read} on this mount). */
+    static final int REQUEST = 128 << 10;
+    /** A small read's size: many of them (cached chunks) make the read path hot without converting much. */
+    static final int SMALL = 4 << 10;
+    /** Small reads per file: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
+    static final int SMALL_READS = 6000;
+    /** The private chunk cache's size. */
+    static final long CACHE_BYTES = 64L << 20;
+
+    private ReadPathWarmup() {}
+
+    /** Reads up to {@code bytesPerFile} of each of {@code files} (paths below the root of {@code tree}); returns the files read. */
+    public static int run(StoreTree tree, BlobResolver resolver, Collection<Path> files, long bytesPerFile, BooleanSupplier stop) {
+        int read = 0;
+        try (ChunkCache cache = new ChunkCache(CACHE_BYTES);
+             ReadAhead readAhead = ReadAhead.forCores();
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(REQUEST, 4096);
+            for (Path rel : files) {
+                if (stop.getAsBoolean()) {
+                    break;
+                }
+                if (!(find(tree.root(), rel) instanceof FileNode f)) {
+                    continue;
+                }
+                try (OpenedSource src = OpenedSource.open(f.source(), resolver, cache, readAhead)) {
+                    long end = Math.min(src.size(), bytesPerFile);
+                    for (long off = 0; off < end && !stop.getAsBoolean(); off += REQUEST) {
+                        src.read(off, buf, 0, REQUEST);
+                    }
+                    for (int i = 0; i < SMALL_READS && !stop.getAsBoolean(); i++) {
+                        src.read((long) i * SMALL % Math.max(SMALL, Math.min(end, 1 << 20)), buf, 0, SMALL);
+                    }
+                    read++;
+                } catch (IOException | RuntimeException e) {
+                    LOG.fine("read-path warm-up skips " + rel + ": " + e);
+                }
+            }
+        }
+        return read;
+    }
+
+    private static Node find(DirNode root, Path rel) {
+        Node n = root;
+        for (Path name : rel) {
+            if (!(n instanceof DirNode d) || (n = d.child(name.toString())) == null) {
+                return null;
+            }
+        }
+        return n;
+    }
+}
