@@ -14,6 +14,7 @@ import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.logging.Logger;
 
 import dev.modelfs.read.OpenedSource;
@@ -42,7 +43,7 @@ final class FuseWorkers {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     /** libfuse copies fd data under two pages instead of splicing it; such reads are read here directly. */
-    private static final long SPLICE_MIN = 8192;
+    private static final long SPLICE_MIN = Long.getLong("modelfs.spliceMin", 8192);
     private static final int ENOMEM = 12;
     private static final int EBADF = 9;
     private static final int EINTR = 4;
@@ -107,10 +108,20 @@ final class FuseWorkers {
      * @throws IOException when libfuse cannot mount (its reason is on stderr)
      */
     static FuseWorkers start(ModelFs fs, List<String> args, int count) throws IOException {
+        return start(fs, args, count, readBuf -> { });
+    }
+
+    /**
+     * Like {@link #start(ModelFs, List, int)}; {@code beforeMount} is given the {@code read_buf} upcall stub (a C
+     * function pointer) once it exists and before the kernel mount does (a warm-up can call it:
+     * {@link FuseReadWarmup}).
+     */
+    static FuseWorkers start(ModelFs fs, List<String> args, int count, Consumer<MemorySegment> beforeMount) throws IOException {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment ops = fs.copyOperations(arena);
             installReadBuf(fs, ops, arena);
+            beforeMount.accept(ops.get(ADDR, FuseStructs.OPS_READ_BUF));
             List<String> argv = new ArrayList<>();
             argv.add("modelfs");
             argv.add("-f");                                     // never daemonize: this JVM is the server
@@ -154,27 +165,37 @@ final class FuseWorkers {
     /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
     private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf) {
         try {
-            while ((int) EXITED.invokeExact(session) == 0) {
-                chp.set(ADDR, 0, ch);
-                int res = (int) CHAN_RECV.invokeExact(chp, buf, buf.byteSize());
-                if (res == -EINTR || res == -EAGAIN || res == -ENOENT) {
-                    continue;
-                }
-                if (res <= 0) {
-                    break;                                      // 0: unmounted; < 0: the channel failed
-                }
-                try {
-                    PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
-                } catch (Throwable t) {                         // escaped every guard: the worker carries on
-                    if (ESCAPED_LOGGED.getAndIncrement() < 100) {
-                        LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
-                    }
-                }
+            while (serveOne(ch, chp, buf)) {
+                // each request in its own call: serveOne is compiled after a few hundred requests, where a loop body
+                // running since the thread started stays interpreted until an on-stack replacement (tens of thousands)
             }
             SESSION_EXIT.invokeExact(session);                  // wakes no one, but marks the session done
         } catch (Throwable t) {
             LOG.severe("FUSE worker " + Thread.currentThread().getName() + " stopped: " + t);
         }
+    }
+
+    /** Receives and processes one request; false once the session is over (unmounted, or the channel failed). */
+    private boolean serveOne(MemorySegment ch, MemorySegment chp, MemorySegment buf) throws Throwable {
+        if ((int) EXITED.invokeExact(session) != 0) {
+            return false;
+        }
+        chp.set(ADDR, 0, ch);
+        int res = (int) CHAN_RECV.invokeExact(chp, buf, buf.byteSize());
+        if (res == -EINTR || res == -EAGAIN || res == -ENOENT) {
+            return true;
+        }
+        if (res <= 0) {
+            return false;                                       // 0: unmounted; < 0: the channel failed
+        }
+        try {
+            PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
+        } catch (Throwable t) {                                 // escaped every guard: the worker carries on
+            if (ESCAPED_LOGGED.getAndIncrement() < 100) {
+                LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
+            }
+        }
+        return true;
     }
 
     /**
@@ -217,6 +238,15 @@ final class FuseWorkers {
     /** Number of worker threads. */
     int size() {
         return threads.size();
+    }
+
+    /** {@code free(3)}, for what {@code read_buf} malloc'ed when no libfuse frees it (a warm-up's calls). */
+    static void free(MemorySegment p) {
+        try {
+            FREE.invokeExact(p);
+        } catch (Throwable t) {
+            throw new IllegalStateException("free", t);
+        }
     }
 
     // ---- the read operation as an FFM upcall ----

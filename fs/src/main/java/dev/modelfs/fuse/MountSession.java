@@ -6,6 +6,7 @@ import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
+import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,8 +58,9 @@ public final class MountSession implements AutoCloseable {
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
+        KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (opts.warmup()) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT);
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO));
         }
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
@@ -69,12 +71,35 @@ public final class MountSession implements AutoCloseable {
             }
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
-            workers = FuseWorkers.start(fs, args, opts.threads());
+            workers = FuseWorkers.start(fs, args, opts.threads(), readBuf -> {
+                if (opts.warmup()) {
+                    warmReadBuf(fs, readBuf, served.tree(), budget);
+                }
+            });
         } catch (IOException | RuntimeException e) {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
 return new MountSession(mp, served, fs, workers);
+    }
+
+    /** The FUSE half of the warm-up ({@link FuseReadWarmup}), then the wait for the JIT compilers, before mounting. */
+    private static void warmReadBuf(ModelFs fs, java.lang.foreign.MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
+        long t0 = System.nanoTime();
+        int files = 0;
+        try {
+            files = FuseReadWarmup.run(fs, readBuf, KernelWarmup.filesToRead(tree, budget.maxModels(), budget.readFiles()));
+        } catch (RuntimeException | Error e) {         // never a reason not to mount
+            LOG.fine("FUSE read warm-up stopped: " + e);
+        }
+        boolean idle = false;
+        try {
+            idle = JitQueue.awaitIdle(budget.jitWait());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info(String.format("FUSE read warm-up: %d files, %.2f s%s", files, (System.nanoTime() - t0) / 1e9,
+                idle ? "" : " (compilers still busy)"));
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */

@@ -83,6 +83,11 @@ public final class KernelWarmup {
             return new Budget(maxModels, maxKernels, chunksPerKernel, cpu, readFiles, readBytesPerFile, jitWait);
         }
 
+        /** The same with another bound on the wait for the compilers. */
+        public Budget withJitWait(Duration wait) {
+            return new Budget(maxModels, maxKernels, chunksPerKernel, cpu, readFiles, readBytesPerFile, wait);
+        }
+
         /** The kernels' part only: no file read, no wait. */
         public Budget kernelsOnly() {
             return new Budget(maxModels, maxKernels, chunksPerKernel, cpu, 0, 0, Duration.ZERO);
@@ -213,7 +218,7 @@ public final class KernelWarmup {
                         }
                     }
                 }
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {         // a view that fails (even with an Error) fails that model's reads, not the warm-up
                 LOG.fine("warm-up skips " + m.manifest().name() + ": " + e);
             }
         }

@@ -1,0 +1,86 @@
+package dev.modelfs.fuse;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.logging.Logger;
+
+import dev.modelfs.tree.FileNode;
+
+/**
+ * The FUSE half of the warm-up before mounting: calls the {@code read_buf} upcall stub itself, as libfuse will,
+ * so that the native-to-Java transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read
+ * are compiled before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed
+ * by {@code warmup.KernelWarmup} before it).
+ *
+ * <p>Invariants: only files without conversions are read (their reads convert nothing and fill no cache: the
+ * splice branch answers with a descriptor and position, the copy branch copies blob bytes); the
+ * {@code fuse_bufvec} and buffer each call mallocs are freed here, as libfuse would; reads are not reported to
+ * the telemetry; every handle it opens is closed before it returns; a failure ends it with a fine-level log line.
+ */
+final class FuseReadWarmup {
+    private static final Logger LOG = Logger.getLogger(FuseReadWarmup.class.getName());
+    /** Calls per file: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
+    static final int CALLS = 6000;
+    private static final long LARGE = 128 << 10;
+    private static final long SMALL = 4 << 10;
+    private static final long REGION = 32L << 20;
+
+    private FuseReadWarmup() {}
+
+    /** Reads each of {@code files} (paths below the root) through {@code readBufStub}; returns the files read. */
+    static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files) {
+        MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+        int read = 0;
+        fs.reportReads(false);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pathC = arena.allocateFrom("/");
+            MemorySegment bufp = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment fi = arena.allocate(FuseStructs.FILE_INFO);
+            for (Path rel : files) {
+                if (!(fs.resolve("/" + rel) instanceof FileNode f) || f.size() == 0 || !f.source().convertedData().isEmpty()) {
+                    continue;
+                }
+                long fh;
+                try {
+                    fh = fs.openForWarmup(f);
+                } catch (IOException | RuntimeException e) {
+                    LOG.fine("FUSE read warm-up skips " + rel + ": " + e);
+                    continue;
+                }
+                try {
+                    fi.set(ValueLayout.JAVA_LONG, FuseStructs.FI_FH, fh);
+                    long region = Math.max(LARGE, Math.min(REGION, f.size()));
+                    for (int i = 0; i < CALLS; i++) {
+                        long size = i % 2 == 0 ? LARGE : SMALL;
+                        long offset = (i / 2) * LARGE % region;
+                        if ((int) readBuf.invokeExact(pathC, bufp, size, offset, fi) == 0) {
+                            MemorySegment bv = bufp.get(ValueLayout.ADDRESS, 0).reinterpret(FuseStructs.BUFVEC.byteSize());
+                            MemorySegment mem = bv.get(ValueLayout.ADDRESS, FuseStructs.BV_BUF_MEM);
+                            if (!mem.equals(MemorySegment.NULL)) {
+                                FuseWorkers.free(mem);
+                            }
+                            FuseWorkers.free(bv);
+                        }
+                    }
+                    read++;
+                } catch (Throwable t) {
+                    LOG.fine("FUSE read warm-up stops at " + rel + ": " + t);
+                    break;
+                } finally {
+                    fs.releaseForWarmup(fh);
+                }
+            }
+        } finally {
+            fs.reportReads(true);
+        }
+        return read;
+    }
+}

@@ -1,0 +1,104 @@
+package dev.modelfs.fuse;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.serve.StandardViews;
+import dev.modelfs.serve.TinyGgufStore;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.telemetry.Telemetry;
+import dev.modelfs.tree.FileNode;
+import dev.modelfs.warmup.KernelWarmup;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The FUSE half of the warm-up calls the real {@code read_buf} upcall stub before the kernel mount exists: a real
+ * in-process mount (needs {@code /dev/fuse} and {@code fusermount}, fails without them) over a real store.
+ */
+class FuseReadWarmupTest {
+    @TempDir
+    Path tmp;
+
+    /** Counts reads; everything else is ignored. */
+    private static final class CountingTelemetry implements Telemetry {
+        final AtomicLong reads = new AtomicLong();
+
+        @Override
+        public void read(FileKind kind, long bytes, long nanos) {
+            reads.incrementAndGet();
+        }
+
+        @Override
+        public void conversion(long cpuNanos) {
+        }
+
+        @Override
+        public void error(String errno, String model) {
+        }
+
+        @Override
+        public void nfsCall(int procedure, InetAddress client) {
+        }
+    }
+
+    @Test
+    void readsThroughTheUpcallBeforeMountingClosesWhatItOpensAndReportsNothing() throws Exception {
+        OllamaStore store = TinyGgufStore.create(tmp.resolve("store"));
+        Path mp = Files.createDirectories(tmp.resolve("mnt"));
+        CountingTelemetry telemetry = new CountingTelemetry();
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, telemetry)) {
+            ModelFs fs = new ModelFs(served.tree(), served.policy(0, 0));
+            var files = KernelWarmup.filesToRead(served.tree(), 16, 8);
+            AtomicInteger warmed = new AtomicInteger(-1);
+            AtomicInteger openAfter = new AtomicInteger(-1);
+            AtomicLong readsBeforeMount = new AtomicLong(-1);
+            AtomicInteger mountedDuringWarmup = new AtomicInteger(-1);
+            FuseWorkers workers = FuseWorkers.start(fs, List.of(mp.toString(), "-o", "ro,subtype=modelfs"), 2, readBuf -> {
+                mountedDuringWarmup.set(MountTable.isMounted(mp) ? 1 : 0);
+                warmed.set(FuseReadWarmup.run(fs, readBuf, files));
+                openAfter.set(fs.openFiles());
+                readsBeforeMount.set(telemetry.reads.get());
+            });
+            try {
+                assertEquals(0, mountedDuringWarmup.get(), "the warm-up runs before the kernel mount exists");
+                long passthrough = files.stream().filter(p -> fs.resolve("/" + p) instanceof FileNode f
+                        && f.source().convertedData().isEmpty()).count();
+                assertTrue(passthrough > 0, "the store has a file without conversions among " + files);
+                assertEquals(passthrough, warmed.get(), "every file without conversions was read through the upcall");
+                assertEquals(0, openAfter.get(), "every handle the warm-up opened is closed");
+                assertEquals(0, readsBeforeMount.get(), "warm-up reads are not a client's: not reported");
+                Path gguf;
+                try (Stream<Path> s = Files.walk(mp)) {
+                    gguf = s.filter(p -> p.getFileName().toString().equals("model.gguf")).findFirst().orElseThrow();
+                }
+                byte[] served1 = Files.readAllBytes(gguf);
+                byte[] blob;
+                try (Stream<Path> s = Files.list(tmp.resolve("store/blobs"))) {
+                    blob = s.map(p -> {
+                        try {
+                            return Files.readAllBytes(p);
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    }).filter(b -> b.length == served1.length).findFirst().orElseThrow();
+                }
+                assertArrayEquals(blob, served1, "the mount serves the blob byte for byte after the warm-up");
+                assertTrue(telemetry.reads.get() > 0, "reads through the mount are reported");
+            } finally {
+                MountTable.unmount(mp, 2_000);
+                workers.stop(5_000);
+            }
+        }
+    }
+}
