@@ -43,7 +43,7 @@ final class FuseWorkers {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     /** libfuse copies fd data under two pages instead of splicing it; such reads are read here directly. */
-    private static final long SPLICE_MIN = Long.getLong("modelfs.spliceMin", 8192);
+    private static final long SPLICE_MIN = 8192;
     private static final int ENOMEM = 12;
     private static final int EBADF = 9;
     private static final int EINTR = 4;
