@@ -50,11 +50,13 @@ mkdir -p "$root/DEBIAN" "$root/usr/lib" "$root/usr/bin" "$root/usr/lib/systemd/s
   "$root/usr/share/man/man1" "$root/usr/share/doc/modelfs"
 cp -a "$work/image/modelfs" "$root/usr/lib/modelfs"
 cat > "$root/usr/bin/modelfs" <<'EOF'
-#!/bin/sh
+#!/bin/bash
 # modelfs (Debian package): the commands that dequantize get the Vector API kernels, as with ./modelfs
-# (MODELFS_KERNELS=scalar opts out).
+# (MODELFS_KERNELS=scalar opts out). The JVM announces the incubator module on stderr before main() runs,
+# even for a usage error; the mount's first line names the kernels instead, so that one line is dropped.
 case "${1:-}" in
-  mount|demo|nfs) [ "${MODELFS_KERNELS:-}" = scalar ] || exec /usr/lib/modelfs/bin/modelfs-vector "$@" ;;
+  mount|demo|nfs) [ "${MODELFS_KERNELS:-}" = scalar ] || exec /usr/lib/modelfs/bin/modelfs-vector "$@" \
+    2> >(grep --line-buffered -vx 'WARNING: Using incubator modules: jdk.incubator.vector' >&2) ;;
 esac
 exec /usr/lib/modelfs/bin/modelfs "$@"
 EOF

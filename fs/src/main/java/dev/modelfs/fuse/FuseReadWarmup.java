@@ -46,6 +46,7 @@ final class FuseReadWarmup {
             MemorySegment fi = arena.allocate(FuseStructs.FILE_INFO);
             for (Path rel : files) {
                 if (!(fs.resolve("/" + rel) instanceof FileNode f) || f.size() == 0 || !f.source().convertedData().isEmpty()) {
+                    LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file without conversions");
                     continue;
                 }
                 long fh;

@@ -88,7 +88,7 @@ return new MountSession(mp, served, fs, workers);
         long t0 = System.nanoTime();
         int files = 0;
         try {
-            files = FuseReadWarmup.run(fs, readBuf, KernelWarmup.filesToRead(tree, budget.maxModels(), budget.readFiles()));
+            files = FuseReadWarmup.run(fs, readBuf, KernelWarmup.largestPlainFile(tree, budget.maxModels()).stream().toList());
         } catch (RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }

@@ -23,6 +23,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
@@ -264,6 +265,19 @@ public final class KernelWarmup {
         } finally {
             leases.forEach(BlobLease::close);
         }
+    }
+
+    /** The largest file without conversions (read as it is stored) in the first {@code maxModels} models, if any. */
+    public static Optional<Path> largestPlainFile(StoreTree tree, int maxModels) {
+        Path[] best = new Path[1];
+        long[] size = {-1};
+        forEachFile(tree, maxModels, () -> false, (p, f) -> {
+            if (f.source().convertedData().isEmpty() && f.size() > size[0]) {
+                best[0] = p;
+                size[0] = f.size();
+            }
+        });
+        return Optional.ofNullable(best[0]);
     }
 
     /**

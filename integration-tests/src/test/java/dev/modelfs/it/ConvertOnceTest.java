@@ -116,6 +116,41 @@ class ConvertOnceTest {
         assertFalse(Files.readString(work.resolve("alone.log")).contains("warm-up:"), "--no-warmup: no warm-up");
     }
 
+    /**
+     * {@code modelfs nfs} warms up before it says it is serving: kernels, read path, then READs of its own over TCP;
+     * none of it shows in the metrics, and the bytes served after it are the reference's.
+     */
+    @Test
+    void theNfsWarmUpRunsBeforeServingAndCountsInNoMetric() throws Exception {
+        int port = CliNfs.freePort();
+        int metricsPort = CliNfs.freePort();
+        CliNfs s = CliNfs.start(store, work.resolve("nfs-warm.log"), port, "--metrics", "127.0.0.1:" + metricsPort);
+        try {
+            String log = s.log();
+            Matcher w = Pattern.compile("NFS read warm-up: (\\d+) files").matcher(log);
+            assertTrue(w.find(), log);
+            assertEquals("1", w.group(1), "the largest file without conversions was read over NFS: " + w.group());
+            assertTrue(log.indexOf("warm-up: ") < w.start() && w.start() < log.indexOf("modelfs: serving NFS"),
+                    "kernels, then NFS reads, then serving:\n" + log);
+            String metrics = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(metrics.contains("modelfs_read_bytes_total"), metrics);
+            assertFalse(metrics.lines().anyMatch(l -> l.startsWith("modelfs_nfs_operations_total{") && !l.endsWith(" 0.0")),
+                    "no NFS call of the warm-up is counted:\n" + metrics);
+            assertFalse(metrics.lines().anyMatch(l -> l.startsWith("modelfs_read_bytes_total{") && !l.endsWith(" 0.0")),
+                    "no byte the warm-up read is counted:\n" + metrics);
+            assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
+            String after = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(after.lines().anyMatch(l -> l.startsWith("modelfs_read_bytes_total{") && !l.endsWith(" 0.0")),
+                    "a client's reads are counted:\n" + after);
+        } finally {
+            s.close();
+        }
+    }
+
     @Test
     void fourNfsReadersAtOnceConvertEachChunkOnceWithReadAhead() throws Exception {
         int port = CliNfs.freePort();

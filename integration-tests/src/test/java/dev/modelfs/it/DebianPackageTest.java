@@ -124,6 +124,10 @@ class DebianPackageTest {
         Env.Run version = Env.run(60, List.of("/usr/bin/modelfs", "--version"));
         assertEquals(0, version.exit(), version.output());
         assertTrue(version.output().startsWith("modelfs "), version.output());
+        Env.Run usage = Env.run(60, List.of("/usr/bin/modelfs", "mount", "--no-such-option", tmp.resolve("nowhere").toString()));
+        assertEquals(1, usage.exit(), usage.output());
+        assertTrue(usage.output().contains("--no-such-option"), "the usage error names the option:\n" + usage.output());
+        assertFalse(usage.output().contains("incubator"), "no JVM warning on a usage error:\n" + usage.output());
         try (CliMount mount = CliMount.startWith(INSTALLED, Fixture.store(), tmp.resolve("mnt"))) {
             assertTrue(mount.log().contains("vector kernels ("), "mount and nfs run the Vector API kernels:\n" + mount.log());
             mount.requireChecker(600, "check_tree.py", Fixture.dir().toString());

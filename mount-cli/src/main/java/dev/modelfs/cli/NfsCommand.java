@@ -2,18 +2,24 @@ package dev.modelfs.cli;
 
 import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.nfs.AllowList;
+import dev.modelfs.nfs.LoopbackWarmup;
 import dev.modelfs.nfs.NfsServer;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.GatedTelemetry;
+import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,6 +31,8 @@ import sun.misc.Signal;
         description = {"Serve the store read-only over NFSv3 (NFS and MOUNT on one TCP port, export /), no FUSE needed.",
                 "Client: mount -t nfs -o ro,vers=3,proto=tcp,port=PORT,mountport=PORT,mountproto=tcp,nolock HOST:/ DIR"})
 final class NfsCommand implements Callable<Integer> {
+    private static final Logger LOG = Logger.getLogger(NfsCommand.class.getName());
+
     @Mixin
     StoreOption store;
 
@@ -83,10 +91,11 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("HUP"), s -> { });
         PrometheusTelemetry telemetry = metrics.start(true);
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, MetricsOption.orNone(telemetry),
-                conversion.openDisk());
+        GatedTelemetry gate = GatedTelemetry.closed(MetricsOption.orNone(telemetry));      // open once the warm-up is done
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, gate, conversion.openDisk());
+        KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (!conversion.noWarmup) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT, () -> stop.getCount() == 0);
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> stop.getCount() == 0);
         }
         NfsServer server;
         try {
@@ -98,6 +107,10 @@ final class NfsCommand implements Callable<Integer> {
             }
             throw e;
         }
+        if (!conversion.noWarmup) {
+            warmReads(server, served, budget, () -> stop.getCount() == 0);
+        }
+        gate.open();
         if (telemetry != null) {
             telemetry.watch(served, server::openFiles);
         }
@@ -114,6 +127,21 @@ final class NfsCommand implements Callable<Integer> {
         }
         System.out.println("modelfs: NFS server stopped (" + server.conversionSummary() + ")");
         return 0;
+    }
+
+    /** The NFS half of the warm-up ({@link LoopbackWarmup}), then the wait for the JIT compilers. */
+    private static void warmReads(NfsServer server, ServedTree served, KernelWarmup.Budget budget, BooleanSupplier stop) {
+        long t0 = System.nanoTime();
+        List<String> files = KernelWarmup.largestPlainFile(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
+        int read = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop);
+        boolean idle = false;
+        try {
+            idle = JitQueue.awaitIdle(budget.jitWait());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info(String.format("NFS read warm-up: %d files, %.2f s%s", read, (System.nanoTime() - t0) / 1e9,
+                idle ? "" : " (compilers still busy)"));
     }
 
     private int daemonize(OllamaStore st, int p) throws IOException, InterruptedException {

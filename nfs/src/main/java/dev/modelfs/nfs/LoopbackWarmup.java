@@ -1,0 +1,137 @@
+package dev.modelfs.nfs;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
+import org.dcache.oncrpc4j.rpc.OncRpcClient;
+import org.dcache.oncrpc4j.rpc.OncRpcException;
+import org.dcache.oncrpc4j.rpc.RpcAuth;
+import org.dcache.oncrpc4j.rpc.RpcAuthTypeUnix;
+import org.dcache.oncrpc4j.rpc.RpcCall;
+import org.dcache.oncrpc4j.rpc.RpcTransport;
+import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
+import org.dcache.oncrpc4j.xdr.XdrAble;
+import org.dcache.oncrpc4j.xdr.XdrDecodingStream;
+import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
+
+/**
+ * The NFS half of a server's warm-up before it says it is serving: a client of its own, over TCP to the address it
+ * listens on, that mounts {@code /}, looks up a few files and READs their start many times, so that the RPC
+ * layer, the READ path and the reply encoding are compiled before the first real client's READ (a fresh
+ * {@code modelfs nfs} served {@code nfs-cat} at half the speed of its fourth read; BENCHMARKS.md).
+ *
+ * <p>Invariants: READs only, of files the caller chose (files without conversions, so nothing is converted or
+ * cached for it); at most {@link #READS} per file, 2 s per call; it goes through the same allow list as any
+ * client (a server whose {@code --allow} refuses its own address is not warmed); the caller hides its calls from
+ * the metrics ({@code telemetry.GatedTelemetry}); a failure ends it with a fine-level log line.
+ */
+public final class LoopbackWarmup {
+    private static final Logger LOG = Logger.getLogger(LoopbackWarmup.class.getName());
+    /** READs per file: past C2's invocation threshold (5,000 calls of a method, counting the replies' too). */
+    public static final int READS = 3000;
+    private static final int NFS = Nfs3.PROGRAM;
+    private static final int MOUNT = MountProgram.PROGRAM;
+    private static final long REGION = 32L << 20;
+    /** Bytes per READ: the READ path of a full-size one, with a twentieth of its bytes to move. */
+    private static final int COUNT = 64 << 10;
+
+    private LoopbackWarmup() {}
+
+    /**
+     * READs each of {@code paths} (below the export root) on the server at {@code address} as {@code uid}/{@code gid},
+     * until done or {@code stop} says so; returns how many files it read.
+     */
+    public static int run(InetSocketAddress address, Collection<String> paths, int uid, int gid, BooleanSupplier stop) {
+        InetAddress host = address.getAddress().isAnyLocalAddress() ? InetAddress.getLoopbackAddress() : address.getAddress();
+        int read = 0;
+        try (OncRpcClient client = new OncRpcClient(host, IpProtocolType.TCP, address.getPort())) {
+            RpcTransport transport = client.connect(2, TimeUnit.SECONDS);
+            RpcAuth auth = new RpcAuthTypeUnix(uid, gid, new int[] {gid}, 0, "modelfs-warmup");
+            byte[] root = handle(call(transport, auth, MOUNT, 1, x -> x.xdrEncodeString("/")), "MNT /");
+            for (String path : paths) {
+                if (stop.getAsBoolean()) {
+                    break;
+                }
+                byte[] fh = root;
+                for (String name : path.split("/")) {
+                    byte[] dir = fh;
+                    fh = handle(call(transport, auth, NFS, Nfs3.LOOKUP, x -> {
+                        x.xdrEncodeDynamicOpaque(dir);
+                        x.xdrEncodeString(name);
+                    }), "LOOKUP " + path);
+                }
+                byte[] file = fh;
+                for (int i = 0; i < READS && !stop.getAsBoolean(); i++) {
+                    long offset = (long) i * COUNT % REGION;
+                    int status = call(transport, auth, NFS, Nfs3.READ, x -> {
+                        x.xdrEncodeDynamicOpaque(file);
+                        x.xdrEncodeLong(offset);
+                        x.xdrEncodeInt(COUNT);
+                    }).status();
+                    if (status != 0) {
+                        throw new IOException("READ of " + path + ": status " + status);
+                    }
+                }
+                read++;
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.fine("NFS warm-up stops: " + e);
+        }
+        return read;
+    }
+
+    /** A reply's status and, for MNT and LOOKUP, the handle that follows it. */
+    private record Reply(int status, byte[] handle) {}
+
+    @FunctionalInterface
+    private interface Args {
+        void encode(XdrEncodingStream x) throws OncRpcException, IOException;
+    }
+
+    private static byte[] handle(Reply r, String what) throws IOException {
+        if (r.status() != 0 || r.handle() == null) {
+            throw new IOException(what + ": status " + r.status());
+        }
+        return r.handle();
+    }
+
+    /** One call; the reply's leading status, and the handle after it for MNT and LOOKUP (the rest is skipped). */
+    private static Reply call(RpcTransport transport, RpcAuth auth, int program, int proc, Args args) throws IOException {
+        Reply[] out = new Reply[1];
+        boolean handleFollows = program == MOUNT || proc == Nfs3.LOOKUP;
+        XdrAble a = new XdrAble() {
+            @Override
+            public void xdrDecode(XdrDecodingStream x) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public void xdrEncode(XdrEncodingStream x) throws OncRpcException, IOException {
+                args.encode(x);
+            }
+        };
+        XdrAble r = new XdrAble() {
+            @Override
+            public void xdrDecode(XdrDecodingStream x) throws OncRpcException, IOException {
+                int status = x.xdrDecodeInt();
+                out[0] = new Reply(status, status == 0 && handleFollows ? x.xdrDecodeDynamicOpaque() : null);
+            }
+
+            @Override
+            public void xdrEncode(XdrEncodingStream x) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        try {
+            new RpcCall(program, 3, auth, transport).call(proc, a, r, 2, TimeUnit.SECONDS, auth);
+        } catch (TimeoutException e) {
+            throw new IOException("no reply within 2 s", e);
+        }
+        return out[0];
+    }
+}
