@@ -19,8 +19,9 @@ import dev.modelfs.tree.FileNode;
  * are compiled before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed
  * by {@code warmup.KernelWarmup} before it).
  *
- * <p>Invariants: only files without conversions are read (their reads convert nothing and fill no cache: the
- * splice branch answers with a descriptor and position, the copy branch copies blob bytes); the
+ * <p>Invariants: it reads only the files it is given, which must be files without conversions
+ * ({@code KernelWarmup.largestPlainFile}: their reads convert nothing and fill no cache: the splice branch
+ * answers with a descriptor and position, the copy branch copies blob bytes); the
  * {@code fuse_bufvec} and buffer each call mallocs are freed here, as libfuse would; reads are not reported to
  * the telemetry; every handle it opens is closed before it returns; a failure ends it with a fine-level log line.
  */
@@ -45,8 +46,8 @@ final class FuseReadWarmup {
             MemorySegment bufp = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment fi = arena.allocate(FuseStructs.FILE_INFO);
             for (Path rel : files) {
-                if (!(fs.resolve("/" + rel) instanceof FileNode f) || f.size() == 0 || !f.source().convertedData().isEmpty()) {
-                    LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file without conversions");
+                if (!(fs.resolve("/" + rel) instanceof FileNode f) || f.size() == 0) {
+                    LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file");
                     continue;
                 }
                 long fh;
