@@ -195,7 +195,7 @@ class SoakTest {
         boolean hostile = generation % 2 == 0;
         Path hostileManifest = store.resolve("manifests/registry.ollama.ai/library/hostile/latest");
         if (hostile) {
-            SmallStore.addModel(store, "hostile", generation % 4 == 0 ? TableBudgetTest.ggufWithTinyTensors(100_000) : claims2pow40());
+            SmallStore.addModel(store, "hostile", generation % 4 == 0 ? MemoryBudgetTest.ggufWithTinyTensors(100_000) : claims2pow40());
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);    // a pull shows within a second
         while (true) {

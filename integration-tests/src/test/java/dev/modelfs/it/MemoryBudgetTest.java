@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code model.gguf} is still served byte for byte, its converted files are absent with one log line,
  * the other models are listed and read as before, and the daemon's resident memory stays bounded.
  */
-class TableBudgetTest {
+class MemoryBudgetTest {
     /** The mount's whole resident memory (JVM, mappings, 64 MiB chunk cache) after all of it. */
     private static final long RSS_BOUND_KIB = 400 * 1024;
     private static final int TENSORS = 1_000_000;
