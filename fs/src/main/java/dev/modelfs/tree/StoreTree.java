@@ -48,10 +48,10 @@ public final class StoreTree {
     private volatile Map<Long, String> modelPaths = Map.of();
     private volatile Set<String> modelPathSet = Set.of();
 
-    /** A model directory, the manifest it was built from and its share of the table budget. */
+    /** A model directory, the manifest it was built from and its share of the memory budget. */
     public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, MemoryBudget.Account budget) {}
 
-    /** The tables of all model directories together ({@link MemoryBudget}). */
+    /** The heap of all model directories together ({@link MemoryBudget}). */
     private final MemoryBudget budget = MemoryBudget.standard();
 
     /**
