@@ -26,7 +26,7 @@ public final class MemoryBudget {
     /**
      * Heap per tensor of a built model directory (its table and every view's segments and converted data;
      * synthesized headers are not included: they are charged at their size). Measured over directories of
-     * 100,000-200,000 tiny tensors (all views): about 700 bytes a tensor for a safetensors model and 1,150 for
+     * 100,000-200,000 tiny tensors (all views): about 700 bytes a tensor for a safetensors model and 980 for
      * a GGUF, headers included, which this figure plus the headers' size covers.
      */
     public static final long TENSOR_BYTES = 768;
