@@ -57,6 +57,15 @@ public abstract class ConvertedData {
      */
     public abstract void compute(long chunk, List<MemorySegment> blobs, MemorySegment out);
 
+    /**
+     * Heap this data builds from store bytes to compute a chunk and that does not grow with the chunk cache (a
+     * rebuilt file's whole content): charged to the model's memory budget when its file is placed. 0 for data
+     * computed chunk by chunk.
+     */
+    public long builtBytes() {
+        return 0;
+    }
+
     /** A short human description for {@code user.modelfs.source}. */
     public abstract String describe();
 

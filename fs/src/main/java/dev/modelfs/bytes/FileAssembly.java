@@ -6,6 +6,7 @@ import dev.modelfs.format.gguf.GgufWriter;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -24,9 +25,24 @@ public final class FileAssembly {
      * each tensor's bytes in data order, taken from {@code data} by tensor name.
      */
     public static ByteSource safetensors(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata, Map<String, Segment> data) {
+        return safetensors(specs, metadata, data, null);
+    }
+
+    /**
+     * The same, its header sharing the first segment of {@code sameHeader} (another file of the same model,
+     * or null) when that segment holds exactly the same bytes: a header is held once, not once per file.
+     */
+    public static ByteSource safetensors(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata, Map<String, Segment> data,
+                                         ByteSource sameHeader) {
         SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, metadata);
         List<Segment> segs = new ArrayList<>(layout.tensors().size() + 1);
-        segs.add(new Segment.Literal(layout.header()));
+        byte[] header = layout.header();
+        if (sameHeader != null && sameHeader.segmentCount() > 0 && sameHeader.segment(0) instanceof Segment.Literal l
+                && Arrays.equals(l.bytes(), header)) {
+            segs.add(l);
+        } else {
+            segs.add(new Segment.Literal(header));
+        }
         for (SafetensorsWriter.Placed p : layout.tensors()) {
             segs.add(data.get(p.spec().name()));
         }

@@ -53,6 +53,12 @@ public final class RebuiltFile extends ConvertedData {
         MemorySegment.copy(MemorySegment.ofArray(bytes), 0, out, 0, length);
     }
 
+    /** The whole file is built in the heap for each read of it. */
+    @Override
+    public long builtBytes() {
+        return length;
+    }
+
     @Override
     public String describe() {
         return what;

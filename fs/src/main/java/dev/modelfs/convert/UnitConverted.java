@@ -23,32 +23,52 @@ public final class UnitConverted extends ConvertedData {
     private final long units;
     private final LongUnaryOperator order;
     private final long unitsPerChunk;
+    /** The description, or its prefix when {@link #detail} or {@link #to} is set (kept apart so that no string is built per tensor). */
     private final String what;
+    /** Appended to {@link #what} after a space (a shared string such as a type's name); null: none. */
+    private final String detail;
+    /** Appended to {@link #what} as {@code " -> DTYPE"} by {@link #describe()}; null: {@code what} is whole. */
+    private final OutputType to;
 
     /**
      * @param order output unit {@code u} is source unit {@code order.applyAsLong(u)} (a permutation of
      *              {@code [0, units)}); null: in order
      */
     public UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what) {
-        source.requireUnits(units, what);
+        this(source, units, order, what, null, null);
+    }
+
+    /**
+     * {@code what} (shared, e.g. the tensor's name) described as {@code what detail -> to}, or built from the
+     * source when null.
+     */
+    private UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what, String detail, OutputType to) {
+        source.requireUnits(units, what == null ? "converted data" : what);
         this.source = source;
         this.units = units;
         this.order = order;
         this.unitsPerChunk = Math.max(1, CHUNK_TARGET / source.outUnitBytes());
         this.what = what;
+        this.detail = detail;
+        this.to = to;
         Math.multiplyExact(units, source.outUnitBytes());       // the length fits
     }
 
     /** {@code blocks} GGML blocks (or plain floats) of {@code deq} at {@code blob@offset}, converted to {@code out}. */
     public static UnitConverted blocks(BlobRef blob, long offset, long blocks, BlockDequantizer deq, OutputType out, String what) {
-        return new UnitConverted(UnitSource.Blocks.converted(blob, offset, 1, deq, out), blocks, null, what + " -> " + out.dtype);
+        return blocks(blob, offset, blocks, deq, out, what, null);
+    }
+
+    /** The same, described as {@code what detail -> out} ({@code detail}: e.g. the source type's name, or null). */
+    public static UnitConverted blocks(BlobRef blob, long offset, long blocks, BlockDequantizer deq, OutputType out, String what,
+                                       String detail) {
+        return new UnitConverted(UnitSource.Blocks.converted(blob, offset, 1, deq, out), blocks, null, what, detail, out);
     }
 
     /** An MLX-quantized tensor dequantized to {@code out}, group by group. */
     public static UnitConverted mlx(LogicalTensor t, OutputType out) {
         int g = t.quant().groupSize();
-        return new UnitConverted(UnitSource.MlxGroups.of(t, g, out), t.logicalNumel() / g, null,
-                t.name() + " " + t.quant().canonicalName() + " g" + g + " -> " + out.dtype);
+        return new UnitConverted(UnitSource.MlxGroups.of(t, g, out), t.logicalNumel() / g, null, null, null, out);
     }
 
     @Override
@@ -74,7 +94,12 @@ public final class UnitConverted extends ConvertedData {
 
     @Override
     public String describe() {
-        return what;
+        if (what == null && source instanceof UnitSource.MlxGroups m) {
+            LogicalTensor t = m.parts().t;
+            return t.name() + " " + t.quant().canonicalName() + " g" + t.quant().groupSize() + " -> " + to.dtype;
+        }
+        String d = detail == null ? what : what + " " + detail;
+        return to == null ? d : d + " -> " + to.dtype;
     }
 
     /** In source order, GGML blocks and MLX groups have an identity (the on-disk chunk cache); reordered or derived data has none. */

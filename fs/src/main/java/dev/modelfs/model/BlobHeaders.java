@@ -3,6 +3,7 @@ package dev.modelfs.model;
 import dev.modelfs.cache.BlobSizeMismatchException;
 import dev.modelfs.cache.NativeFile;
 import dev.modelfs.cache.TruncatedMapping;
+import dev.modelfs.format.HeapCharge;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.safetensors.SafetensorsHeader;
@@ -36,7 +37,12 @@ public final class BlobHeaders {
     }
 
     public GgufFile gguf(Digest d, long size) throws IOException {
-        return parse(d, size, GgufReader::read);
+        return gguf(d, size, HeapCharge.NONE);
+    }
+
+    /** The GGUF header, its metadata charged to {@code charge} as it is parsed ({@link GgufReader#read(MemorySegment, HeapCharge)}). */
+    public GgufFile gguf(Digest d, long size, HeapCharge charge) throws IOException {
+        return parse(d, size, seg -> GgufReader.read(seg, charge));
     }
 
     /**

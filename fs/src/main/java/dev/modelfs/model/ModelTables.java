@@ -29,16 +29,16 @@ public final class ModelTables {
 
     /** The tables of one model on its own (the per-model budget only: for the CLI). */
     public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config) {
-        return load(store, m, config, TableBudget.standard().account());
+        return load(store, m, config, MemoryBudget.standard().account());
     }
 
     /**
-     * The tables of one model, within {@code budget} ({@link TableBudget}): a GGUF whose header claims more
-     * tensors than the budget grants is not parsed (an {@link ModelTable.UnreadableGguf} saying so), a
+     * The tables of one model, charged to {@code budget} ({@link MemoryBudget}) on top of what it holds: a GGUF
+     * whose header claims more tensors than the budget grants is not parsed, one whose metadata would not fit
+     * stops parsing at the first charge refused (both an {@link ModelTable.UnreadableGguf} saying so); a
      * safetensors table over it is replaced by an empty one whose problem line says so.
      */
-    public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config, TableBudget.Account budget) {
-        budget.clear();
+    public static List<ModelTable> load(OllamaStore store, Manifest m, ModelConfig config, MemoryBudget.Account budget) {
         List<ModelTable> out = new ArrayList<>(2);
         BlobHeaders headers = new BlobHeaders(store);
         Layer model = m.first(MediaType.Kind.MODEL);
@@ -54,8 +54,8 @@ public final class ModelTables {
             TensorTable table = new TensorTableBuilder(headers::safetensors, configs::quantSection, config.fileType(),
                     configs.imageQuantization(), DraftLayout.of(config, m).orElse(null)).build(m);
             try {
-                budget.reserve(table.tensors().size());
-            } catch (TableBudget.OverBudget e) {
+                budget.reserveTensors(table.tensors().size());
+            } catch (MemoryBudget.OverBudget e) {
                 table = new TensorTable(List.of(), java.util.Set.of(), List.of(table.tensors().size() + " tensors: " + e.getMessage()));
             }
             out.add(new ModelTable.Safetensors(table, configs));
@@ -63,12 +63,12 @@ public final class ModelTables {
         return out;
     }
 
-    private static ModelTable gguf(BlobHeaders headers, Layer layer, String folder, TableBudget.Account budget) {
+    private static ModelTable gguf(BlobHeaders headers, Layer layer, String folder, MemoryBudget.Account budget) {
         try {
-            budget.reserve(headers.ggufTensorCount(layer.digest().get(), layer.size()));   // before parsing anything
-            GgufFile g = headers.gguf(layer.digest().get(), layer.size());
+            budget.reserveTensors(headers.ggufTensorCount(layer.digest().get(), layer.size()));   // before parsing anything
+            GgufFile g = headers.gguf(layer.digest().get(), layer.size(), budget.asCharge("GGUF metadata"));
             return new ModelTable.Gguf(layer, g, folder);
-        } catch (IOException | FormatException | TableBudget.OverBudget e) {
+        } catch (IOException | FormatException | MemoryBudget.OverBudget e) {
             return new ModelTable.UnreadableGguf(layer, e.getMessage(), folder);
         }
     }

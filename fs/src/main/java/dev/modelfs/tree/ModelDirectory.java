@@ -9,7 +9,7 @@ import dev.modelfs.model.DiffusersModelIndex;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.model.ModelTables;
 import dev.modelfs.model.SourceModes;
-import dev.modelfs.model.TableBudget;
+import dev.modelfs.model.MemoryBudget;
 import dev.modelfs.store.Digest;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
@@ -27,7 +27,9 @@ import java.util.logging.Logger;
  * layers, per-tensor files, and whatever the registered {@link ModelView}s add.
  *
  * <p>Invariants: a pure function of the manifest and the blob headers; one bad layer loses only its
- * own files (logged once), never the model.
+ * own files (logged once), never the model. Everything built counts against the model's
+ * {@link MemoryBudget.Account}; a model over it is built again without its tables and views (its blobs and
+ * {@code ollama/} files only, bounded by the manifest's size), with one log line naming the budget.
  */
 public final class ModelDirectory {
     private static final Logger LOG = Logger.getLogger(ModelDirectory.class.getName());
@@ -41,16 +43,30 @@ public final class ModelDirectory {
     }
 
     public SortedMap<String, Node> build(ModelContext ctx) {
-        return build(ctx, TableBudget.standard().account());
+        return build(ctx, MemoryBudget.standard().account());
     }
 
-    /** The model's directory, its tables within {@code budget} ({@link TableBudget}). */
-    public SortedMap<String, Node> build(ModelContext ctx, TableBudget.Account budget) {
+    /** The model's directory, all of it within {@code budget} ({@link MemoryBudget}), which is cleared first. */
+    public SortedMap<String, Node> build(ModelContext ctx, MemoryBudget.Account budget) {
+        budget.clear();
+        try {
+            return build(ctx, budget, true);
+        } catch (MemoryBudget.Exceeded e) {
+            LOG.warning(ctx.manifest().name() + ": converted files left out: " + e.getMessage());
+            budget.clear();
+            return build(ctx, budget, false);
+        }
+    }
+
+    private SortedMap<String, Node> build(ModelContext ctx, MemoryBudget.Account budget, boolean converted) {
         Manifest m = ctx.manifest();
         // directories are per model (two tags of one manifest must not share directory inodes);
         // files keep (manifest digest, path) identities, so identical files share an inode
         TreeBuilder tree = new TreeBuilder(m.digest().hex() + "@" + m.name().manifestPath(), ctx.mtimeNanos());
         tree.narrowFilesTo(SourceModes.ofModel(ctx.store(), m));      // never more readable than the sources
+        if (converted) {
+            tree.chargeTo(budget.asDirectoryCharge());
+        }
         addOllamaFiles(ctx, tree);
         addGgufBlobs(ctx, tree);
         for (Layer l : m.layers()) {
@@ -72,10 +88,15 @@ public final class ModelDirectory {
                 putBlob(ctx, tree, "ollama/layers/" + l.digest().get().fileName(), l, l.mediaType().base());
             }
         }
+        if (!converted) {
+            return tree.build();
+        }
         List<ModelTable> tables = tables(ctx, budget);
         for (ModelView v : views) {
             try {
                 v.addTo(ctx, tables, tree);
+            } catch (MemoryBudget.Exceeded e) {
+                throw e;
             } catch (RuntimeException e) {
                 LOG.warning(m.name() + ": " + v.getClass().getSimpleName() + " failed: " + e);
             }
@@ -84,7 +105,7 @@ public final class ModelDirectory {
     }
 
     /** The model stage's tables of this model; none (logged) if building them failed unexpectedly. */
-    private static List<ModelTable> tables(ModelContext ctx, TableBudget.Account budget) {
+    private static List<ModelTable> tables(ModelContext ctx, MemoryBudget.Account budget) {
         try {
             return ModelTables.load(ctx.store(), ctx.manifest(), ctx.config(), budget);
         } catch (RuntimeException e) {

@@ -1,6 +1,6 @@
 package dev.modelfs.tree;
 
-import dev.modelfs.model.TableBudget;
+import dev.modelfs.model.MemoryBudget;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.ManifestParser;
@@ -48,11 +48,11 @@ public final class StoreTree {
     private volatile Map<Long, String> modelPaths = Map.of();
     private volatile Set<String> modelPathSet = Set.of();
 
-    /** A model directory, the manifest it was built from and its share of the table budget. */
-    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, TableBudget.Account budget) {}
+    /** A model directory, the manifest it was built from and its share of the memory budget. */
+    public record ModelEntry(Manifest manifest, DirNode dir, ManifestRef ref, MemoryBudget.Account budget) {}
 
-    /** The tables of all model directories together ({@link TableBudget}). */
-    private final TableBudget budget = TableBudget.standard();
+    /** The heap of all model directories together ({@link MemoryBudget}). */
+    private final MemoryBudget budget = MemoryBudget.standard();
 
     /**
      * How many models the tree serves, and how many are broken: manifests left out because they cannot be
@@ -192,7 +192,7 @@ public final class StoreTree {
                 LOG.warning(ref.name() + ": config blob unreadable: " + e.getMessage());
             }
             ModelContext ctx = new ModelContext(store, m, config, ref.mtimeNanos());
-            TableBudget.Account share = budget.account();
+            MemoryBudget.Account share = budget.account();
             DirNode dir = new DirNode(Inodes.of("model:" + m.digest().hex() + ":" + ref.name().manifestPath()),
                     ref.mtimeNanos(), () -> models.build(ctx, share));
             return new ModelEntry(m, dir, ref, share);

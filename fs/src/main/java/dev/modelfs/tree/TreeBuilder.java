@@ -1,7 +1,15 @@
 package dev.modelfs.tree;
 
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.ConvertedData;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.format.HeapCharge;
+import dev.modelfs.model.MemoryBudget;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.logging.Logger;
@@ -32,6 +40,10 @@ public final class TreeBuilder {
      */
     /** The read bits every file placed gets at most. */
     private int fileMode = 0444;
+    /** Where each file and folder placed is charged ({@link #chargeTo}). */
+    private HeapCharge charge = HeapCharge.NONE;
+    /** Literal byte arrays charged so far: an array shared by several files is charged once. */
+    private final Set<byte[]> chargedLiterals = Collections.newSetFromMap(new IdentityHashMap<>());
 
     public TreeBuilder(String inodeScope, long mtimeNanos) {
         this(inodeScope, (path, children) -> mtimeNanos);
@@ -82,6 +94,7 @@ public final class TreeBuilder {
         for (int i = 0; i < parts.size() - 1; i++) {
             Object e = d.entries.get(parts.get(i));
             if (e == null) {
+                charge.charge(MemoryBudget.ENTRY_BYTES + 2L * parts.get(i).length());
                 Dir nd = new Dir(d.path.isEmpty() ? parts.get(i) : d.path + "/" + parts.get(i));
                 d.entries.put(parts.get(i), nd);
                 d = nd;
@@ -97,8 +110,34 @@ public final class TreeBuilder {
             LOG.warning(inodeScopeLabel() + "skipping " + printable(path) + ": name already taken");
             return false;
         }
+        charge.charge(cost(last, node));
         d.entries.put(last, node instanceof FileNode f ? f.narrowedTo(fileMode) : node);
         return true;
+    }
+
+    /**
+     * Charges every file and folder placed from now on to {@code c} ({@link MemoryBudget#ENTRY_BYTES} and its
+     * name, plus the literal bytes and {@link ConvertedData#builtBytes()} of a file), before it is placed;
+     * a charge refused throws out of {@link #put} and nothing more is placed.
+     */
+    public void chargeTo(HeapCharge c) {
+        this.charge = c;
+    }
+
+    private long cost(String name, Node node) {
+        long bytes = MemoryBudget.ENTRY_BYTES + 2L * name.length();
+        if (node instanceof FileNode f) {
+            ByteSource src = f.source();
+            for (int i = 0; i < src.segmentCount(); i++) {
+                switch (src.segment(i)) {
+                    case Segment.Literal l -> bytes += chargedLiterals.add(l.bytes()) ? l.bytes().length : 0;
+                    case Segment.Converted c -> bytes += c.data().builtBytes();
+                    case Segment.BlobSlice b -> { }
+                    case Segment.Zeros z -> { }
+                }
+            }
+        }
+        return bytes;
     }
 
     /** Files placed from now on get at most these read bits ({@link dev.modelfs.model.SourceModes}). */

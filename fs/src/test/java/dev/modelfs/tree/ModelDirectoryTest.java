@@ -81,4 +81,28 @@ class ModelDirectoryTest {
     private byte[] read(DirNode dir, String path) throws IOException {
         return VectorStore.read(root, file(dir, path));
     }
+
+    /**
+     * A model whose converted files do not fit its budget is built again without them: the blobs and
+     * {@code ollama/} files stay, the budget holds nothing for converted files, and the same model within an
+     * ample budget has them.
+     */
+    @Test
+    void aModelOverItsBudgetKeepsOnlyItsBlobsAndOllamaFiles() throws Exception {
+        DirNode full = VectorStore.tinyLlama(root, dev.modelfs.serve.StandardViews.all());
+        assertTrue(full.children().size() > 2, "converted files within an ample budget: " + full.children().keySet());
+        dev.modelfs.store.OllamaStore store = new dev.modelfs.store.OllamaStore(root);
+        dev.modelfs.store.ManifestRef ref = store.listManifests().getFirst();
+        dev.modelfs.store.Manifest m = dev.modelfs.store.ManifestParser.parse(ref.name(), store.readManifest(ref));
+        ModelContext ctx = new ModelContext(store, m, dev.modelfs.store.ModelConfig.read(store, m), 0);
+        dev.modelfs.model.MemoryBudget.Account tables = dev.modelfs.model.MemoryBudget.standard().account();
+        dev.modelfs.model.ModelTables.load(store, m, ctx.config(), tables);
+        // the tables fit, the files built from them do not
+        dev.modelfs.model.MemoryBudget small = new dev.modelfs.model.MemoryBudget(tables.held() + 4096, 1L << 30);
+        dev.modelfs.model.MemoryBudget.Account account = small.account();
+        java.util.SortedMap<String, Node> dir = new ModelDirectory(dev.modelfs.serve.StandardViews.all()).build(ctx, account);
+        assertEquals(List.of("model.gguf", "ollama"), List.copyOf(dir.keySet()));
+        assertEquals(0, account.held(), "the fallback holds nothing");
+        assertEquals(0, small.used());
+    }
 }

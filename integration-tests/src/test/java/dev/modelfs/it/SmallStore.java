@@ -30,16 +30,39 @@ final class SmallStore {
     static Path addModel(Path store, String name, byte[] blob) throws IOException {
         int size = blob.length;
         String digest = write(store, blob);
-        byte[] config = "{\"model_format\":\"gguf\"}".getBytes();
-        String configDigest = write(store, config);
+        writeManifest(store, name, "{\"model_format\":\"gguf\"}",
+                List.of(Map.of("mediaType", "application/vnd.ollama.image.model", "digest", digest, "size", size)));
+        return blobPath(store, digest);
+    }
+
+    /**
+     * Writes model {@code name} as Ollama's safetensors importer lays it out: one tensor layer per blob of
+     * {@code blobs} (each a whole safetensors file), named by {@code layerNames}; returns the blobs' paths.
+     */
+    static List<Path> addTensorModel(Path store, String name, List<byte[]> blobs, List<String> layerNames) throws IOException {
+        List<Map<String, Object>> layers = new java.util.ArrayList<>();
+        List<Path> paths = new java.util.ArrayList<>();
+        for (int i = 0; i < blobs.size(); i++) {
+            String digest = write(store, blobs.get(i));
+            layers.add(Map.of("mediaType", "application/vnd.ollama.image.tensor", "digest", digest, "size", blobs.get(i).length,
+                    "name", layerNames.get(i)));
+            paths.add(blobPath(store, digest));
+        }
+        writeManifest(store, name, "{\"model_format\":\"safetensors\",\"file_type\":\"f16\"}", layers);
+        return paths;
+    }
+
+    /** Writes the config blob {@code config} and the manifest of model {@code name} listing {@code layers}. */
+    private static void writeManifest(Path store, String name, String config, List<?> layers) throws IOException {
+        byte[] c = config.getBytes();
+        String configDigest = write(store, c);
         Path manifest = store.resolve("manifests/registry.ollama.ai/library").resolve(name).resolve("latest");
         Files.createDirectories(manifest.getParent());
         new ObjectMapper().writeValue(manifest.toFile(), Map.of("schemaVersion", 2,
                 "mediaType", "application/vnd.docker.distribution.manifest.v2+json",
                 "config", Map.of("mediaType", "application/vnd.docker.container.image.v1+json", "digest", configDigest,
-                        "size", config.length),
-                "layers", List.of(Map.of("mediaType", "application/vnd.ollama.image.model", "digest", digest, "size", size))));
-        return blobPath(store, digest);
+                        "size", c.length),
+                "layers", layers));
     }
 
     private static String write(Path store, byte[] bytes) throws IOException {

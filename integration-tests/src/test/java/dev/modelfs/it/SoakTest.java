@@ -32,8 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The soak test (issue 21): a real mount and a real {@code modelfs nfs} over a writable copy of the
  * fixture store, for {@code -Dmodelfs.soak.seconds} (default 180; a developer runs it for an hour with
- * 3600), while models are pulled and removed, hostile models (a GGUF of 100,000 tensors, over the table
- * budget; a GGUF whose header claims 2^40 tensors) appear and disappear, and the NFS server is killed
+ * 3600), while models are pulled and removed, hostile models (a GGUF of 100,000 tiny tensors, within the
+ * memory budget: its whole directory is built, about 115 MiB of heap; a GGUF whose header claims 2^40
+ * tensors) appear and disappear, and the NFS server is killed
  * with SIGKILL and restarted. Readers over FUSE and NFS read converted and passthrough files,
  * sequentially and at random offsets. Invariants, checked throughout: every byte read equals its oracle
  * (the blob on disk; gguf-py's dequantization of every tensor, from the fixture's {@code .npy} files) or
@@ -195,7 +196,7 @@ class SoakTest {
         boolean hostile = generation % 2 == 0;
         Path hostileManifest = store.resolve("manifests/registry.ollama.ai/library/hostile/latest");
         if (hostile) {
-            SmallStore.addModel(store, "hostile", generation % 4 == 0 ? TableBudgetTest.ggufWithTinyTensors(100_000) : claims2pow40());
+            SmallStore.addModel(store, "hostile", generation % 4 == 0 ? MemoryBudgetTest.ggufWithTinyTensors(100_000) : claims2pow40());
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);    // a pull shows within a second
         while (true) {

@@ -1,6 +1,7 @@
 package dev.modelfs.format.gguf;
 
 import dev.modelfs.format.FormatException;
+import dev.modelfs.format.HeapCharge;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -45,6 +46,13 @@ public final class GgufReader {
     /** Longest string accepted, in bytes (chat templates are kilobytes). */
     public static final long MAX_STRING_BYTES = 1L << 26;
 
+    /** Heap charged for one KV beyond its key and value: the record, its list slot, the duplicate-key set's entry. */
+    static final long KV_HEAP = 96;
+    /** Heap charged for one string beyond 2 bytes per encoded byte (UTF-16 at worst): the String, its array header, a reference. */
+    static final long STRING_HEAP = 48;
+    /** Heap charged for one array element beyond a string's characters: two list slots and a boxed scalar or a String. */
+    static final long ELEMENT_HEAP = 24 + STRING_HEAP;
+
     /** Smallest possible KV: key length + 1-byte key + type + 1-byte value. */
     private static final int MIN_KV_BYTES = 8 + 1 + 4 + 1;
     /** Smallest possible tensor info: name length + n_dims + type + offset. */
@@ -59,6 +67,19 @@ public final class GgufReader {
      * @throws FormatException if {@code file} is not a valid little-endian GGUF v2/v3 file
      */
     public static GgufFile read(MemorySegment file) {
+        return read(file, HeapCharge.NONE);
+    }
+
+    /**
+     * Parses the header, KVs and tensor infos, charging {@code charge} before each allocation of KVs,
+     * arrays and strings ({@link #KV_HEAP}, {@link #ELEMENT_HEAP} per array element up front, then
+     * {@link #STRING_HEAP} and 2 bytes per byte of each string): a header whose metadata would take more than
+     * its budget stops at the first charge refused, before that structure is allocated. Tensor infos are
+     * charged by their names only (the caller counts tensors itself).
+     *
+     * @throws FormatException if {@code file} is not a valid little-endian GGUF v2/v3 file, or a charge is refused
+     */
+    public static GgufFile read(MemorySegment file, HeapCharge charge) {
         long size = file.byteSize();
         LeCursor in = new LeCursor(file, 0);
         if (size < 4) {
@@ -89,11 +110,12 @@ public final class GgufReader {
         long kvCount = in.i64();
         checkCounts(tensorCount, kvCount, in.remaining());
 
-        List<GgufKv> kvs = readKvs(in, (int) kvCount);
+        charge.charge(kvCount * KV_HEAP);
+        List<GgufKv> kvs = readKvs(in, (int) kvCount, charge);
         GgufKv alignKv = kvs.stream().filter(kv -> kv.key().equals(GgufFile.ALIGNMENT_KEY)).findFirst().orElse(null);
         long alignment = GgufFile.alignmentOf(alignKv);
 
-        List<GgufTensorInfo> tensors = readTensorInfos(in, (int) tensorCount, alignment);
+        List<GgufTensorInfo> tensors = readTensorInfos(in, (int) tensorCount, alignment, charge);
         long dataStart;
         try {
             dataStart = GgufWriter.align(in.pos(), alignment);
@@ -121,13 +143,13 @@ public final class GgufReader {
         }
     }
 
-    private static List<GgufKv> readKvs(LeCursor in, int count) {
+    private static List<GgufKv> readKvs(LeCursor in, int count, HeapCharge charge) {
         List<GgufKv> kvs = new ArrayList<>(count);
         Set<String> keys = new HashSet<>();
         for (int i = 0; i < count; i++) {
             long start = in.pos();
             in.context("GGUF KV #" + i);
-            String key = readString(in, true, "key");
+            String key = readString(in, true, "key", charge);
             if (key.isEmpty()) {
                 throw in.error("empty key");
             }
@@ -136,7 +158,7 @@ public final class GgufReader {
                 throw in.error("duplicate key");
             }
             GgufValueType type = valueType(in);
-            Object value = readValue(in, type);
+            Object value = readValue(in, type, charge);
             kvs.add(new GgufKv(key, type, value, start, in.pos() - start));
         }
         return kvs;
@@ -151,14 +173,14 @@ public final class GgufReader {
         }
     }
 
-    private static Object readValue(LeCursor in, GgufValueType type) {
+    private static Object readValue(LeCursor in, GgufValueType type, HeapCharge charge) {
         if (type == GgufValueType.ARRAY) {
-            return readArray(in);
+            return readArray(in, charge);
         }
-        return readScalar(in, type);
+        return readScalar(in, type, charge);
     }
 
-    private static Object readScalar(LeCursor in, GgufValueType type) {
+    private static Object readScalar(LeCursor in, GgufValueType type, HeapCharge charge) {
         return switch (type) {
             case UINT8, INT8 -> in.i8();
             case UINT16, INT16 -> in.i16();
@@ -167,12 +189,12 @@ public final class GgufReader {
             case FLOAT32 -> in.f32();
             case FLOAT64 -> in.f64();
             case BOOL -> in.i8() != 0;
-            case STRING -> readString(in, false, "string value");
+            case STRING -> readString(in, false, "string value", charge);
             case ARRAY -> throw in.error("nested arrays are not supported");
         };
     }
 
-    private static GgufArray readArray(LeCursor in) {
+    private static GgufArray readArray(LeCursor in, HeapCharge charge) {
         GgufValueType elem = valueType(in);
         if (elem == GgufValueType.ARRAY) {
             throw in.error("nested arrays are not supported");
@@ -186,15 +208,17 @@ public final class GgufReader {
             throw in.error("truncated: array of " + count + " " + elem + " elements at offset " + in.pos()
                     + " cannot fit in the " + in.remaining() + " bytes left");
         }
+        charge.charge(count * ELEMENT_HEAP);                 // count <= 2^24: no overflow
+        HeapCharge strings = elem == GgufValueType.STRING ? bytes -> charge.charge(bytes - STRING_HEAP) : charge;
         List<Object> values = new ArrayList<>((int) count);
         for (long i = 0; i < count; i++) {
-            values.add(readScalar(in, elem));
+            values.add(readScalar(in, elem, strings));
         }
         return new GgufArray(elem, values);
     }
 
     /** A GGUF string: uint64 length + bytes; strict UTF-8 for identifiers, lenient for values. */
-    private static String readString(LeCursor in, boolean strict, String what) {
+    private static String readString(LeCursor in, boolean strict, String what, HeapCharge charge) {
         long len = in.i64();
         if (len < 0 || len > in.remaining()) {
             throw in.error("truncated: " + what + " of " + Long.toUnsignedString(len) + " bytes at offset " + in.pos()
@@ -203,17 +227,18 @@ public final class GgufReader {
         if (len > MAX_STRING_BYTES) {
             throw in.error(what + " of " + len + " bytes exceeds the limit of " + MAX_STRING_BYTES);
         }
+        charge.charge(STRING_HEAP + 2 * len);
         byte[] b = in.bytes((int) len, what);
         return strict ? GgufText.decodeStrict(b, in.context() + ": " + what)
                 : new String(b, StandardCharsets.UTF_8);
     }
 
-    private static List<GgufTensorInfo> readTensorInfos(LeCursor in, int count, long alignment) {
+    private static List<GgufTensorInfo> readTensorInfos(LeCursor in, int count, long alignment, HeapCharge charge) {
         List<GgufTensorInfo> tensors = new ArrayList<>(count);
         Set<String> names = new HashSet<>();
         for (int i = 0; i < count; i++) {
             in.context("GGUF tensor info #" + i);
-            String name = readString(in, true, "name");
+            String name = readString(in, true, "name", charge);
             in.context("GGUF tensor info #" + i + " " + GgufText.quote(name));
             if (!names.add(name)) {
                 throw in.error("duplicate tensor name");

@@ -5,10 +5,12 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.modelfs.format.FormatException;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -26,9 +28,28 @@ final class HeaderJsonWriter {
     private HeaderJsonWriter() {
     }
 
-    /** Compact JSON bytes; {@link FormatException} if they would exceed {@code limit} bytes. */
-    static byte[] write(Map<String, String> metadata, List<SafetensorsWriter.Placed> tensors, long limit) {
-        CappedBuffer out = new CappedBuffer(limit);
+    /**
+     * The whole header: the 8-byte little-endian length {@code N}, the compact JSON, spaces up to {@code N % 8 == 0};
+     * {@link FormatException} if the JSON would exceed {@code limit} bytes. The JSON is generated twice, first only
+     * counted, then straight into the one array returned: a header of many tensors is held once, never in growing
+     * buffers and copies.
+     */
+    static byte[] header(Map<String, String> metadata, List<SafetensorsWriter.Placed> tensors, long limit) {
+        Counting count = new Counting(limit);
+        generate(metadata, tensors, count, limit);
+        int n = (int) ((count.length + 7) & ~7);   // limit is a multiple of 8 below 2^31: n stays within it
+        byte[] header = new byte[8 + n];
+        ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).putLong(0, n);
+        Filling fill = new Filling(header);
+        generate(metadata, tensors, fill, limit);
+        if (fill.at != 8 + count.length) {
+            throw new IllegalStateException("safetensors header: " + (fill.at - 8) + " bytes, counted " + count.length);
+        }
+        Arrays.fill(header, fill.at, header.length, (byte) ' ');
+        return header;
+    }
+
+    private static void generate(Map<String, String> metadata, List<SafetensorsWriter.Placed> tensors, OutputStream out, long limit) {
         try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
             g.writeStartObject();
             if (metadata != null) {
@@ -58,7 +79,6 @@ final class HeaderJsonWriter {
         } catch (IOException e) {
             throw new UncheckedIOException(e); // in-memory output: cannot happen
         }
-        return out.toByteArray();
     }
 
     private static final class TooLarge extends IOException {
@@ -69,35 +89,53 @@ final class HeaderJsonWriter {
         }
     }
 
-    /** A byte buffer that refuses to grow beyond a limit (so a huge header fails before it is built). */
-    private static final class CappedBuffer extends OutputStream {
+    /** Counts bytes and refuses to count beyond a limit (so a huge header fails before it is built). */
+    private static final class Counting extends OutputStream {
         private final long limit;
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+        long length;
 
-        CappedBuffer(long limit) {
+        Counting(long limit) {
             this.limit = limit;
         }
 
         @Override
         public void write(int b) throws TooLarge {
-            check(1);
-            bytes.write(b);
+            write(null, 0, 1);
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws TooLarge {
-            check(len);
-            bytes.write(b, off, len);
-        }
-
-        byte[] toByteArray() {
-            return bytes.toByteArray();
-        }
-
-        private void check(int len) throws TooLarge {
-            if (bytes.size() + (long) len > limit) {
+            if (length + len > limit) {
                 throw new TooLarge();
             }
+            length += len;
+        }
+    }
+
+    /** Writes into a header array after its 8-byte length (sized by {@link Counting}). */
+    private static final class Filling extends OutputStream {
+        private final byte[] header;
+        int at = 8;
+
+        Filling(byte[] header) {
+            this.header = header;
+        }
+
+        @Override
+        public void write(int b) throws TooLarge {
+            if (at >= header.length) {
+                throw new TooLarge();
+            }
+            header[at++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws TooLarge {
+            if (len > header.length - at) {
+                throw new TooLarge();
+            }
+            System.arraycopy(b, off, header, at, len);
+            at += len;
         }
     }
 }

@@ -2,8 +2,6 @@ package dev.modelfs.format.safetensors;
 
 import dev.modelfs.format.FormatException;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -183,12 +181,7 @@ public final class SafetensorsWriter {
             placed.add(new Placed(s, at, end));
             at = end;
         }
-        byte[] json = HeaderJsonWriter.write(sortedMetadata(metadata), placed, SafetensorsHeader.MAX_HEADER_LENGTH);
-        int n = (json.length + 7) & ~7; // MAX_HEADER_LENGTH is a multiple of 8, so n stays within it
-        byte[] header = new byte[8 + n];
-        ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).putLong(0, n);
-        System.arraycopy(json, 0, header, 8, json.length);
-        Arrays.fill(header, 8 + json.length, header.length, (byte) ' ');
+        byte[] header = HeaderJsonWriter.header(sortedMetadata(metadata), placed, SafetensorsHeader.MAX_HEADER_LENGTH);
         long fileSize;
         try {
             fileSize = Math.addExact(header.length, at);

@@ -70,11 +70,12 @@ final class GgufHfFiles {
                 what.put(f, "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*");
             }
         }
-        files.put("model.safetensors", safetensors(hf, g, blob, null));
+        ByteSource stored = safetensors(hf, g, blob, null, null);
+        files.put("model.safetensors", stored);
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
         for (OutputType out : OutputType.values()) {
             String name = out.inFolder("model.safetensors");
-            files.put(name, safetensors(hf, g, blob, out));
+            files.put(name, safetensors(hf, g, blob, out, stored));
             what.put(name, "GGUF tensors under Hugging Face names as " + out.dtype);
         }
         files.forEach((path, src) -> ViewFiles.put(ctx, tree, dir + path, src, what.get(path)));
@@ -110,8 +111,11 @@ final class GgufHfFiles {
         }
     }
 
-    /** {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}. */
-    static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out) {
+    /**
+     * {@code out == null}: floats as stored, quantized as F32; else every non-integer tensor as {@code out}; the
+     * header shared with {@code sameHeader} (or null) when equal ({@link FileAssembly#safetensors}).
+     */
+    static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out, ByteSource sameHeader) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> data = new HashMap<>();
         for (HfTensor t : hf.tensors()) {
@@ -136,15 +140,14 @@ final class GgufHfFiles {
                 OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
                 dtype = o.dtype;
                 var deq = GgmlDequantizers.forType(src.type());
-                String desc = t.name() + " " + src.type();
                 seg = new Segment.Converted(t.sourceRow() == null
-                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, desc)
+                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, t.name(), src.type().name())
                         : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
-                                t.rows(), t.sourceRow(), desc + " rows reordered -> " + o.dtype));
+                                t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
             }
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), seg);
         }
-        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data, sameHeader);
     }
 }

@@ -69,19 +69,25 @@ public final class GgufModelView implements ModelView {
                 LOG.warning(ctx.manifest().name() + ": Hugging Face files of " + dir + "model.gguf left out: " + e.getMessage());
             }
         }
-        put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null), "GGUF tensors; quantized as F32");
+        ByteSource stored = put(ctx, tree, named + "model.safetensors", () -> safetensors(g, blob, null, null), "GGUF tensors; quantized as F32");
         for (OutputType out : OutputType.values()) {
-            put(ctx, tree, named + out.inFolder("model.safetensors"), () -> safetensors(g, blob, out), "GGUF tensors as " + out.dtype);
+            put(ctx, tree, named + out.inFolder("model.safetensors"), () -> safetensors(g, blob, out, stored), "GGUF tensors as " + out.dtype);
             put(ctx, tree, dir + "model." + out.variant + ".gguf", () -> gguf(g, blob, out), "GGUF with quantized tensors as " + out.ggml);
         }
     }
 
-    /** Adds one converted file; one that cannot be built is left out alone (one log line), the others still appear. */
-    private static void put(ModelContext ctx, TreeBuilder tree, String path, Supplier<ByteSource> source, String description) {
+    /**
+     * Adds one converted file and returns its bytes; one that cannot be built is left out alone (one log line,
+     * null returned), the others still appear.
+     */
+    private static ByteSource put(ModelContext ctx, TreeBuilder tree, String path, Supplier<ByteSource> source, String description) {
         try {
-            ViewFiles.put(ctx, tree, path, source.get(), description);
+            ByteSource s = source.get();
+            ViewFiles.put(ctx, tree, path, s, description);
+            return s;
         } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
             LOG.warning(ctx.manifest().name() + ": " + path + " left out: " + e.getMessage());
+            return null;
         }
     }
 
@@ -120,11 +126,14 @@ public final class GgufModelView implements ModelView {
 
     private static Segment convert(GgufFile g, BlobRef blob, GgufTensorInfo t, OutputType out) {
         return new Segment.Converted(UnitConverted.blocks(blob, Math.addExact(g.dataStart(), t.offset()),
-                t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name() + " " + t.type()));
+                t.elements() / t.type().blockElements(), GgmlDequantizers.forType(t.type()), out, t.name(), t.type().name()));
     }
 
-    /** {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out}. */
-    static ByteSource safetensors(GgufFile g, BlobRef blob, OutputType out) {
+    /**
+     * {@code out == null}: floats/integers as stored, quantized as F32; else every non-integer tensor as {@code out};
+     * the header shared with {@code sameHeader} (or null) when equal ({@link FileAssembly#safetensors}).
+     */
+    static ByteSource safetensors(GgufFile g, BlobRef blob, OutputType out, ByteSource sameHeader) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> data = new HashMap<>();
         for (GgufTensorInfo t : g.tensors()) {
@@ -142,7 +151,7 @@ public final class GgufModelView implements ModelView {
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), seg);
         }
-        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data, sameHeader);
     }
 
     static ByteSource gguf(GgufFile g, BlobRef blob, OutputType out) {

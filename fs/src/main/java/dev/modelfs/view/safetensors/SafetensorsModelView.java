@@ -57,9 +57,11 @@ public final class SafetensorsModelView implements ModelView {
             JsonNode cfg = model.configs().get(component);
             String weights = cfg != null && cfg.has("_class_name") ? "diffusion_pytorch_model" : "model";
             try {
-                ViewFiles.put(ctx, tree, dir + weights + ".safetensors", asStored(tensors), "tensors as stored");
+                BlobRefs refs = new BlobRefs();
+                ByteSource stored = asStored(tensors, refs);
+                ViewFiles.put(ctx, tree, dir + weights + ".safetensors", stored, "tensors as stored");
                 for (OutputType out : OutputType.values()) {
-                    ViewFiles.put(ctx, tree, out.inFolder(dir + weights + ".safetensors"), converted(tensors, out),
+                    ViewFiles.put(ctx, tree, out.inFolder(dir + weights + ".safetensors"), converted(tensors, out, refs, stored),
                             "logical tensors as " + out.dtype);
                 }
             } catch (FormatException | IllegalArgumentException | ArithmeticException e) {
@@ -68,20 +70,33 @@ public final class SafetensorsModelView implements ModelView {
         });
     }
 
-    private static ByteSource asStored(List<LogicalTensor> tensors) {
+    /** One {@link BlobRef} per blob for all the files of a component, not one per tensor and file. */
+    private static final class BlobRefs {
+        private final Map<BlobRef, BlobRef> refs = new HashMap<>();
+
+        BlobRef of(BlobRange r) {
+            return refs.computeIfAbsent(new BlobRef(r.blob(), r.blobSize()), k -> k);
+        }
+
+        Segment slice(BlobRange r) {
+            return new Segment.BlobSlice(of(r), r.offset(), r.length());
+        }
+    }
+
+    private static ByteSource asStored(List<LogicalTensor> tensors, BlobRefs refs) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> bytes = new HashMap<>();
         Map<String, String> metadata = new LinkedHashMap<>();
         metadata.put("format", "pt");
         for (LogicalTensor t : tensors) {
-            add(specs, bytes, t.relativeName(), t.main());
+            add(specs, bytes, t.relativeName(), t.main(), refs);
             if (t.quantized()) {
-                add(specs, bytes, t.relativeName() + ".scale", t.scale());
+                add(specs, bytes, t.relativeName() + ".scale", t.scale(), refs);
                 if (t.bias() != null) {
-                    add(specs, bytes, t.relativeName() + ".bias", t.bias());
+                    add(specs, bytes, t.relativeName() + ".bias", t.bias(), refs);
                 }
                 if (t.globalScale() != null) {
-                    add(specs, bytes, t.relativeName() + ".global_scale", t.globalScale());
+                    add(specs, bytes, t.relativeName() + ".global_scale", t.globalScale(), refs);
                 }
                 metadata.put(t.relativeName() + ".quant_type", t.quant().canonicalName());
                 metadata.put(t.relativeName() + ".group_size", Integer.toString(t.quant().groupSize()));
@@ -90,18 +105,15 @@ public final class SafetensorsModelView implements ModelView {
         return FileAssembly.safetensors(specs, metadata, bytes);
     }
 
-    private static Segment slice(BlobRange r) {
-        return new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length());
-    }
-
-    private static void add(List<SafetensorsWriter.Spec> specs, Map<String, Segment> bytes, String name, StoredTensor s) {
+    private static void add(List<SafetensorsWriter.Spec> specs, Map<String, Segment> bytes, String name, StoredTensor s, BlobRefs refs) {
         specs.add(new SafetensorsWriter.Spec(name, s.dtype(), s.shape()));
-        if (bytes.put(name, slice(s.bytes())) != null) {
+        if (bytes.put(name, refs.slice(s.bytes())) != null) {
             throw new FormatException("two tensors named " + name);
         }
     }
 
-    private static ByteSource converted(List<LogicalTensor> tensors, OutputType out) {
+    /** A variant file; its header shares {@code stored}'s bytes when they are equal (unquantized tensors already in {@code out}). */
+    private static ByteSource converted(List<LogicalTensor> tensors, OutputType out, BlobRefs refs, ByteSource stored) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, Segment> data = new HashMap<>();
         for (LogicalTensor t : tensors) {
@@ -113,17 +125,17 @@ public final class SafetensorsModelView implements ModelView {
                 seg = new Segment.Converted(UnitConverted.mlx(t, out));
             } else if (m.dtype().isFloat() && m.dtype() != out.dtype) {
                 dtype = out.dtype;
-                seg = new Segment.Converted(UnitConverted.blocks(new BlobRef(m.bytes().blob(), m.bytes().blobSize()),
+                seg = new Segment.Converted(UnitConverted.blocks(refs.of(m.bytes()),
                         m.bytes().offset(), m.numel(), GgmlDequantizers.forType(ElementTypes.ggml(m.dtype()).orElseThrow()), out, t.name()));
             } else {
                 dtype = m.dtype();
-                seg = slice(m.bytes());
+                seg = refs.slice(m.bytes());
             }
             specs.add(new SafetensorsWriter.Spec(t.relativeName(), dtype, t.logicalShape()));
             if (data.put(t.relativeName(), seg) != null) {
                 throw new FormatException("two tensors named " + t.relativeName());
             }
         }
-        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data);
+        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data, stored);
     }
 }

@@ -133,7 +133,7 @@ class GgufViewFilesTest {
     @Test
     void safetensorsFilesObeyTheReferenceRulesAndHoldExactF32() throws IOException {
         for (OutputType out : new OutputType[] {null, OutputType.F32, OutputType.F16, OutputType.BF16}) {
-            byte[] bytes = readAll(GgufModelView.safetensors(source, blob, out));
+            byte[] bytes = readAll(GgufModelView.safetensors(source, blob, out, null));
             SafetensorsHeader h = SafetensorsParser.parse(MemorySegment.ofArray(bytes));   // §8.2, incl. exact coverage
             assertEquals(0, h.headerLength() % 8, "header padded to 8");
             assertEquals(Map.of("format", "pt"), h.metadata());
