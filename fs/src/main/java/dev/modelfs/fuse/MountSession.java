@@ -6,7 +6,6 @@ import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
-import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -92,14 +91,7 @@ return new MountSession(mp, served, fs, workers);
         } catch (RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }
-        boolean idle = false;
-        try {
-            idle = JitQueue.awaitIdle(budget.jitWait());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        LOG.info(String.format("FUSE read warm-up: %d files, %.2f s%s", files, (System.nanoTime() - t0) / 1e9,
-                idle ? "" : " (compilers still busy)"));
+        KernelWarmup.frontEndDone("FUSE", files, t0, budget);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */

@@ -146,6 +146,22 @@ public final class KernelWarmup {
         return r;
     }
 
+    /**
+     * Ends a front end's own read warm-up (its {@code files} files read since {@code startNanos}): waits for the JIT
+     * compilers, at most {@link Budget#jitWait()}, and logs one line ({@code FUSE read warm-up: 1 files, 0.09 s}).
+     * An interrupt ends the wait (the thread's interrupt status is kept).
+     */
+    public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget) {
+        boolean idle = false;
+        try {
+            idle = JitQueue.awaitIdle(budget.jitWait());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info(String.format("%s read warm-up: %d files, %.2f s%s", frontEnd, files, (System.nanoTime() - startNanos) / 1e9,
+                idle ? "" : " (compilers still busy)"));
+    }
+
     private Report run() {
         long wall0 = System.nanoTime();
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();

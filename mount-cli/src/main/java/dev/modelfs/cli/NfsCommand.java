@@ -8,7 +8,6 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.GatedTelemetry;
-import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,7 +18,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -31,7 +29,6 @@ import sun.misc.Signal;
         description = {"Serve the store read-only over NFSv3 (NFS and MOUNT on one TCP port, export /), no FUSE needed.",
                 "Client: mount -t nfs -o ro,vers=3,proto=tcp,port=PORT,mountport=PORT,mountproto=tcp,nolock HOST:/ DIR"})
 final class NfsCommand implements Callable<Integer> {
-    private static final Logger LOG = Logger.getLogger(NfsCommand.class.getName());
 
     @Mixin
     StoreOption store;
@@ -134,14 +131,7 @@ final class NfsCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         List<String> files = KernelWarmup.largestPlainFile(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
         int read = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop);
-        boolean idle = false;
-        try {
-            idle = JitQueue.awaitIdle(budget.jitWait());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        LOG.info(String.format("NFS read warm-up: %d files, %.2f s%s", read, (System.nanoTime() - t0) / 1e9,
-                idle ? "" : " (compilers still busy)"));
+        KernelWarmup.frontEndDone("NFS", read, t0, budget);
     }
 
     private int daemonize(OllamaStore st, int p) throws IOException, InterruptedException {
