@@ -30,6 +30,7 @@ done
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
 command -v bindfs >/dev/null || need_root_or_say "bindfs (the C FUSE peer)" bindfs
 command -v fio >/dev/null || need_root_or_say "fio" fio
+command -v vmtouch >/dev/null || need_root_or_say "vmtouch (keeps the blobs in the page cache)" vmtouch
 command -v taskset >/dev/null || need_root_or_say "taskset" util-linux
 ensure_nfs_clients
 command -v cc >/dev/null || need_root_or_say "a C compiler (the parallel NFS reader)" gcc libc6-dev

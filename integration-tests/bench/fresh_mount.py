@@ -5,7 +5,8 @@ measurement, bindfs and nfs-ganesha in the same run, ratios printed.
 Usage: fresh_mount.py JAR WORKDIR --nfs-reader BIN [--mib 512] [--rounds 3] [--java JAVA] [--inflight 8]
 
 Store: read_throughput.py's (a Q8_0 + Q4_K GGUF `big-gguf`, an int4 g64 + bf16 safetensors model `big-st`),
-reused from WORKDIR when present. The blobs are in the page cache before every read (as in the issue);
+reused from WORKDIR when present. The blobs are in the page cache before every read (as in the issue; read
+before each measurement and locked there with `vmtouch -l` for the whole run);
 bindfs (`-r -o kernel_cache`) serves `blobs/` for the FUSE reference, nfs-ganesha (VFS backend, NFSv4,
 exporting `blobs/`) for the NFS one. Each round, medians over --rounds:
   1. first touch: each converted file read the moment the tree is listed on a fresh mount, then again on the
@@ -216,6 +217,10 @@ def main():
         with open(blobs_json, "w") as f:
             json.dump(blobs, f)
     gguf = blobs["gguf"][0]
+    # the blobs stay in the page cache for the whole run: this VM's DAMON (kdamond, action pageout) otherwise
+    # pages out file pages a few seconds after they were read, and "blobs in the page cache" would not hold
+    pin = subprocess.Popen(["vmtouch", "-l", *(os.path.join(store, "blobs", "sha256-" + d) for d in blobs["gguf"] + blobs["st"])],
+                           stdout=subprocess.DEVNULL)
     subprocess.run(["bindfs", "-r", "-o", "kernel_cache", os.path.join(store, "blobs"), bmnt], check=True)
     bindfs_blob = os.path.join(bmnt, "sha256-" + gguf)
     m = lambda p: os.path.join(mnt, p)
@@ -324,6 +329,8 @@ def main():
             subprocess.run(["rm", "-rf", cache_dir])
     finally:
         subprocess.run(["fusermount", "-u", bmnt])
+        pin.terminate()
+        pin.wait(30)
     report(a, r)
 
 

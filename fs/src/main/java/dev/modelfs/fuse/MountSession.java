@@ -8,6 +8,7 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -79,11 +80,11 @@ public final class MountSession implements AutoCloseable {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-return new MountSession(mp, served, fs, workers);
+        return new MountSession(mp, served, fs, workers);
     }
 
     /** The FUSE half of the warm-up ({@link FuseReadWarmup}), then the wait for the JIT compilers, before mounting. */
-    private static void warmReadBuf(ModelFs fs, java.lang.foreign.MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
+    private static void warmReadBuf(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
         long t0 = System.nanoTime();
         int files = 0;
         try {

@@ -104,7 +104,7 @@ public final class KernelWarmup {
      * @param models    model directories looked at
      * @param files     files read by the read path's part
      * @param wallNanos how long it took, waiting for the compilers included
-     * @param jitIdle   whether the JIT compilers were idle at the end (false: the wait ran out)
+     * @param jitIdle   false when a wait for the JIT compilers was asked and ran out before they were idle
      */
     public record Report(List<String> kernels, int chunks, long cpuNanos, int models, int files, long wallNanos, boolean jitIdle) {
         public Report {
@@ -196,7 +196,7 @@ public final class KernelWarmup {
                 files = ReadPathWarmup.run(tree, resolver, filesToRead(tree, budget.maxModels(), budget.readFiles()),
                         budget.readBytesPerFile(), stop);
             }
-            idle = JitQueue.awaitIdle(budget.jitWait());
+            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(budget.jitWait());   // no wait asked: nothing ran out
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {

@@ -29,7 +29,6 @@ import sun.misc.Signal;
         description = {"Serve the store read-only over NFSv3 (NFS and MOUNT on one TCP port, export /), no FUSE needed.",
                 "Client: mount -t nfs -o ro,vers=3,proto=tcp,port=PORT,mountport=PORT,mountproto=tcp,nolock HOST:/ DIR"})
 final class NfsCommand implements Callable<Integer> {
-
     @Mixin
     StoreOption store;
 
