@@ -22,8 +22,8 @@ import dev.modelfs.tree.FileNode;
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.largestPlainFile}: their reads convert nothing and fill no cache: the splice branch
  * answers with a descriptor and position, the copy branch copies blob bytes); the
- * {@code fuse_bufvec} and buffer each call mallocs are freed here, as libfuse would; reads are not reported to
- * the telemetry; every handle it opens is closed before it returns; a failure ends it with a fine-level log line.
+ * {@code fuse_bufvec} and buffer each call mallocs are freed here, as libfuse would; its reads reach the
+ * telemetry, which {@code MountSession} keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed before it returns; a failure ends it with a fine-level log line.
  */
 final class FuseReadWarmup {
     private static final Logger LOG = Logger.getLogger(FuseReadWarmup.class.getName());
@@ -40,7 +40,6 @@ final class FuseReadWarmup {
         MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         int read = 0;
-        fs.reportReads(false);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment pathC = arena.allocateFrom("/");
             MemorySegment bufp = arena.allocate(ValueLayout.ADDRESS);
@@ -80,8 +79,6 @@ final class FuseReadWarmup {
                     fs.releaseForWarmup(fh);
                 }
             }
-        } finally {
-            fs.reportReads(true);
         }
         return read;
     }

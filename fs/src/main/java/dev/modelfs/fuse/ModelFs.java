@@ -181,14 +181,6 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         }
     }
 
-    /** Whether reads are reported to the telemetry (not during a warm-up before mounting). */
-    private volatile boolean reporting = true;
-
-    /** Stops or resumes reporting reads ({@link FuseReadWarmup} reads are not a client's). */
-    void reportReads(boolean on) {
-        reporting = on;
-    }
-
     /** The open file behind handle {@code fh}, or null (for {@link FuseWorkers}' {@code read_buf}). */
     OpenedSource openSource(long fh) {
         Handle h = open.get(fh);
@@ -203,7 +195,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     /** Reports a read of {@code src} that answered {@code bytes} bytes and began at {@code startNanos}. */
     void readDone(OpenedSource src, long bytes, long startNanos) {
-        if (reporting) policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
+        policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
     }
 
     /** Files open now. */

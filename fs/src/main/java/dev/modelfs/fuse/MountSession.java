@@ -2,6 +2,7 @@ package dev.modelfs.fuse;
 
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
@@ -57,7 +58,8 @@ public final class MountSession implements AutoCloseable {
             throw new NoSuchFileException(mp + " (mount point must be an existing directory)");
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes());
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
+        GatedTelemetry gate = GatedTelemetry.closed(telemetry);         // opened once the warm-up is done: its reads are not a client's
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, disk);
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (opts.warmup()) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO));
@@ -75,6 +77,7 @@ public final class MountSession implements AutoCloseable {
                 if (opts.warmup()) {
                     warmReadBuf(fs, readBuf, served.tree(), budget);
                 }
+                gate.open();                                            // before the kernel mount exists
             });
         } catch (IOException | RuntimeException e) {
             served.close();

@@ -17,8 +17,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -193,7 +191,7 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                files = ReadPathWarmup.run(tree, resolver, filesToRead(tree, budget.maxModels(), budget.readFiles()),
+                files = ReadPathWarmup.run(resolver, filesToRead(tree, budget.maxModels(), budget.readFiles()),
                         budget.readBytesPerFile(), stop);
             }
             idle = budget.jitWait().isZero() || JitQueue.awaitIdle(budget.jitWait());   // no wait asked: nothing ran out
@@ -297,22 +295,23 @@ public final class KernelWarmup {
     }
 
     /**
-     * The files a front end's read-path warm-up reads: for each conversion kernel the largest file that runs it,
-     * and the largest file without conversions, in the first {@code maxModels} models; at most {@code maxFiles},
-     * as paths below the root of the tree.
+     * The files the read path's part reads: for each conversion kernel the largest file that runs it, and the
+     * largest file without conversions, in the first {@code maxModels} models; at most {@code maxFiles}, by their
+     * paths below the root of the tree.
      */
-    public static Collection<Path> filesToRead(StoreTree tree, int maxModels, int maxFiles) {
-        Map<String, Path> best = new LinkedHashMap<>();
-        Map<String, Long> sizes = new LinkedHashMap<>();
+    private static Map<Path, FileNode> filesToRead(StoreTree tree, int maxModels, int maxFiles) {
+        Map<String, Map.Entry<Path, FileNode>> best = new LinkedHashMap<>();
         forEachFile(tree, maxModels, () -> false, (p, f) -> {
             List<String> kernels = f.source().convertedData().stream().map(ConvertedData::kernel).filter(k -> k != null).distinct().toList();
             for (String k : kernels.isEmpty() ? List.of("") : kernels) {
-                if ((best.containsKey(k) || best.size() < maxFiles) && f.size() > sizes.getOrDefault(k, -1L)) {
-                    best.put(k, p);
-                    sizes.put(k, f.size());
+                Map.Entry<Path, FileNode> old = best.get(k);
+                if ((old != null || best.size() < maxFiles) && (old == null || f.size() > old.getValue().size())) {
+                    best.put(k, Map.entry(p, f));
                 }
             }
         });
-        return new LinkedHashSet<>(best.values());
+        Map<Path, FileNode> files = new LinkedHashMap<>();
+        best.values().forEach(e -> files.put(e.getKey(), e.getValue()));
+        return files;
     }
 }

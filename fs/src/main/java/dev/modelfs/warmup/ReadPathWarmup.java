@@ -4,15 +4,12 @@ import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.read.ReadAhead;
-import dev.modelfs.tree.DirNode;
 import dev.modelfs.tree.FileNode;
-import dev.modelfs.tree.Node;
-import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.Collection;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
@@ -27,7 +24,7 @@ import java.util.logging.Logger;
  * it, and it counts in no metric); at most {@code bytesPerFile} of each file; it stops at the next request once
  * {@code stop} says so; a file that fails to open or read ends that file with a fine-level log line.
  */
-public final class ReadPathWarmup {
+final class ReadPathWarmup {
     private static final Logger LOG = Logger.getLogger(ReadPathWarmup.class.getName());
     /** A FUSE read's size (the kernel's {@code max_read} on this mount). */
     static final int REQUEST = 128 << 10;
@@ -40,20 +37,18 @@ public final class ReadPathWarmup {
 
     private ReadPathWarmup() {}
 
-    /** Reads up to {@code bytesPerFile} of each of {@code files} (paths below the root of {@code tree}); returns the files read. */
-    public static int run(StoreTree tree, BlobResolver resolver, Collection<Path> files, long bytesPerFile, BooleanSupplier stop) {
+    /** Reads up to {@code bytesPerFile} of each of {@code files} (by their paths below the root, for the log); returns the files read. */
+    static int run(BlobResolver resolver, Map<Path, FileNode> files, long bytesPerFile, BooleanSupplier stop) {
         int read = 0;
         try (ChunkCache cache = new ChunkCache(CACHE_BYTES);
              ReadAhead readAhead = ReadAhead.forCores();
              Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(REQUEST, 4096);
-            for (Path rel : files) {
+            for (Map.Entry<Path, FileNode> file : files.entrySet()) {
                 if (stop.getAsBoolean()) {
                     break;
                 }
-                if (!(find(tree.root(), rel) instanceof FileNode f)) {
-                    continue;
-                }
+                FileNode f = file.getValue();
                 try (OpenedSource src = OpenedSource.open(f.source(), resolver, cache, readAhead)) {
                     long end = Math.min(src.size(), bytesPerFile);
                     for (long off = 0; off < end && !stop.getAsBoolean(); off += REQUEST) {
@@ -64,20 +59,10 @@ public final class ReadPathWarmup {
                     }
                     read++;
                 } catch (IOException | RuntimeException e) {
-                    LOG.fine("read-path warm-up skips " + rel + ": " + e);
+                    LOG.fine("read-path warm-up skips " + file.getKey() + ": " + e);
                 }
             }
         }
         return read;
-    }
-
-    private static Node find(DirNode root, Path rel) {
-        Node n = root;
-        for (Path name : rel) {
-            if (!(n instanceof DirNode d) || (n = d.child(name.toString())) == null) {
-                return null;
-            }
-        }
-        return n;
     }
 }

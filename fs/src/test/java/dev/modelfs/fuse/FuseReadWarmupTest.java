@@ -9,6 +9,7 @@ import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.warmup.KernelWarmup;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The FUSE half of the warm-up calls the real {@code read_buf} upcall stub before the kernel mount exists: a real
+ * The FUSE half of the warm-up calls the real {@code read_buf} upcall stub before the kernel mount exists, behind the
+ * telemetry gate a mount keeps closed until then: a real
  * in-process mount (needs {@code /dev/fuse} and {@code fusermount}, fails without them) over a real store.
  */
 class FuseReadWarmupTest {
@@ -57,7 +59,8 @@ class FuseReadWarmupTest {
         OllamaStore store = TinyGgufStore.create(tmp.resolve("store"));
         Path mp = Files.createDirectories(tmp.resolve("mnt"));
         CountingTelemetry telemetry = new CountingTelemetry();
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, telemetry)) {
+        GatedTelemetry gate = GatedTelemetry.closed(telemetry);     // as MountSession: opened once the warm-up is done
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, gate)) {
             ModelFs fs = new ModelFs(served.tree(), served.policy(0, 0));
             var files = KernelWarmup.largestPlainFile(served.tree(), 16).stream().toList();
             AtomicInteger warmed = new AtomicInteger(-1);
@@ -69,6 +72,7 @@ class FuseReadWarmupTest {
                 warmed.set(FuseReadWarmup.run(fs, readBuf, files));
                 openAfter.set(fs.openFiles());
                 readsBeforeMount.set(telemetry.reads.get());
+                gate.open();
             });
             try {
                 assertEquals(0, mountedDuringWarmup.get(), "the warm-up runs before the kernel mount exists");
