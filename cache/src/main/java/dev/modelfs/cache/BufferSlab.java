@@ -6,6 +6,8 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,6 +31,10 @@ final class BufferSlab {
     private static final int MAP_NORESERVE = 0x4000;
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
+    private static final MethodHandle MADVISE;
+    /** {@code madvise} advice (Linux 5.14): fault the range in, writable, now. */
+    private static final int MADV_POPULATE_WRITE = 23;
+    private static final long PAGE = 4096;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -38,6 +44,8 @@ final class BufferSlab {
                 ValueLayout.JAVA_LONG));
         MUNMAP = linker.downcallHandle(libc.find("munmap").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+        MADVISE = linker.downcallHandle(libc.find("madvise").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
     }
 
     private final MemorySegment range;
@@ -82,6 +90,36 @@ final class BufferSlab {
         } catch (Throwable t) {
             // the process keeps the range
         }
+    }
+
+    /**
+     * Up to {@code count} buffers never handed out before, their pages already faulted in (one
+     * {@code madvise(MADV_POPULATE_WRITE)} for the run, or a write per page where the kernel lacks it): a
+     * conversion that writes one later takes no page fault. Fewer (none) once the range is used up.
+     */
+    List<MemorySegment> nextPopulated(int count) {
+        List<MemorySegment> out = new ArrayList<>(Math.max(0, count));
+        for (int i = 0; i < count; i++) {
+            MemorySegment b = next();
+            if (b == null) {
+                break;
+            }
+            out.add(b);
+        }
+        for (MemorySegment b : out) {
+            int r;
+            try {
+                r = (int) MADVISE.invokeExact(b, b.byteSize(), MADV_POPULATE_WRITE);
+            } catch (Throwable t) {
+                r = -1;
+            }
+            if (r != 0) {
+                for (long at = 0; at < b.byteSize(); at += PAGE) {
+                    b.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
+                }
+            }
+        }
+        return out;
     }
 
     /** A buffer never handed out before, or null when the range is used up. */

@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -304,6 +305,22 @@ public final class ChunkCache implements AutoCloseable {
             b = slab.next();
         }
         return b != null ? b : arena.allocate(CLASS_BYTES[c], Math.min(4096, CLASS_BYTES[c]));
+    }
+
+    /**
+     * Faults in up to {@code bytes} of pooled buffers now (whole buffers, within the cache's size) and returns how
+     * many bytes that was: the first conversions then write into memory the kernel has already handed over, as on a
+     * mount that has been reading for a while, instead of faulting each 4 KiB page in on the reader's time. Those
+     * bytes stay resident (they count in the cache's size, which bounds them).
+     */
+    public long prefault(long bytes) {
+        if (closed || slab == null || bytes < BUFFER_BYTES) {
+            return 0;
+        }
+        List<MemorySegment> buffers = slab.nextPopulated((int) Math.min(Integer.MAX_VALUE, bytes / BUFFER_BYTES));
+        int last = CLASS_BYTES.length - 1;
+        buffers.forEach(pools[last]::offer);
+        return buffers.size() * BUFFER_BYTES;
     }
 
     private static int sizeClass(long length) {

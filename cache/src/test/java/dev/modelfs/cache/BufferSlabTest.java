@@ -57,4 +57,44 @@ class BufferSlabTest {
             assertTrue(slab.next() != null);
         }
     }
+
+    @Test
+    void populatedBuffersAreFaultedInBeforeTheyAreWritten() throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            BufferSlab slab = BufferSlab.reserve(8, MIB, arena);
+            assertNotNull(slab);
+            MemorySegment plain = slab.next();
+            long f0 = minorFaults();
+            plain.fill((byte) 1);
+            long plainFaults = minorFaults() - f0;
+            assertTrue(plainFaults >= 128, "the control: a fresh buffer faults its pages in as it is written (" + plainFaults + ")");
+
+            java.util.List<MemorySegment> populated = slab.nextPopulated(4);
+            assertEquals(4, populated.size());
+            Set<Long> starts = new HashSet<>();
+            long f1 = minorFaults();
+            for (MemorySegment b : populated) {
+                assertEquals(MIB, b.byteSize());
+                assertEquals(0, b.address() % MIB);
+                assertEquals(0, b.get(ValueLayout.JAVA_LONG, MIB / 2), "populated pages are zero");
+                b.fill((byte) 2);
+                starts.add(b.address());
+            }
+            long populatedFaults = minorFaults() - f1;
+            assertTrue(populatedFaults < plainFaults, "4 populated MiB take fewer faults (" + populatedFaults
+                    + ") than 1 fresh MiB (" + plainFaults + ")");
+            assertEquals(4, starts.size());
+            assertTrue(!starts.contains(plain.address()));
+            assertEquals(3, slab.nextPopulated(10).size(), "only what is left of the range");
+            assertEquals(0, slab.nextPopulated(1).size());
+            assertNull(slab.next());
+        }
+    }
+
+    /** Minor page faults of the calling thread so far ({@code /proc/thread-self/stat}, field 10). */
+    private static long minorFaults() throws java.io.IOException {
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[7]);
+    }
 }

@@ -212,4 +212,30 @@ class ChunkCacheTest {
             Thread.currentThread().interrupt();
         }
     }
+
+    @Test
+    void prefaultIsBoundedByTheCacheAndItsBuffersServeLaterChunks() {
+        long mib = 1 << 20;
+        ChunkCache cache = new ChunkCache(8 * mib);
+        try {
+            assertEquals(8 * mib, cache.prefault(100 * mib), "never more than the cache's size");
+            assertEquals(0, cache.prefault(100 * mib), "the buffers are all handed out");
+            for (long k = 0; k < 12; k++) {                    // more chunks than fit: eviction recycles buffers
+                long key = k;
+                ChunkCache.Chunk c = cache.acquire(new ChunkCache.Key(1, k), mib, b -> b.fill((byte) key));
+                try {
+                    assertEquals((byte) k, c.bytes().get(java.lang.foreign.ValueLayout.JAVA_BYTE, mib - 1));
+                } finally {
+                    c.release();
+                }
+            }
+            assertTrue(cache.stats().bytes() <= 8 * mib);
+        } finally {
+            cache.close();
+        }
+        assertEquals(0, cache.prefault(mib), "a closed cache faults nothing in");
+        try (ChunkCache small = new ChunkCache(8 * mib)) {
+            assertEquals(0, small.prefault(mib - 1), "less than a buffer: nothing");
+        }
+    }
 }

@@ -1,6 +1,5 @@
 package dev.modelfs.fuse;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -12,11 +11,15 @@ import java.util.Collection;
 import java.util.logging.Logger;
 
 import dev.modelfs.tree.FileNode;
+import jnr.ffi.Pointer;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
 
 /**
- * The FUSE half of the warm-up before mounting: calls the {@code read_buf} upcall stub itself, as libfuse will,
- * so that the native-to-Java transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read
- * are compiled before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed
+ * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
+ * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
+ * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read are compiled (and the
+ * classes an open loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed
  * by {@code warmup.KernelWarmup} before it).
  *
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
@@ -29,9 +32,13 @@ final class FuseReadWarmup {
     private static final Logger LOG = Logger.getLogger(FuseReadWarmup.class.getName());
     /** Calls per file: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     static final int CALLS = 6000;
+    /** At most this many runs ({@code JitQueue.settle}): what one run compiled at a lower tier reaches C2 in the next. */
+    static final int PASSES = 6;
     private static final long LARGE = 128 << 10;
     private static final long SMALL = 4 << 10;
     private static final long REGION = 32L << 20;
+    /** Room for a {@code struct stat} (144 bytes on x86-64). */
+    private static final long STAT_BYTES = 256;
 
     private FuseReadWarmup() {}
 
@@ -44,20 +51,22 @@ final class FuseReadWarmup {
             MemorySegment pathC = arena.allocateFrom("/");
             MemorySegment bufp = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment fi = arena.allocate(FuseStructs.FILE_INFO);
+            MemorySegment stat = arena.allocate(STAT_BYTES, 16);
+            jnr.ffi.Runtime rt = jnr.ffi.Runtime.getSystemRuntime();
+            FuseFileInfo info = FuseFileInfo.of(Pointer.wrap(rt, fi.address()));
+            FileStat st = FileStat.of(Pointer.wrap(rt, stat.address()));
             for (Path rel : files) {
-                if (!(fs.resolve("/" + rel) instanceof FileNode f) || f.size() == 0) {
+                String path = "/" + rel;
+                if (!(fs.resolve(path) instanceof FileNode f) || f.size() == 0) {
                     LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file");
                     continue;
                 }
-                long fh;
-                try {
-                    fh = fs.openForWarmup(f);
-                } catch (IOException | RuntimeException e) {
-                    LOG.fine("FUSE read warm-up skips " + rel + ": " + e);
+                fi.fill((byte) 0);                           // flags O_RDONLY
+                if (fs.getattr(path, st) != 0 || fs.open(path, info) != 0) {   // the callbacks a kernel open makes
+                    LOG.fine("FUSE read warm-up skips " + rel + ": it does not open");
                     continue;
                 }
                 try {
-                    fi.set(ValueLayout.JAVA_LONG, FuseStructs.FI_FH, fh);
                     long region = Math.max(LARGE, Math.min(REGION, f.size()));
                     for (int i = 0; i < CALLS; i++) {
                         long size = i % 2 == 0 ? LARGE : SMALL;
@@ -76,7 +85,7 @@ final class FuseReadWarmup {
                     LOG.fine("FUSE read warm-up stops at " + rel + ": " + t);
                     break;
                 } finally {
-                    fs.releaseForWarmup(fh);
+                    fs.release(path, info);
                 }
             }
         }

@@ -168,19 +168,6 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         }
     }
 
-    /** Opens {@code f} as {@code open} would, for a warm-up before mounting; returns its handle. */
-    long openForWarmup(FileNode f) throws IOException {
-        return open.add(new Handle(f, policy.open(f)));
-    }
-
-    /** Closes a handle of {@link #openForWarmup}. */
-    void releaseForWarmup(long fh) {
-        Handle h = open.remove(fh);
-        if (h != null) {
-            h.source().close();
-        }
-    }
-
     /** The open file behind handle {@code fh}, or null (for {@link FuseWorkers}' {@code read_buf}). */
     OpenedSource openSource(long fh) {
         Handle h = open.get(fh);

@@ -7,6 +7,7 @@ import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
+import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -63,6 +64,7 @@ public final class MountSession implements AutoCloseable {
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (opts.warmup()) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO));
+            KernelWarmup.prefault(served.chunks());
         }
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
@@ -86,12 +88,20 @@ public final class MountSession implements AutoCloseable {
         return new MountSession(mp, served, fs, workers);
     }
 
-    /** The FUSE half of the warm-up ({@link FuseReadWarmup}), then the wait for the JIT compilers, before mounting. */
+    /**
+     * The FUSE half of the warm-up ({@link FuseReadWarmup}) in passes until the JIT has nothing left to compile for it
+     * ({@link JitQueue#settle}), before mounting.
+     */
     private static void warmReadBuf(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
         long t0 = System.nanoTime();
         int files = 0;
         try {
-            files = FuseReadWarmup.run(fs, readBuf, KernelWarmup.largestPlainFile(tree, budget.maxModels()).stream().toList());
+            List<Path> plain = KernelWarmup.largestPlainFile(tree, budget.maxModels()).stream().toList();
+            int[] read = {0};
+            JitQueue.settle(() -> read[0] = FuseReadWarmup.run(fs, readBuf, plain), FuseReadWarmup.PASSES, budget.jitWait());
+            files = read[0];
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }

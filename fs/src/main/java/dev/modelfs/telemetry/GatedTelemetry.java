@@ -12,7 +12,13 @@ import java.util.Optional;
  */
 public final class GatedTelemetry implements Telemetry {
     private final Telemetry delegate;
-    private volatile boolean open;
+    /**
+     * {@link Telemetry#NONE} until {@link #open()}, then the delegate. A reference swapped once rather than a flag
+     * tested per report: the warm-up's reads make the JIT compile the read path with the flag always false, and the
+     * first client read after opening would then hit an untaken branch and throw the compiled read path away
+     * (an uncommon trap, then tens of milliseconds interpreted and recompiling, in that first read).
+     */
+    private volatile Telemetry target = Telemetry.NONE;
 
     private GatedTelemetry(Telemetry delegate) {
         this.delegate = delegate;
@@ -25,35 +31,27 @@ public final class GatedTelemetry implements Telemetry {
 
     /** From now on, reports reach the delegate. */
     public void open() {
-        open = true;
+        target = delegate;
     }
 
     @Override
     public void read(FileKind kind, long bytes, long nanos) {
-        if (open) {
-            delegate.read(kind, bytes, nanos);
-        }
+        target.read(kind, bytes, nanos);
     }
 
     @Override
     public void conversion(long cpuNanos) {
-        if (open) {
-            delegate.conversion(cpuNanos);
-        }
+        target.conversion(cpuNanos);
     }
 
     @Override
     public void error(String errno, String model) {
-        if (open) {
-            delegate.error(errno, model);
-        }
+        target.error(errno, model);
     }
 
     @Override
     public void nfsCall(int procedure, InetAddress client) {
-        if (open) {
-            delegate.nfsCall(procedure, client);
-        }
+        target.nfsCall(procedure, client);
     }
 
     @Override

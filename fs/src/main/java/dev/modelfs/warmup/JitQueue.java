@@ -41,6 +41,61 @@ public final class JitQueue {
         return n;
     }
 
+    /** Milliseconds the JIT compilers have spent compiling in this JVM so far (-1 when the JVM does not say). */
+    public static long compileMillis() {
+        java.lang.management.CompilationMXBean c = ManagementFactory.getCompilationMXBean();
+        return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
+    }
+
+    /**
+     * Runs {@code pass} until the JIT has nothing left to do for it: after each pass waits for the compilers to go
+     * idle, and stops after a pass during which nothing was compiled (no compile time added, none queued), or
+     * after {@code maxPasses} passes, or once {@code max} has passed; returns the passes run (at least one).
+     * A method that a first pass compiles at a lower tier (C1 alone, while C2 is busy) reaches its final tier in the
+     * later passes, not in a client's first read. Each pass runs on a new thread, as each of a server's workers
+     * will: a thread's first call takes paths its later calls do not (its first thread-local lookup), and code
+     * compiled without them would be thrown away (an uncommon trap) on the first call of each serving thread.
+     * A pass's failure ({@link RuntimeException} or {@link Error}) is thrown here.
+     */
+    public static int settle(Runnable pass, int maxPasses, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        int passes = 0;
+        while (true) {
+            long before = compileMillis();
+            runOnNewThread(pass, passes);
+            passes++;
+            boolean compiled = pending() > 0;
+            awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            compiled |= compileMillis() != before;
+            if (!compiled || passes >= maxPasses || System.nanoTime() >= deadline || before < 0) {
+                return passes;
+            }
+        }
+    }
+
+    private static void runOnNewThread(Runnable pass, int n) throws InterruptedException {
+        Throwable[] failed = new Throwable[1];
+        Thread t = Thread.ofPlatform().name("modelfs-warmup-" + n).daemon().start(() -> {
+            try {
+                pass.run();
+            } catch (RuntimeException | Error e) {
+                failed[0] = e;
+            }
+        });
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            t.interrupt();
+            throw e;
+        }
+        switch (failed[0]) {
+            case null -> { }
+            case RuntimeException e -> throw e;
+            case Error e -> throw e;
+            default -> throw new IllegalStateException(failed[0]);
+        }
+    }
+
     /**
      * Waits until no compile is running or queued, checked every 10 ms, for at most {@code max}; returns whether
      * the compilers went idle.

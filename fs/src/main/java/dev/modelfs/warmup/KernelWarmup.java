@@ -1,6 +1,7 @@
 package dev.modelfs.warmup;
 
 import dev.modelfs.cache.BlobLease;
+import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.bytes.ConvertedData;
@@ -35,15 +36,17 @@ import java.util.logging.Logger;
  * do: headers only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and
  * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
  * buffer (the same code, with the same segment classes, that a read runs); then reads the start of the largest
- * file of each kernel with the read path ({@link ReadPathWarmup}); then waits until the JIT compilers have
- * compiled what that made hot ({@link JitQueue}). The front ends start serving after it returns, so a mount
- * appears (and {@code modelfs nfs} accepts clients) once it is done.
+ * file of each kernel with the read path ({@link ReadPathWarmup}), in passes on fresh threads until a pass leaves
+ * the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
+ * so a mount appears (and {@code modelfs nfs} accepts clients) once it is done. {@link #prefault} is the
+ * memory half: it faults in the served chunk cache's first buffers.
  *
- * <p>Invariants: runs on the caller's thread (and the read path's read-ahead pool); at most
+ * <p>Invariants: runs on the caller's thread, the read passes' threads and their read-ahead pools; at most
  * {@link Budget#maxModels()} model directories visited, {@link Budget#maxKernels()} kernels,
  * {@link Budget#chunksPerKernel()} chunks per kernel, about {@link Budget#cpu()} of the caller's CPU time for
- * the kernels, {@link Budget#readBytesPerFile()} of each of at most {@link Budget#readFiles()} files read, and
- * {@link Budget#jitWait()} of waiting for the compilers; one 1 MiB native buffer and a private chunk cache; it
+ * the kernels, {@link Budget#readBytesPerFile()} of each of at most {@link Budget#readFiles()} files read per
+ * pass, {@link ReadPathWarmup#PASSES} passes within {@link ReadPathWarmup#PASSES_WALL}; one 1 MiB native buffer and a
+ * private chunk cache; it
  * never writes into the served chunk cache, a blob or anything a reader sees, so no served byte depends on it,
  * and it counts in no metric; every blob lease it takes is released before it moves on; a failure (a broken
  * model, a truncated blob) skips that model, kernel or file with a fine-level log line.
@@ -128,6 +131,21 @@ public final class KernelWarmup {
         this.stop = stop;
     }
 
+    /** How much of the served chunk cache's buffers {@link #prefault} faults in (at most the cache's size): 128 MiB. */
+    public static final long PREFAULT_BYTES = 128L << 20;
+
+    /**
+     * Faults in the first {@link #PREFAULT_BYTES} of {@code cache}'s buffers ({@link ChunkCache#prefault}), so that a
+     * first read's conversions do not pay a page fault per 4 KiB (about 40 ms per 128 MiB here, BENCHMARKS.md); logs
+     * and returns the bytes. They stay resident, within the cache's size.
+     */
+    public static long prefault(ChunkCache cache) {
+        long t0 = System.nanoTime();
+        long bytes = cache.prefault(PREFAULT_BYTES);
+        LOG.info(String.format("warm-up: %d MiB of chunk buffers faulted in, %.2f s", bytes >> 20, (System.nanoTime() - t0) / 1e9));
+        return bytes;
+    }
+
     /** {@link #beforeServing(StoreTree, BlobResolver, Budget, BooleanSupplier)} until done. */
     public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget) {
         return beforeServing(tree, resolver, budget, () -> false);
@@ -191,8 +209,11 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                files = ReadPathWarmup.run(resolver, filesToRead(tree, budget.maxModels(), budget.readFiles()),
-                        budget.readBytesPerFile(), stop);
+                Map<Path, FileNode> toRead = filesToRead(tree, budget.maxModels(), budget.readFiles());
+                int[] read = {0};
+                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop),
+                        ReadPathWarmup.PASSES, ReadPathWarmup.PASSES_WALL);
+                files = read[0];
             }
             idle = budget.jitWait().isZero() || JitQueue.awaitIdle(budget.jitWait());   // no wait asked: nothing ran out
         } catch (InterruptedException e) {

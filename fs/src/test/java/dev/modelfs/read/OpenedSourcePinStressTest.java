@@ -89,6 +89,9 @@ class OpenedSourcePinStressTest {
                 th.start();
             }
             start.countDown();
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); pinned.get() == 0 && System.nanoTime() < until; ) {
+                Thread.onSpinWait();                                     // a loaded machine may start the tasks late
+            }
             Thread.sleep(new Random().nextInt(20));
             MemorySegment dst = MemorySegment.ofArray(new byte[100]);
             o.read(0, dst, 0, 100);

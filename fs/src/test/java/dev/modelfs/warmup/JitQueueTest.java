@@ -3,7 +3,14 @@ package dev.modelfs.warmup;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class JitQueueTest {
@@ -44,5 +51,66 @@ class JitQueueTest {
         JitQueue.awaitIdle(Duration.ZERO);
         assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "a zero wait returns at once");
         assertTrue(JitQueue.pending() >= 0);
+    }
+
+    @Test
+    void settleRunsEachPassOnANewThreadUntilAPassCompilesNothing() throws Exception {
+        JitQueue.awaitIdle(Duration.ofSeconds(30));
+        List<Thread> threads = new ArrayList<>();
+        int passes = JitQueue.settle(() -> threads.add(Thread.currentThread()), 10, Duration.ofSeconds(30));
+        assertTrue(passes >= 1 && passes <= 10, "passes: " + passes);
+        assertEquals(passes, threads.size());
+        assertEquals(passes, new HashSet<>(threads).size(), "a new thread per pass");
+        threads.forEach(t -> assertNotSame(Thread.currentThread(), t));
+        assertTrue(passes < 10, "a pass that only records its thread leaves the compilers nothing to do: " + passes);
+    }
+
+    @Test
+    void settleStopsAtItsPassLimitWhilePassesKeepTheCompilersBusy() throws Exception {
+        int[] runs = {0};
+        // each pass makes a fresh class hot, so every pass compiles something
+        int passes = JitQueue.settle(() -> {
+            runs[0]++;
+            Runnable hot = newHotLoop();
+            for (int i = 0; i < 20_000; i++) {
+                hot.run();
+            }
+        }, 3, Duration.ofSeconds(60));
+        assertEquals(3, passes);
+        assertEquals(3, runs[0]);
+        assertEquals(1, JitQueue.settle(() -> { }, 1, Duration.ofSeconds(5)), "at least one pass, at most the limit");
+    }
+
+    @Test
+    void aFailingPassFailsTheSettle() {
+        IllegalStateException boom = new IllegalStateException("boom");
+        assertSame(boom, assertThrows(IllegalStateException.class, () -> JitQueue.settle(() -> { throw boom; }, 5, Duration.ofSeconds(5))));
+        assertThrows(StackOverflowError.class, () -> JitQueue.settle(() -> { throw new StackOverflowError(); }, 5, Duration.ofSeconds(5)));
+    }
+
+    /** A new instance of a new hidden class copied from {@link SettleHotLoop}: code the JIT has never seen. */
+    private static Runnable newHotLoop() {
+        try (var in = JitQueueTest.class.getResourceAsStream("SettleHotLoop.class")) {
+            var lookup = java.lang.invoke.MethodHandles.lookup();
+            Class<?> c = lookup.defineHiddenClass(in.readAllBytes(), true).lookupClass();
+            return (Runnable) lookup.findConstructor(c, java.lang.invoke.MethodType.methodType(void.class)).invoke();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+}
+
+/** A small loop for {@link JitQueueTest}: each test pass defines a hidden copy of it, which C1 and C2 compile afresh. */
+final class SettleHotLoop implements Runnable {
+    private long acc;
+
+    SettleHotLoop() {
+    }
+
+    @Override
+    public void run() {
+        for (int i = 0; i < 50; i++) {
+            acc += i * 31L ^ acc;
+        }
     }
 }

@@ -92,6 +92,7 @@ final class NfsCommand implements Callable<Integer> {
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (!conversion.noWarmup) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> stop.getCount() == 0);
+            KernelWarmup.prefault(served.chunks());
         }
         NfsServer server;
         try {
