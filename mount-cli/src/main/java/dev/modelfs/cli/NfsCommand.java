@@ -8,6 +8,7 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.GatedTelemetry;
+import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -126,12 +127,21 @@ final class NfsCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The NFS half of the warm-up ({@link LoopbackWarmup}), then the wait for the JIT compilers. */
+    /**
+     * The NFS half of the warm-up ({@link LoopbackWarmup}) in passes until the JIT has nothing left to compile for it
+     * ({@link JitQueue#settle}).
+     */
     private static void warmReads(NfsServer server, ServedTree served, KernelWarmup.Budget budget, BooleanSupplier stop) {
         long t0 = System.nanoTime();
         List<String> files = KernelWarmup.largestPlainFile(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
-        int read = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop);
-        KernelWarmup.frontEndDone("NFS", read, t0, budget);
+        int[] read = {0};
+        try {
+            JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop),
+                    LoopbackWarmup.PASSES, budget.jitWait());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        KernelWarmup.frontEndDone("NFS", read[0], t0, budget);
     }
 
     private int daemonize(OllamaStore st, int p) throws IOException, InterruptedException {

@@ -3,7 +3,9 @@ package dev.modelfs.nfs;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -21,24 +23,32 @@ import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
 
 /**
  * The NFS half of a server's warm-up before it says it is serving: a client of its own, over TCP to the address it
- * listens on, that mounts {@code /}, looks up a few files and READs their start many times, so that the RPC
- * layer, the READ path and the reply encoding are compiled before the first real client's READ (a fresh
- * {@code modelfs nfs} served {@code nfs-cat} at half the speed of its fourth read; BENCHMARKS.md).
+ * listens on, that mounts {@code /}, looks up a few files and READs their start many times, several at once on
+ * its one connection as the kernel client does, so that the RPC layer, the READ path, the reply encoding and the
+ * transport's queued writes are compiled before the first real client's READ (a fresh {@code modelfs nfs} served
+ * {@code nfs-cat} at half the speed of its fourth read; BENCHMARKS.md).
  *
  * <p>Invariants: READs only, of files the caller chose (files without conversions, so nothing is converted or
- * cached for it); at most {@link #READS} per file, 2 s per call; it goes through the same allow list as any
+ * cached for it); at most {@link #READS} per file, {@link #IN_FLIGHT} at a time, 2 s per call; any READ that fails
+ * ends the file's READs and the run (it returns the files read before); it goes through the same allow list as any
  * client (a server whose {@code --allow} refuses its own address is not warmed); the caller hides its calls from
  * the metrics ({@code telemetry.GatedTelemetry}); a failure ends it with a fine-level log line.
  */
 public final class LoopbackWarmup {
     private static final Logger LOG = Logger.getLogger(LoopbackWarmup.class.getName());
-    /** READs per file: past C2's invocation threshold (5,000 calls of a method, counting the replies' too). */
-    public static final int READS = 3000;
+    /** READs per file and run: with the caller's passes ({@link #PASSES}) past C2's invocation threshold (5,000). */
+    public static final int READS = 2000;
     private static final int NFS = Nfs3.PROGRAM;
     private static final int MOUNT = MountProgram.PROGRAM;
     private static final long REGION = 32L << 20;
     /** Bytes per READ: the READ path of a full-size one, with a twentieth of its bytes to move. */
     private static final int COUNT = 64 << 10;
+    /** READs in flight at once. */
+    static final int IN_FLIGHT = 4;
+    /** One READ in this many is of full size. */
+    private static final int FULL_EVERY = 32;
+    /** At most this many runs of {@link #run} ({@code JitQueue.settle}, by the caller). */
+    public static final int PASSES = 3;
 
     private LoopbackWarmup() {}
 
@@ -66,23 +76,56 @@ public final class LoopbackWarmup {
                     }), "LOOKUP " + path);
                 }
                 byte[] file = fh;
-                for (int i = 0; i < READS && !stop.getAsBoolean(); i++) {
-                    long offset = (long) i * COUNT % REGION;
-                    int status = call(transport, auth, NFS, Nfs3.READ, x -> {
-                        x.xdrEncodeDynamicOpaque(file);
-                        x.xdrEncodeLong(offset);
-                        x.xdrEncodeInt(COUNT);
-                    }).status();
-                    if (status != 0) {
-                        throw new IOException("READ of " + path + ": status " + status);
-                    }
-                }
+                readInFlight(transport, auth, file, path, stop);
                 read++;
             }
         } catch (IOException | RuntimeException e) {
             LOG.fine("NFS warm-up stops: " + e);
         }
         return read;
+    }
+
+    /**
+     * {@link #READS} READs of {@code file}, {@link #IN_FLIGHT} at a time on the one connection (as the kernel client
+     * and a parallel reader pipeline them), every {@link #FULL_EVERY}th of {@link Nfs3#RTMAX} bytes (a reply larger
+     * than the socket buffer takes the transport's queued-write path), the rest of {@link #COUNT}.
+     */
+    private static void readInFlight(RpcTransport transport, RpcAuth auth, byte[] file, String path, BooleanSupplier stop)
+            throws IOException {
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failed = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int t = 0; t < IN_FLIGHT; t++) {
+            readers.add(Thread.ofPlatform().name("modelfs-nfs-warmup-" + t).daemon().start(() -> {
+                try {
+                    for (int i = next.getAndIncrement(); i < READS && !stop.getAsBoolean() && failed.isEmpty(); i = next.getAndIncrement()) {
+                        long offset = (long) i * COUNT % REGION;
+                        int count = i % FULL_EVERY == FULL_EVERY - 1 ? Nfs3.RTMAX : COUNT;
+                        int status = call(transport, auth, NFS, Nfs3.READ, x -> {
+                            x.xdrEncodeDynamicOpaque(file);
+                            x.xdrEncodeLong(offset);
+                            x.xdrEncodeInt(count);
+                        }).status();
+                        if (status != 0) {
+                            throw new IOException("READ of " + path + ": status " + status);
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    failed.add(e);
+                }
+            }));
+        }
+        for (Thread t : readers) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", e);
+            }
+        }
+        if (!failed.isEmpty()) {
+            throw failed.peek() instanceof IOException io ? io : new IOException(failed.peek());
+        }
     }
 
     /** A reply's status and, for MNT and LOOKUP, the handle that follows it. */
