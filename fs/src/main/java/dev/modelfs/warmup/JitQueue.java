@@ -1,5 +1,6 @@
 package dev.modelfs.warmup;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import javax.management.JMException;
@@ -43,7 +44,7 @@ public final class JitQueue {
 
     /** Milliseconds the JIT compilers have spent compiling in this JVM so far (-1 when the JVM does not say). */
     public static long compileMillis() {
-        java.lang.management.CompilationMXBean c = ManagementFactory.getCompilationMXBean();
+        CompilationMXBean c = ManagementFactory.getCompilationMXBean();
         return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
     }
 
