@@ -164,7 +164,8 @@ public final class KernelWarmup {
 
     /**
      * Ends a front end's own read warm-up (its {@code files} files read since {@code startNanos}): waits for the JIT
-     * compilers, at most {@link Budget#jitWait()}, and logs one line ({@code FUSE read warm-up: 1 files, 0.09 s}).
+     * compilers, at most {@link Budget#jitWait()}, gives the C heap's free memory back ({@link MallocTrim}), and logs one
+     * line ({@code FUSE read warm-up: 1 files, 0.09 s}).
      * An interrupt ends the wait (the thread's interrupt status is kept).
      */
     public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget) {
@@ -174,6 +175,7 @@ public final class KernelWarmup {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        MallocTrim.trim();                          // the passes' threads left freed C heap in arenas of their own
         LOG.info(String.format("%s read warm-up: %d files, %.2f s%s", frontEnd, files, (System.nanoTime() - startNanos) / 1e9,
                 idle ? "" : " (compilers still busy)"));
     }

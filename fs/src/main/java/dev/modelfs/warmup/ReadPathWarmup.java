@@ -33,7 +33,7 @@ final class ReadPathWarmup {
     /** Small reads per file: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     static final int SMALL_READS = 6000;
     /** At most this many runs ({@link JitQueue#settle}): what one run compiled at a lower tier reaches C2 in the next. */
-    static final int PASSES = 10;
+    static final int PASSES = 4;
     /** How long those passes may take, waits for the compilers included. */
     static final java.time.Duration PASSES_WALL = java.time.Duration.ofSeconds(5);
     /** The private chunk cache's size. */
