@@ -90,8 +90,11 @@ class MemoryBudgetTest {
     /** Layers (blobs) and tensors of the per-expert model: 40 x 1,280 experts x 3 projections = 153,600 tensors. */
     private static final int LAYERS = 40;
     private static final int EXPERTS = 1_280;
-    /** The mount's RSS bound while it serves the 153,600-tensor model (docs/SEMANTICS.md "Memory bounds"). */
-    private static final long BIG_MODEL_RSS_BOUND_KIB = 700 * 1024;
+    /**
+     * The mount's RSS bound while it serves the 153,600-tensor model (docs/SEMANTICS.md "Memory bounds"): its 64 MiB
+     * chunk cache is resident from the start (the warm-up faults it in), the rest as measured before that, with margin.
+     */
+    private static final long BIG_MODEL_RSS_BOUND_KIB = 768 * 1024;
 
     /**
      * A legitimately big model: 153,600 tiny F16 tensors named per expert, as a DeepSeek-V3 or Kimi-K2 import
