@@ -94,7 +94,7 @@ final class BufferSlab {
 
     /**
      * Up to {@code count} buffers never handed out before, their pages already faulted in (one
-     * {@code madvise(MADV_POPULATE_WRITE)} for the run, or a write per page where the kernel lacks it): a
+     * {@code madvise(MADV_POPULATE_WRITE)} per buffer, or a write per page where the kernel lacks it): a
      * conversion that writes one later takes no page fault. Fewer (none) once the range is used up.
      */
     List<MemorySegment> nextPopulated(int count) {

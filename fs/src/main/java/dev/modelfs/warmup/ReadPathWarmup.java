@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
@@ -35,7 +36,7 @@ final class ReadPathWarmup {
     /** At most this many runs ({@link JitQueue#settle}): what one run compiled at a lower tier reaches C2 in the next. */
     static final int PASSES = 4;
     /** How long those passes may take, waits for the compilers included. */
-    static final java.time.Duration PASSES_WALL = java.time.Duration.ofSeconds(5);
+    static final Duration PASSES_WALL = Duration.ofSeconds(5);
     /** The private chunk cache's size. */
     static final long CACHE_BYTES = 64L << 20;
 

@@ -6,8 +6,10 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcClient;
@@ -92,8 +94,8 @@ public final class LoopbackWarmup {
      */
     private static void readInFlight(RpcTransport transport, RpcAuth auth, byte[] file, String path, BooleanSupplier stop)
             throws IOException {
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failed = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        AtomicInteger next = new AtomicInteger();
+        ConcurrentLinkedQueue<Throwable> failed = new ConcurrentLinkedQueue<>();
         List<Thread> readers = new ArrayList<>();
         for (int t = 0; t < IN_FLIGHT; t++) {
             readers.add(Thread.ofPlatform().name("modelfs-nfs-warmup-" + t).daemon().start(() -> {
