@@ -91,10 +91,11 @@ class MemoryBudgetTest {
     private static final int LAYERS = 40;
     private static final int EXPERTS = 1_280;
     /**
-     * The mount's RSS bound while it serves the 153,600-tensor model (docs/SEMANTICS.md "Memory bounds"): its 64 MiB
-     * chunk cache is resident from the start (the warm-up faults it in), the rest as measured before that, with margin.
+     * The mount's RSS bound while it serves the 153,600-tensor model (docs/SEMANTICS.md "Memory bounds"), measured
+     * without the warm-up, whose own fixed cost (a chunk cache faulted in ahead, its passes' threads) BENCHMARKS.md
+     * reports: this test is about what the model's size costs.
      */
-    private static final long BIG_MODEL_RSS_BOUND_KIB = 800 * 1024;
+    private static final long BIG_MODEL_RSS_BOUND_KIB = 700 * 1024;
 
     /**
      * A legitimately big model: 153,600 tiny F16 tensors named per expert, as a DeepSeek-V3 or Kimi-K2 import
@@ -113,7 +114,7 @@ class MemoryBudgetTest {
         }
         List<Path> paths = SmallStore.addTensorModel(store, "many-experts", blobs, names);
         blobs.clear();
-        try (CliMount m = CliMount.start(store, tmp.resolve("mnt"), "--cache-size", "64M")) {
+        try (CliMount m = CliMount.start(store, tmp.resolve("mnt"), "--cache-size", "64M", "--no-warmup")) {
             List<String> args = new java.util.ArrayList<>(List.of("many-experts"));
             paths.forEach(p -> args.add(p.toString()));
             m.requireChecker(600, "check_many_tensors.py", args.toArray(String[]::new));
