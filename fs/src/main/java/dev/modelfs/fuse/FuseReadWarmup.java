@@ -19,14 +19,15 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
  * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
  * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read are compiled (and the
- * classes an open loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed
- * by {@code warmup.KernelWarmup} before it).
+ * classes an open loads are loaded) before the kernel sends the first request (the kernels and
+ * {@code OpenedSource.read} are warmed by {@code warmup.KernelWarmup} before it).
  *
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.largestPlainFile}: their reads convert nothing and fill no cache: the splice branch
- * answers with a descriptor and position, the copy branch copies blob bytes); the
- * {@code fuse_bufvec} and buffer each call mallocs are freed here, as libfuse would; its reads reach the
- * telemetry, which {@code MountSession} keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed before it returns; a failure ends it with a fine-level log line.
+ * answers with a descriptor and position, the copy branch copies blob bytes); the {@code fuse_bufvec} and buffer
+ * each call mallocs are freed here, as libfuse would; its reads reach the telemetry, which {@code MountSession}
+ * keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed
+ * before it returns; a failure ends it with a fine-level log line.
  */
 final class FuseReadWarmup {
     private static final Logger LOG = Logger.getLogger(FuseReadWarmup.class.getName());

@@ -45,9 +45,9 @@ import java.util.logging.Logger;
  * {@link Budget#maxModels()} model directories visited, {@link Budget#maxKernels()} kernels,
  * {@link Budget#chunksPerKernel()} chunks per kernel, about {@link Budget#cpu()} of the caller's CPU time for
  * the kernels, {@link Budget#readBytesPerFile()} of each of at most {@link Budget#readFiles()} files read per
- * pass, {@link ReadPathWarmup#PASSES} passes within {@link ReadPathWarmup#PASSES_WALL}; one 1 MiB native buffer and a
- * private chunk cache; it
- * never writes into the served chunk cache, a blob or anything a reader sees, so no served byte depends on it,
+ * pass, {@link ReadPathWarmup#PASSES} passes within {@link ReadPathWarmup#PASSES_WALL}; one 1 MiB native buffer
+ * and a private chunk cache; it never writes into the served chunk cache, a blob or anything a reader sees, so no
+ * served byte depends on it,
  * and it counts in no metric; every blob lease it takes is released before it moves on; a failure (a broken
  * model, a truncated blob) skips that model, kernel or file with a fine-level log line.
  */
