@@ -65,7 +65,8 @@ public final class DiskChunkStore implements AutoCloseable {
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     /**
-     * Opens (creating it if needed) the chunk directory {@code dir}, bounded to about {@code maxBytes}.
+     * Opens (creating it if needed) the chunk directory {@code dir}, bounded to about {@code maxBytes}, with
+     * {@link #DEFAULT_QUEUE} queued writes at most.
      *
      * @throws IOException when the directory cannot be created
      */
@@ -73,8 +74,22 @@ public final class DiskChunkStore implements AutoCloseable {
         this(dir, maxBytes, DEFAULT_QUEUE);
     }
 
-    /** Chunks waiting to be written at most (each holds its buffer, up to 1 MiB): {@value}. */
+    /** Chunks waiting to be written at most (each holds its buffer, up to 1 MiB) unless sized by {@link #queueFor}: {@value}. */
     public static final int DEFAULT_QUEUE = 64;
+    private static final int MIN_QUEUE = 16;
+    private static final int MAX_QUEUE = 1024;
+
+    /**
+     * The write queue for a memory {@link ChunkCache} of {@code cacheBytes}: half its chunks, at least {@value #MIN_QUEUE}
+     * and at most {@value #MAX_QUEUE}. A queued chunk is one converted moments ago, so it is usually still in the memory
+     * cache and the queue's hold costs no memory beyond the cache; a deeper queue skips fewer writes while a reader
+     * converts faster than the disk takes chunks (1,013 of a 1,393-chunk file's chunks written with 64, 1,209 with 256:
+     * BENCHMARKS.md).
+     */
+    public static int queueFor(long cacheBytes) {
+        long chunks = Math.max(0, cacheBytes) / ChunkCache.BUFFER_BYTES / 2;
+        return (int) Math.clamp(chunks, MIN_QUEUE, MAX_QUEUE);
+    }
 
     /**
      * Like {@link #DiskChunkStore(Path, long)}, with at most {@code queuedWrites} chunks waiting to be written

@@ -86,6 +86,31 @@ class DiskChunkStoreTest {
     }
 
     @Test
+    void aFullWriteQueueSkipsChunksWithoutBlockingTheReader() throws IOException {
+        int queue = 8;
+        DiskChunkStore disk = new DiskChunkStore(dir, 1, queue);        // every write then trims, under the store's lock
+        AtomicInteger converted = new AtomicInteger();
+        try (ChunkCache c = new ChunkCache(64 << 20, disk)) {
+            synchronized (disk) {                                          // the writer stalls in its first trim
+                for (long k = 0; k < 40; k++) {
+                    assertArrayEquals(expected(k), read(c, 1, k, converted));
+                }
+            }
+            assertTrue(disk.flush(10_000));
+            assertEquals(40, converted.get());
+            assertEquals(1 + queue, disk.writes(), "the write being made and the queued ones; the rest were skipped");
+        }
+    }
+
+    @Test
+    void theWriteQueueHoldsHalfTheMemoryCachesChunksWithinBounds() {
+        assertEquals(256, DiskChunkStore.queueFor(512L << 20));
+        assertEquals(16, DiskChunkStore.queueFor(8L << 20));
+        assertEquals(16, DiskChunkStore.queueFor(0));
+        assertEquals(1024, DiskChunkStore.queueFor(64L << 30));
+    }
+
+    @Test
     void aTruncatedOrCorruptFileIsAMissAndIsReplaced() throws IOException {
         DiskChunkStore disk = new DiskChunkStore(dir, 64 << 20);
         disk.write(name(1), MemorySegment.ofArray(expected(1)));

@@ -20,9 +20,10 @@ final class ConversionOptions {
     @Option(names = "--no-warmup", description = "serve at once: skip the warm-up of the store's conversion kernels and read path before serving")
     boolean noWarmup;
 
-    /** The disk tier, or null without {@code --cache-dir}. */
-    DiskChunkStore openDisk() throws IOException {
-        return cacheDir == null ? null : new DiskChunkStore(cacheDir.toAbsolutePath(), cacheDirSize);
+    /** The disk tier under a memory cache of {@code cacheBytes}, or null without {@code --cache-dir}. */
+    DiskChunkStore openDisk(long cacheBytes) throws IOException {
+        return cacheDir == null ? null
+                : new DiskChunkStore(cacheDir.toAbsolutePath(), cacheDirSize, DiskChunkStore.queueFor(cacheBytes));
     }
 
     /** The same options as arguments, for the process {@code --daemon} starts. */

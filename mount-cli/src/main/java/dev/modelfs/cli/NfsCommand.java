@@ -89,7 +89,7 @@ final class NfsCommand implements Callable<Integer> {
         Signal.handle(new Signal("HUP"), s -> { });
         PrometheusTelemetry telemetry = metrics.start(true);
         GatedTelemetry gate = GatedTelemetry.closed(MetricsOption.orNone(telemetry));      // open once the warm-up is done
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, gate, conversion.openDisk());
+        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, gate, conversion.openDisk(cacheSize));
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         if (!conversion.noWarmup) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> stop.getCount() == 0);
