@@ -37,12 +37,28 @@ command -v cc >/dev/null || need_root_or_say "a C compiler (the parallel NFS rea
 [ -f /usr/include/nfsc/libnfs.h ] || need_root_or_say "libnfs headers (the parallel NFS reader)" libnfs-dev
 cd "$MODELFS_TOP"
 mvn -q -B -Dstyle.color=never -DskipTests package
+reporting=/sys/module/page_reporting/parameters/page_reporting_order; reporting_was=
+on_exit() {
+  for m in mnt bindfs fresh-mnt fresh-bindfs; do fusermount -u "$work/$m" 2>/dev/null || true; done
+  [ -n "$keep" ] || rm -rf "$work"
+  [ -z "$reporting_was" ] || echo "$reporting_was" > "$reporting"
+}
 if [ -n "$keep" ]; then
   work="$keep"; mkdir -p "$work"
-  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; fusermount -u "$work/fresh-mnt" 2>/dev/null || true; fusermount -u "$work/fresh-bindfs" 2>/dev/null || true' EXIT
 else
   work=$(mktemp -d)
-  trap 'fusermount -u "$work/mnt" 2>/dev/null || true; fusermount -u "$work/bindfs" 2>/dev/null || true; fusermount -u "$work/fresh-mnt" 2>/dev/null || true; fusermount -u "$work/fresh-bindfs" 2>/dev/null || true; rm -rf "$work"' EXIT
+fi
+trap on_exit EXIT
+# Free page reporting (virtio-balloon: this VM's guest hands pages that are free back to its host, at once) makes the
+# first touch of such a page a host fault; what a timed read then costs depends on what ran before it (a read right
+# after another reuses the pages that one freed, a read after a fresh mount's warm-up pays the faults). Every party
+# (modelfs, bindfs, ganesha) is measured with it off, and the setting is restored on exit: BENCHMARKS.md.
+if [ -w "$reporting" ]; then
+  reporting_was=$(cat "$reporting")
+  echo 11 > "$reporting"                             # above the largest page order (10): no free page is reported
+  echo "(free page reporting off for the run: page_reporting_order $reporting_was -> 11, restored on exit)"
+elif [ -e "$reporting" ]; then
+  echo "(free page reporting is on and cannot be turned off without root: first reads vary with what ran before them)"
 fi
 if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp

@@ -43,6 +43,19 @@ final class FuseReadWarmup {
 
     private FuseReadWarmup() {}
 
+    /**
+     * Runs the FUSE workers' request loop {@value #CALLS} times over a session that is never mounted
+     * ({@code FuseWorkers.warmLoop}); a failure ends it with a fine-level log line. Returns the requests served.
+     */
+    static int runWorkerLoop() {
+        try {
+            return FuseWorkers.warmLoop(CALLS);
+        } catch (Throwable t) {
+            LOG.fine("FUSE worker loop warm-up stopped: " + t);
+            return 0;
+        }
+    }
+
     /** Reads each of {@code files} (paths below the root) through {@code readBufStub}; returns the files read. */
     static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files) {
         MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,

@@ -64,6 +64,12 @@ final class FuseWorkers {
     private static final MethodHandle TEARDOWN;
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
+    private static final MethodHandle SESSION_NEW;
+    private static final MethodHandle SESSION_DESTROY;
+    private static final MethodHandle CHAN_NEW;
+    private static final MethodHandle CHAN_DESTROY;
+    /** The length {@link #warmLoop}'s channel says it received (a FUSE request header and a small argument). */
+    private static final int WARM_REQUEST = 80;
 
     static {
         SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
@@ -76,6 +82,10 @@ final class FuseWorkers {
         EXITED = handle(fuse, "fuse_session_exited", FunctionDescriptor.of(INT, ADDR));
         SESSION_EXIT = handle(fuse, "fuse_session_exit", FunctionDescriptor.ofVoid(ADDR));
         TEARDOWN = handle(fuse, "fuse_teardown", FunctionDescriptor.ofVoid(ADDR, ADDR));
+        SESSION_NEW = handle(fuse, "fuse_session_new", FunctionDescriptor.of(ADDR, ADDR, ADDR));
+        SESSION_DESTROY = handle(fuse, "fuse_session_destroy", FunctionDescriptor.ofVoid(ADDR));
+        CHAN_NEW = handle(fuse, "fuse_chan_new", FunctionDescriptor.of(ADDR, ADDR, INT, LONG, ADDR));
+        CHAN_DESTROY = handle(fuse, "fuse_chan_destroy", FunctionDescriptor.ofVoid(ADDR));
         SymbolLookup libc = LINKER.defaultLookup();
         MALLOC = handle(libc, "malloc", FunctionDescriptor.of(ADDR, LONG));
         FREE = handle(libc, "free", FunctionDescriptor.ofVoid(ADDR));
@@ -165,7 +175,7 @@ final class FuseWorkers {
     /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
     private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf) {
         try {
-            while (serveOne(ch, chp, buf)) {
+            while (serveOne(session, ch, chp, buf)) {
                 // each request in its own call: serveOne is compiled after a few hundred requests, where a loop body
                 // running since the thread started stays interpreted until an on-stack replacement (tens of thousands)
             }
@@ -175,8 +185,11 @@ final class FuseWorkers {
         }
     }
 
-    /** Receives and processes one request; false once the session is over (unmounted, or the channel failed). */
-    private boolean serveOne(MemorySegment ch, MemorySegment chp, MemorySegment buf) throws Throwable {
+    /**
+     * Receives and processes one request of {@code session} from channel {@code ch}; false once the session is over
+     * (unmounted, or the channel failed).
+     */
+    private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf) throws Throwable {
         if ((int) EXITED.invokeExact(session) != 0) {
             return false;
         }
@@ -247,6 +260,66 @@ final class FuseWorkers {
         } catch (Throwable t) {
             throw new IllegalStateException("free", t);
         }
+    }
+
+    // ---- the worker loop, warmed before mounting ----
+
+    /**
+     * Runs the workers' {@link #serveOne} {@code calls} times over a session and a channel of its own that no kernel
+     * mount feeds: the channel's {@code receive} answers {@value #WARM_REQUEST} bytes and the session's {@code process}
+     * does nothing. So the loop's three downcalls ({@code fuse_session_exited}, {@code fuse_chan_recv},
+     * {@code fuse_session_process}) are linked, their method handles customized and {@code serveOne} compiled before
+     * the kernel's first request, not during a client's first read (where they cost 10-20 % of a fresh mount's first
+     * read of a plain file: BENCHMARKS.md). The buffers come from a shared arena, as the workers' do, so that the
+     * compiled code sees the segment types it will serve with. Returns the requests served.
+     *
+     * @throws Throwable what a downcall or libfuse's allocation threw
+     */
+    static int warmLoop(int calls) throws Throwable {
+        try (Arena arena = Arena.ofShared()) {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            MemorySegment sessionOps = arena.allocate(ADDR, 4);              // process, exit, exited, destroy
+            sessionOps.setAtIndex(ADDR, 0, LINKER.upcallStub(lookup.findStatic(FuseWorkers.class, "warmProcess",
+                    MethodType.methodType(void.class, MemorySegment.class, MemorySegment.class, long.class, MemorySegment.class)),
+                    FunctionDescriptor.ofVoid(ADDR, ADDR, LONG, ADDR), arena));
+            MemorySegment chanOps = arena.allocate(ADDR, 3);                 // receive, send, destroy
+            chanOps.setAtIndex(ADDR, 0, LINKER.upcallStub(lookup.findStatic(FuseWorkers.class, "warmReceive",
+                    MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.of(INT, ADDR, ADDR, LONG), arena));
+            MemorySegment session = (MemorySegment) SESSION_NEW.invokeExact(sessionOps, MemorySegment.NULL);
+            if (session.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException("fuse_session_new failed");
+            }
+            try {
+                MemorySegment ch = (MemorySegment) CHAN_NEW.invokeExact(chanOps, -1, (long) WARM_REQUEST, MemorySegment.NULL);
+                if (ch.equals(MemorySegment.NULL)) {
+                    throw new IllegalStateException("fuse_chan_new failed");
+                }
+                try {
+                    MemorySegment chp = arena.allocate(ADDR);
+                    MemorySegment buf = arena.allocate(4096, 4096);
+                    int served = 0;
+                    while (served < calls && serveOne(session, ch, chp, buf)) {
+                        served++;
+                    }
+                    return served;
+                } finally {
+                    CHAN_DESTROY.invokeExact(ch);
+                }
+            } finally {
+                SESSION_DESTROY.invokeExact(session);
+            }
+        }
+    }
+
+    /** {@link #warmLoop}'s channel: {@code int receive(struct fuse_chan **chp, char *buf, size_t size)}. */
+    private static int warmReceive(MemorySegment chp, MemorySegment buf, long size) {
+        return WARM_REQUEST;
+    }
+
+    /** {@link #warmLoop}'s session: {@code void process(void *data, const char *buf, size_t len, struct fuse_chan *ch)}. */
+    private static void warmProcess(MemorySegment data, MemorySegment buf, long len, MemorySegment ch) {
+        // nothing: the loop around it is what is warmed
     }
 
     // ---- the read operation as an FFM upcall ----

@@ -90,7 +90,7 @@ public final class MountSession implements AutoCloseable {
     }
 
     /**
-     * The FUSE half of the warm-up ({@link FuseReadWarmup}) in passes until the JIT has nothing left to compile for it
+     * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in passes until the JIT has nothing left to compile for it
      * ({@link JitQueue#settle}), before mounting.
      */
     private static void warmReadBuf(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
@@ -99,7 +99,10 @@ public final class MountSession implements AutoCloseable {
         try {
             List<Path> plain = KernelWarmup.largestPlainFile(tree, budget.maxModels()).stream().toList();
             int[] read = {0};
-            JitQueue.settle(() -> read[0] = FuseReadWarmup.run(fs, readBuf, plain), FuseReadWarmup.PASSES, budget.jitWait());
+            JitQueue.settle(() -> {
+                read[0] = FuseReadWarmup.run(fs, readBuf, plain);
+                FuseReadWarmup.runWorkerLoop();
+            }, FuseReadWarmup.PASSES, budget.jitWait());
             files = read[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

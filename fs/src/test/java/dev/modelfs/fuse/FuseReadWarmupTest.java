@@ -2,6 +2,7 @@ package dev.modelfs.fuse;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.serve.ServedTree;
@@ -52,6 +53,16 @@ class FuseReadWarmupTest {
         @Override
         public void nfsCall(int procedure, InetAddress client) {
         }
+    }
+
+    @Test
+    void theWorkerLoopRunsOverASessionOfItsOwnWithoutAMount() throws Throwable {
+        Path mp = Files.createDirectories(tmp.resolve("never-mounted"));
+        for (int run = 0; run < 2; run++) {                  // libfuse's session and channel are freed each time
+            assertEquals(700, FuseWorkers.warmLoop(700), "each request received from the channel and processed");
+        }
+        assertEquals(FuseReadWarmup.CALLS, FuseReadWarmup.runWorkerLoop());
+        assertFalse(MountTable.isMounted(mp));
     }
 
     @Test

@@ -54,7 +54,7 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--debug", description = "libfuse debug output")
     boolean debug;
 
-    @Option(names = "--threads", paramLabel = "N", description = "FUSE worker threads (default: max(4, cores))")
+    @Option(names = "--threads", paramLabel = "N", description = "FUSE worker threads (default: max(2, cores))")
     int threads = MountOptions.defaultThreads();
 
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")

@@ -22,7 +22,7 @@ class ConversionOptionsTest {
     void defaultsAreNoDiskTierAndNoArguments() throws IOException {
         ConversionOptions o = CommandLine.populateCommand(new ConversionOptions());
         assertEquals(10L << 30, o.cacheDirSize, "10G, binary");
-        assertNull(o.openDisk());
+        assertNull(o.openDisk(512L << 20));
         assertEquals(List.of(), o.args());
     }
 
@@ -34,7 +34,7 @@ class ConversionOptionsTest {
         assertEquals(List.of("--cache-dir", cache.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(64L << 20), "--no-warmup"), o.args());
         ConversionOptions again = CommandLine.populateCommand(new ConversionOptions(), o.args().toArray(String[]::new));
         assertEquals(o.args(), again.args(), "a child parses what the parent passes into the same options");
-        try (DiskChunkStore disk = o.openDisk()) {
+        try (DiskChunkStore disk = o.openDisk(512L << 20)) {
             assertTrue(Files.isDirectory(cache), "the disk tier's folder");
         }
     }
