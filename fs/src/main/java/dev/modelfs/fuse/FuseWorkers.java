@@ -189,7 +189,8 @@ final class FuseWorkers {
      * Receives and processes one request of {@code session} from channel {@code ch}; false once the session is over
      * (unmounted, or the channel failed).
      */
-    private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf) throws Throwable {
+    private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf)
+            throws Throwable {
         if ((int) EXITED.invokeExact(session) != 0) {
             return false;
         }
@@ -269,8 +270,8 @@ final class FuseWorkers {
      * mount feeds: the channel's {@code receive} answers {@value #WARM_REQUEST} bytes and the session's {@code process}
      * does nothing. So the loop's three downcalls ({@code fuse_session_exited}, {@code fuse_chan_recv},
      * {@code fuse_session_process}) are linked, their method handles customized and {@code serveOne} compiled before
-     * the kernel's first request, not during a client's first read (where they cost 10-20 % of a fresh mount's first
-     * read of a plain file: BENCHMARKS.md). The buffers come from a shared arena, as the workers' do, so that the
+     * the kernel's first request, not during a client's first read (where they cost about 10 % of a fresh mount's
+     * first read of a plain file: BENCHMARKS.md). The buffers come from a shared arena, as the workers' do, so that the
      * compiled code sees the segment types it will serve with. Returns the requests served.
      *
      * @throws Throwable what a downcall or libfuse's allocation threw
