@@ -53,12 +53,14 @@ trap on_exit EXIT
 # first touch of such a page a host fault; what a timed read then costs depends on what ran before it (a read right
 # after another reuses the pages that one freed, a read after a fresh mount's warm-up pays the faults). Every party
 # (modelfs, bindfs, ganesha) is measured with it off, and the setting is restored on exit: BENCHMARKS.md.
-if [ -w "$reporting" ]; then
-  reporting_was=$(cat "$reporting")
-  echo 11 > "$reporting"                             # above the largest page order (10): no free page is reported
-  echo "(free page reporting off for the run: page_reporting_order $reporting_was -> 11, restored on exit)"
-elif [ -e "$reporting" ]; then
-  echo "(free page reporting is on and cannot be turned off without root: first reads vary with what ran before them)"
+if [ -e "$reporting" ]; then
+  was=$(cat "$reporting")
+  if (echo 11 > "$reporting") 2>/dev/null; then      # above the largest page order (10): no free page is reported
+    reporting_was=$was
+    echo "(free page reporting off for the run: page_reporting_order $was -> 11, restored on exit)"
+  else
+    echo "(free page reporting is on and could not be turned off (root only): first reads vary with what ran before them)"
+  fi
 fi
 if [ -z "$mount_only" ]; then
 mvn -q -B -Dstyle.color=never -pl benchmarks -am compile dependency:build-classpath -Dmdep.outputFile=target/bench.cp

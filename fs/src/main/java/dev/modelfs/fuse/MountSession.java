@@ -90,8 +90,8 @@ public final class MountSession implements AutoCloseable {
     }
 
     /**
-     * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in passes until the JIT has nothing left to compile for it
-     * ({@link JitQueue#settle}), before mounting.
+     * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
+     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting.
      */
     private static void warmReadBuf(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
         long t0 = System.nanoTime();
