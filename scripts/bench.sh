@@ -49,7 +49,7 @@ else
   work=$(mktemp -d)
 fi
 trap on_exit EXIT
-# Free page reporting (virtio-balloon: this VM's guest hands pages that are free back to its host, at once) makes the
+# Free page reporting (virtio-balloon: this VM's guest hands free pages back to its host with no minimum delay) makes the
 # first touch of such a page a host fault; what a timed read then costs depends on what ran before it (a read right
 # after another reuses the pages that one freed, a read after a fresh mount's warm-up pays the faults). Every party
 # (modelfs, bindfs, ganesha) is measured with it off, and the setting is restored on exit: BENCHMARKS.md.
