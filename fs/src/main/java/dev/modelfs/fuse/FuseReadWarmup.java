@@ -20,7 +20,8 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
  * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read are compiled (and the
  * classes an open loads are loaded) before the kernel sends the first request (the kernels and
- * {@code OpenedSource.read} are warmed by {@code warmup.KernelWarmup} before it).
+ * {@code OpenedSource.read} are warmed by {@code warmup.KernelWarmup} before it); and runs the workers' request
+ * loop over a session that is never mounted ({@link #runWorkerLoop}).
  *
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.largestPlainFile}: their reads convert nothing and fill no cache: the splice branch

@@ -78,7 +78,7 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads(), readBuf -> {
                 if (opts.warmup()) {
-                    warmReadBuf(fs, readBuf, served.tree(), budget);
+                    warmFuse(fs, readBuf, served.tree(), budget);
                 }
                 gate.open();                                            // before the kernel mount exists
             });
@@ -93,7 +93,7 @@ public final class MountSession implements AutoCloseable {
      * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
      * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting.
      */
-    private static void warmReadBuf(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
+    private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
         long t0 = System.nanoTime();
         int files = 0;
         try {
