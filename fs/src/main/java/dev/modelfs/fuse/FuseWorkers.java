@@ -58,6 +58,7 @@ final class FuseWorkers {
     private static final MethodHandle NEXT_CHAN;
     private static final MethodHandle CHAN_BUFSIZE;
     private static final MethodHandle CHAN_RECV;
+    private static final MethodHandle CHAN_FD;
     private static final MethodHandle PROCESS;
     private static final MethodHandle EXITED;
     private static final MethodHandle SESSION_EXIT;
@@ -77,6 +78,7 @@ final class FuseWorkers {
         GET_SESSION = handle(fuse, "fuse_get_session", FunctionDescriptor.of(ADDR, ADDR));
         NEXT_CHAN = handle(fuse, "fuse_session_next_chan", FunctionDescriptor.of(ADDR, ADDR, ADDR));
         CHAN_BUFSIZE = handle(fuse, "fuse_chan_bufsize", FunctionDescriptor.of(LONG, ADDR));
+        CHAN_FD = handle(fuse, "fuse_chan_fd", FunctionDescriptor.of(INT, ADDR));
         CHAN_RECV = handle(fuse, "fuse_chan_recv", FunctionDescriptor.of(INT, ADDR, ADDR, LONG));
         PROCESS = handle(fuse, "fuse_session_process", FunctionDescriptor.ofVoid(ADDR, ADDR, LONG, ADDR));
         EXITED = handle(fuse, "fuse_session_exited", FunctionDescriptor.of(INT, ADDR));
@@ -101,6 +103,8 @@ final class FuseWorkers {
     private final MemorySegment mountpointC;
     private final List<Thread> threads = new ArrayList<>();
     private final Arena arena;
+    /** The channels INIT and OPEN are answered on (kernel passthrough), set before the workers start. */
+    private PassthroughChannels replies;
     private boolean stopped;
 
     private FuseWorkers(ModelFs fs, MemorySegment fuse, MemorySegment mountpointC, Arena arena) throws Throwable {
@@ -118,15 +122,18 @@ final class FuseWorkers {
      * @throws IOException when libfuse cannot mount (its reason is on stderr)
      */
     static FuseWorkers start(ModelFs fs, List<String> args, int count) throws IOException {
-        return start(fs, args, count, readBuf -> { });
+        return start(fs, args, count, true, readBuf -> { });
     }
 
     /**
-     * Like {@link #start(ModelFs, List, int)}; {@code beforeMount} is given the {@code read_buf} upcall stub (a C
+     * Like {@link #start(ModelFs, List, int)}; whole-blob files are opened with kernel passthrough when
+     * {@code kernelPassthrough} and the kernel and this process's privileges allow ({@link PassthroughChannels});
+     * {@code beforeMount} is given the {@code read_buf} upcall stub (a C
      * function pointer) once it exists and before the kernel mount does (a warm-up can call it:
      * {@link FuseReadWarmup}).
      */
-    static FuseWorkers start(ModelFs fs, List<String> args, int count, Consumer<MemorySegment> beforeMount) throws IOException {
+    static FuseWorkers start(ModelFs fs, List<String> args, int count, boolean kernelPassthrough,
+                             Consumer<MemorySegment> beforeMount) throws IOException {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment ops = fs.copyOperations(arena);
@@ -148,7 +155,7 @@ final class FuseWorkers {
                 throw new IOException("libfuse could not mount (fuse_setup failed; see its message above)");
             }
             FuseWorkers w = new FuseWorkers(fs, f, mountpoint.get(ADDR, 0), arena);
-            w.startThreads(Math.max(1, count));
+            w.startThreads(Math.max(1, count), kernelPassthrough);
             return w;
         } catch (IOException | RuntimeException e) {
             arena.close();
@@ -159,13 +166,22 @@ final class FuseWorkers {
         }
     }
 
-    private void startThreads(int count) throws Throwable {
+    private void startThreads(int count, boolean kernelPassthrough) throws Throwable {
         MemorySegment ch = (MemorySegment) NEXT_CHAN.invokeExact(session, MemorySegment.NULL);
         long bufsize = (long) CHAN_BUFSIZE.invokeExact(ch);
+        replies = PassthroughChannels.off(ch);
+        if (kernelPassthrough) {
+            try {
+                replies = PassthroughChannels.on(fs, (int) CHAN_FD.invokeExact(ch), bufsize, arena);
+            } catch (Throwable t) {
+                LOG.warning("kernel passthrough not set up (" + t + "): modelfs serves every read");
+            }
+        }
+        PassthroughChannels r = replies;
         for (int i = 0; i < count; i++) {
             MemorySegment buf = arena.allocate(bufsize, 4096);
             MemorySegment chp = arena.allocate(ADDR);
-            Thread t = new Thread(() -> loop(ch, chp, buf), "modelfs-fuse-" + i);
+            Thread t = new Thread(() -> loop(ch, chp, buf, r), "modelfs-fuse-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
@@ -173,9 +189,9 @@ final class FuseWorkers {
     }
 
     /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
-    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf) {
+    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf, PassthroughChannels replies) {
         try {
-            while (serveOne(session, ch, chp, buf)) {
+            while (serveOne(session, ch, chp, buf, replies)) {
                 // each request in its own call: serveOne is compiled after a few hundred requests, where a loop body
                 // running since the thread started stays interpreted until an on-stack replacement (tens of thousands)
             }
@@ -186,11 +202,12 @@ final class FuseWorkers {
     }
 
     /**
-     * Receives and processes one request of {@code session} from channel {@code ch}; false once the session is over
-     * (unmounted, or the channel failed).
+     * Receives and processes one request of {@code session} from channel {@code ch} (answered on the channel
+     * {@code replies} chooses: INIT and OPEN may be rewritten); false once the session is over (unmounted, or the
+     * channel failed).
      */
-    private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf)
-            throws Throwable {
+    private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf,
+                                    PassthroughChannels replies) throws Throwable {
         if ((int) EXITED.invokeExact(session) != 0) {
             return false;
         }
@@ -203,7 +220,7 @@ final class FuseWorkers {
             return false;                                       // 0: unmounted; < 0: the channel failed
         }
         try {
-            PROCESS.invokeExact(session, buf, (long) res, chp.get(ADDR, 0));
+            PROCESS.invokeExact(session, buf, (long) res, replies.channelFor(buf, res, chp.get(ADDR, 0)));
         } catch (Throwable t) {                                 // escaped every guard: the worker carries on
             if (ESCAPED_LOGGED.getAndIncrement() < 100) {
                 LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
@@ -235,6 +252,7 @@ final class FuseWorkers {
             }
         }
         stopped = true;
+        replies.close();
         try {
             TEARDOWN.invokeExact(fuse, mountpointC);
         } catch (Throwable t) {
@@ -299,8 +317,9 @@ final class FuseWorkers {
                 try {
                     MemorySegment chp = arena.allocate(ADDR);
                     MemorySegment buf = arena.allocate(4096, 4096);
+                    PassthroughChannels replies = PassthroughChannels.forWarmup(ch);
                     int served = 0;
-                    while (served < calls && serveOne(session, ch, chp, buf)) {
+                    while (served < calls && serveOne(session, ch, chp, buf, replies)) {
                         served++;
                     }
                     return served;
@@ -313,8 +332,14 @@ final class FuseWorkers {
         }
     }
 
+    /** Requests {@link #warmReceive} made: one in eight is an OPEN and one an INIT, so that both branches are compiled. */
+    private static int warmReceived;
+
     /** {@link #warmLoop}'s channel: {@code int receive(struct fuse_chan **chp, char *buf, size_t size)}. */
     private static int warmReceive(MemorySegment chp, MemorySegment buf, long size) {
+        int n = warmReceived++ & 7;
+        int opcode = n == 3 ? PassthroughProtocol.OPCODE_OPEN : n == 7 ? PassthroughProtocol.OPCODE_INIT : 0;
+        buf.reinterpret(size).set(INT, PassthroughProtocol.IN_OPCODE, opcode);
         return WARM_REQUEST;
     }
 

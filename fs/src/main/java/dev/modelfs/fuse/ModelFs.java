@@ -3,6 +3,7 @@ package dev.modelfs.fuse;
 import dev.modelfs.read.Errno;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.serve.ServePolicy;
+import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.tree.DirNode;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
@@ -44,9 +45,13 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     private final ServePolicy policy;
     private final Map<String, String> rootXattrs;
     private final HandleTable<Handle> open = new HandleTable<>();
+    private final PassthroughOpens passthrough;
 
-    /** An open file: the node it was opened as (its attributes) and its leased bytes. */
-    private record Handle(FileNode node, OpenedSource source) {}
+    /**
+     * An open file: the path and node it was opened as (its attributes), its leased bytes, and its blob's kernel
+     * passthrough registration ({@link PassthroughOpens}), or 0 when this process serves its reads.
+     */
+    private record Handle(String path, FileNode node, OpenedSource source, int backing) {}
 
     /** Set once the mount is stopping: new opens fail, open files keep being served. */
     private volatile boolean stopping;
@@ -61,6 +66,18 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         this.tree = tree;
         this.policy = policy;
         this.rootXattrs = policy.telemetry().endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of());
+        this.passthrough = new PassthroughOpens(policy.telemetry());
+    }
+
+    /** Which opens of this mount the kernel's passthrough takes (none until INIT accepted passthrough). */
+    PassthroughOpens passthrough() {
+        return passthrough;
+    }
+
+    /** The passthrough registration of open file {@code fh}, or 0 (for {@link PassthroughChannels}' OPEN reply). */
+    int backingOf(long fh) {
+        Handle h = open.get(fh);
+        return h == null ? 0 : h.backing();
     }
 
     /** Node at an absolute FUSE path in the current snapshot, or null. */
@@ -161,7 +178,13 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         }
         try {
             OpenedSource src = policy.open(f);
-            fi.fh.set(open.add(new Handle(f, src)));
+            int backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobs().getFirst() : null,
+                    () -> src.blobDescriptor(0));
+            if (backing == PassthroughOpens.BUSY) {
+                src.close();
+                return -ErrorCodes.EBUSY();
+            }
+            fi.fh.set(open.add(new Handle(path, f, src, backing)));
             return 0;
         } catch (IOException | RuntimeException e) {
             return fail("open", path, e);
@@ -210,6 +233,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     private int release0(String path, FuseFileInfo fi) {
         Handle h = open.remove(fi.fh.get());
         if (h != null) {
+            passthrough.closed(h.path(), h.backing());
             h.source().close();
         }
         return 0;

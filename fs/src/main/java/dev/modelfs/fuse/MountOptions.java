@@ -29,10 +29,13 @@ import java.util.List;
  * @param cacheDirBytes bound of that directory
  * @param warmup      warm up the store's conversion kernels and read path before mounting
  *                    ({@code KernelWarmup}; {@code --no-warmup} turns it off)
+ * @param kernelPassthrough open whole-blob files with the kernel's FUSE passthrough when the kernel (Linux 6.9+) and
+ *                    this process ({@code CAP_SYS_ADMIN}) allow: their reads and maps then never reach this process
+ *                    ({@code PassthroughChannels}; {@code --no-kernel-passthrough} turns it off)
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                            long refreshMillis, boolean debug, int threads, Path cacheDir, long cacheDirBytes,
-                           boolean warmup) {
+                           boolean warmup, boolean kernelPassthrough) {
     public MountOptions {
         extra = List.copyOf(extra);
         if (threads < 1) {
@@ -40,10 +43,10 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
         }
     }
 
-    /** Options without a disk cache, with the warm-up. */
+    /** Options without a disk cache, with the warm-up and kernel passthrough. */
     public MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                         long refreshMillis, boolean debug, int threads) {
-        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, true);
+        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, true, true);
     }
 
     /**

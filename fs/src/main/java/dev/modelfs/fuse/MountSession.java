@@ -76,7 +76,7 @@ public final class MountSession implements AutoCloseable {
             }
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
-            workers = FuseWorkers.start(fs, args, opts.threads(), readBuf -> {
+            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), readBuf -> {
                 if (opts.warmup()) {
                     warmFuse(fs, readBuf, served.tree(), budget);
                 }

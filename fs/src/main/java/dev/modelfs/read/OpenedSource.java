@@ -94,6 +94,11 @@ public final class OpenedSource implements AutoCloseable {
         return source.size();
     }
 
+    /** The blobs the file reads, in the order of {@link ByteSource#blobs()}. */
+    public List<BlobRef> blobs() {
+        return refs;
+    }
+
     /** What the file's bytes are ({@link ByteSource#kind()}). */
     public FileKind kind() {
         return source.kind();

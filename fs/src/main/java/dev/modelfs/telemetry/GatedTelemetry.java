@@ -50,6 +50,11 @@ public final class GatedTelemetry implements Telemetry {
     }
 
     @Override
+    public void kernelPassthroughOpen() {
+        target.kernelPassthroughOpen();
+    }
+
+    @Override
     public void nfsCall(int procedure, InetAddress client) {
         target.nfsCall(procedure, client);
     }

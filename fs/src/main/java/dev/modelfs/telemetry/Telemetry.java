@@ -49,6 +49,13 @@ public interface Telemetry {
     void nfsCall(int procedure, InetAddress client);
 
     /**
+     * A FUSE open handed to the kernel's passthrough: the file is one whole blob, and its reads go from the blob's
+     * page cache to the reader without reaching this process, so they appear in no {@link #read} figure.
+     */
+    default void kernelPassthroughOpen() {
+    }
+
+    /**
      * Where these figures can be read ({@code HOST:PORT} of the Prometheus endpoint), if anywhere: a mount
      * shows it as the root's {@code user.modelfs.metrics} attribute, which {@code modelfs status} reads.
      */

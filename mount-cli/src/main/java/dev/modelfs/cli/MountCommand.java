@@ -57,6 +57,11 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "FUSE worker threads (default: max(2, cores))")
     int threads = MountOptions.defaultThreads();
 
+    @Option(names = "--no-kernel-passthrough",
+            description = "serve whole-blob files (model.gguf) through modelfs too, not with the kernel's FUSE passthrough"
+                    + " (Linux 6.9+, as root), which reads them straight from the blob")
+    boolean noKernelPassthrough;
+
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
@@ -143,7 +148,8 @@ final class MountCommand implements Callable<Integer> {
             }
         }
         return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads,
-                conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup);
+                conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup,
+                !noKernelPassthrough);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -153,6 +159,9 @@ final class MountCommand implements Callable<Integer> {
                 "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
+        if (noKernelPassthrough) {
+            cmd.add("--no-kernel-passthrough");
+        }
         cmd.addAll(conversion.args());
         cmd.add("--grace");
         cmd.add(Long.toString(graceSeconds));

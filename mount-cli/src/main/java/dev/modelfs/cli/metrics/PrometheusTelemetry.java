@@ -51,6 +51,8 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
     private final Counter errors;
     private final Set<String> errorModels = ConcurrentHashMap.newKeySet();
     private final Counter nfsCalls;
+    /** FUSE opens handed to the kernel's passthrough (a mount only). */
+    private final Counter passthroughOpens;
     /** By client address; beyond {@value #MAX_CLIENTS}, under the key {@value #OTHER}; no address: {@value #UNKNOWN}. */
     private final ConcurrentHashMap<Object, CounterDataPoint[]> nfsByClient = new ConcurrentHashMap<>();
     private static final String UNKNOWN = "unknown";
@@ -78,6 +80,10 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
         errors = Counter.builder().name("modelfs_errors_total")
                 .help("Failed opens, reads and listings, by errno and by model (- for none)")
                 .labelNames("errno", "model").withoutExemplars().register(registry);
+        passthroughOpens = nfs ? null : Counter.builder().name("modelfs_kernel_passthrough_opens_total")
+                .help("Opens of whole-blob files handed to the kernel's FUSE passthrough: their reads go from the blob to the"
+                        + " reader without reaching modelfs, so they are in no modelfs_read_* figure")
+                .withoutExemplars().register(registry);
         if (nfs) {
             nfsCalls = Counter.builder().name("modelfs_nfs_operations_total")
                     .help("NFSv3 calls admitted, by procedure and client address")
@@ -149,6 +155,13 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
     public void conversion(long cpuNanos) {
         conversions.inc();
         conversionCpu.inc(cpuNanos * 1e-9);
+    }
+
+    @Override
+    public void kernelPassthroughOpen() {
+        if (passthroughOpens != null) {
+            passthroughOpens.inc();
+        }
     }
 
     @Override

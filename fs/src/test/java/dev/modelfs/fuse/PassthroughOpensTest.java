@@ -1,0 +1,123 @@
+package dev.modelfs.fuse;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.telemetry.Telemetry;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernel's rules for passthrough opens (one backing file per open inode, a registration per blob while it is
+ * used), against a device that records what it was asked.
+ */
+class PassthroughOpensTest {
+    /** Records registrations; answers ids from 10 on, or {@code failWith} once set. */
+    static final class RecordingDevice implements PassthroughOpens.Device {
+        final List<Integer> registeredFds = new ArrayList<>();
+        final List<Integer> unregistered = new ArrayList<>();
+        int next = 10;
+        int failWith;
+
+        @Override
+        public int register(int blobFd) {
+            registeredFds.add(blobFd);
+            return failWith != 0 ? failWith : next++;
+        }
+
+        @Override
+        public int unregister(int id) {
+            unregistered.add(id);
+            return 0;
+        }
+    }
+
+    static final class Counting implements Telemetry {
+        int opens;
+
+        @Override public void read(FileKind kind, long bytes, long nanos) { }
+        @Override public void conversion(long cpuNanos) { }
+        @Override public void error(String errno, String model) { }
+        @Override public void nfsCall(int procedure, InetAddress client) { }
+        @Override public void kernelPassthroughOpen() {
+            opens++;
+        }
+    }
+
+    final RecordingDevice device = new RecordingDevice();
+    final Counting telemetry = new Counting();
+    final PassthroughOpens opens = new PassthroughOpens(telemetry);
+
+    @Test
+    void nothingPassesThroughBeforeInitAcceptedIt() {
+        assertEquals(0, opens.admit("/a/model.gguf", "blobA", () -> 3));
+        assertTrue(device.registeredFds.isEmpty());
+        opens.closed("/a/model.gguf", 0);
+        assertEquals(0, opens.openPaths());
+    }
+
+    @Test
+    void aBlobIsRegisteredOnceWhileOpenAndDroppedWithItsLastFile() {
+        opens.enable(device);
+        int a1 = opens.admit("/a/model.gguf", "blobA", () -> 3);
+        int a2 = opens.admit("/a/model.gguf", "blobA", () -> 4);
+        int b = opens.admit("/b/model.gguf", "blobA", () -> 5);      // another path, the same blob
+        assertTrue(a1 > 0);
+        assertEquals(a1, a2);
+        assertEquals(a1, b);
+        assertEquals(List.of(3), device.registeredFds, "one registration, with the first open's descriptor");
+        assertEquals(3, telemetry.opens);
+
+        opens.closed("/a/model.gguf", a1);
+        opens.closed("/b/model.gguf", b);
+        assertTrue(device.unregistered.isEmpty(), "one file still uses it");
+        opens.closed("/a/model.gguf", a2);
+        assertEquals(List.of(a1), device.unregistered);
+        assertEquals(0, opens.registered());
+        assertEquals(0, opens.openPaths());
+
+        int again = opens.admit("/a/model.gguf", "blobA", () -> 6);
+        assertNotEquals(a1, again, "registered anew");
+        assertEquals(List.of(3, 6), device.registeredFds);
+    }
+
+    @Test
+    void aPathWhoseBytesChangedUnderAPassthroughReaderIsBusyUntilItCloses() {
+        opens.enable(device);
+        int old = opens.admit("/m/model.gguf", "blobA", () -> 3);
+        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", "blobB", () -> 4), "the tag was re-pulled");
+        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", null, () -> 4), "now a composed file");
+        assertEquals(List.of(3), device.registeredFds, "nothing registered for a refused open");
+        opens.closed("/m/model.gguf", old);
+        int now = opens.admit("/m/model.gguf", "blobB", () -> 4);
+        assertTrue(now > 0, "the old reader is gone: the new blob passes through");
+        assertEquals(List.of(old), device.unregistered);
+    }
+
+    @Test
+    void aPathOpenWithoutPassthroughStaysServedHereUntilItsFilesClose() {
+        opens.enable(device);
+        assertEquals(0, opens.admit("/m/model.gguf", null, () -> 3), "not one whole blob");
+        assertEquals(0, opens.admit("/m/model.gguf", "blobA", () -> 4), "the inode is open without passthrough");
+        assertTrue(device.registeredFds.isEmpty());
+        opens.closed("/m/model.gguf", 0);
+        opens.closed("/m/model.gguf", 0);
+        assertTrue(opens.admit("/m/model.gguf", "blobA", () -> 4) > 0);
+    }
+
+    @Test
+    void aFailedRegistrationTurnsPassthroughOffForNewBlobsOnly() {
+        opens.enable(device);
+        int a = opens.admit("/a/model.gguf", "blobA", () -> 3);
+        device.failWith = -1;                                        // EPERM
+        assertEquals(0, opens.admit("/b/model.gguf", "blobB", () -> 4));
+        assertEquals(0, opens.admit("/c/model.gguf", "blobC", () -> 5));
+        assertEquals(List.of(3, 4), device.registeredFds, "no second attempt after a failure");
+        assertEquals(a, opens.admit("/a/model.gguf", "blobA", () -> 6), "an open inode keeps its backing file");
+        assertEquals(2, telemetry.opens);
+    }
+}
