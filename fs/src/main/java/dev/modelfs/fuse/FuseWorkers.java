@@ -170,7 +170,9 @@ final class FuseWorkers {
         MemorySegment ch = (MemorySegment) NEXT_CHAN.invokeExact(session, MemorySegment.NULL);
         long bufsize = (long) CHAN_BUFSIZE.invokeExact(ch);
         replies = PassthroughChannels.off(ch);
-        if (kernelPassthrough) {
+        if (kernelPassthrough && !PassthroughChannels.mayRegister()) {
+            LOG.info("kernel passthrough needs CAP_SYS_ADMIN (root): modelfs serves whole-blob files itself");
+        } else if (kernelPassthrough) {
             try {
                 replies = PassthroughChannels.on(fs, (int) CHAN_FD.invokeExact(ch), bufsize, arena);
             } catch (Throwable t) {

@@ -178,8 +178,14 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         }
         try {
             OpenedSource src = policy.open(f);
-            int backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobs().getFirst() : null,
-                    () -> src.blobDescriptor(0));
+            int backing;
+            try {
+                backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobFile(0) : null,
+                        () -> src.blobDescriptor(0));
+            } catch (IOException | RuntimeException e) {
+                src.close();
+                throw e;
+            }
             if (backing == PassthroughOpens.BUSY) {
                 src.close();
                 return -ErrorCodes.EBUSY();

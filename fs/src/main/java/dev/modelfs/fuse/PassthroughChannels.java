@@ -56,6 +56,26 @@ final class PassthroughChannels {
         this.devFd = devFd;
     }
 
+    /** {@code CAP_SYS_ADMIN}, bit 21 of the capability sets. */
+    private static final int CAP_SYS_ADMIN = 21;
+
+    /**
+     * Whether this process may register backing files: the kernel asks for {@code CAP_SYS_ADMIN} in its effective set
+     * ({@code CapEff} of {@code /proc/self/status}). Without it passthrough is not even offered to the kernel.
+     */
+    static boolean mayRegister() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("CapEff:")) {
+                    return new java.math.BigInteger(line.substring(7).trim(), 16).testBit(CAP_SYS_ADMIN);
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            LOG.fine("/proc/self/status: " + e);
+        }
+        return false;
+    }
+
     /** No rewriting: INIT and OPEN are answered on {@code kernel}, the kernel's channel, like every request. */
     static PassthroughChannels off(MemorySegment kernel) {
         return new PassthroughChannels(kernel, kernel, null, -1);

@@ -15,7 +15,7 @@ import java.util.logging.Logger;
  * otherwise, with EIO). Hence, per path with open files: opened without passthrough, later opens are served here
  * too; opened with blob A, later opens of A pass through as well, and an open that would now read another blob
  * (the tag was re-pulled while a reader holds the old one open) is refused with {@link #BUSY} until those files
- * are closed.
+ * are closed (after waiting up to {@link #RELEASE_WAIT_NANOS} for them).
  *
  * <p>Invariants: a blob has a registration exactly while an open file holds it ({@link #admit} / {@link #closed}
  * pair up), so a blob removed from the store is not kept on disk by the kernel once its readers are gone; a blob
@@ -27,6 +27,12 @@ final class PassthroughOpens {
     private static final Logger LOG = Logger.getLogger(PassthroughOpens.class.getName());
     /** {@link #admit}'s answer when the path's open files hold another blob. */
     static final int BUSY = -1;
+    /**
+     * How long an open that would be {@link #BUSY} waits for the other files to be released: the kernel sends a
+     * file's RELEASE in the background, so a reader that closed the old version just before has usually not been
+     * released here yet. The wait holds one FUSE worker; another one processes the RELEASE.
+     */
+    static final long RELEASE_WAIT_NANOS = 250_000_000L;
 
     /** The kernel's registry: {@code register} answers an id (> 0) or a negated errno; so does {@code unregister}. */
     interface Device {
@@ -56,12 +62,23 @@ final class PassthroughOpens {
     }
 
     /**
-     * An open of {@code path}, whose bytes are all of blob {@code blob} (null when they are not one whole blob), whose
-     * open descriptor {@code fd} gives: the registration id its reply names (> 0), 0 when this process serves it, or
+     * An open of {@code path}, whose bytes are all of blob file {@code blob} (null when they are not one whole blob; a
+     * key that tells blob files apart, not only blobs: a blob deleted and written again must not be read through the
+     * registration of its old, maybe truncated, file), whose open descriptor {@code fd} gives: the registration id its reply names (> 0), 0 when this process serves it, or
      * {@link #BUSY}. Every answer but BUSY must be followed by {@link #closed} when the file is released.
      */
     synchronized int admit(String path, Object blob, IntSupplier fd) {
         PathMode mode = paths.get(path);
+        long deadline = System.nanoTime() + RELEASE_WAIT_NANOS;
+        while (mode != null && mode.blob() != null && !mode.blob().equals(blob) && System.nanoTime() < deadline) {
+            try {           // a reader that has just closed the old version: its RELEASE comes after its close() returned
+                wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            mode = paths.get(path);
+        }
         if (mode != null && mode.blob() != null && !mode.blob().equals(blob)) {
             if (!mode.refusalLogged()) {
                 LOG.warning(path + ": its bytes changed while " + mode.open() + " reader(s) still hold the old ones open with"
@@ -78,6 +95,7 @@ final class PassthroughOpens {
 
     /** The file of {@code path} that {@link #admit} answered {@code id} (not BUSY) is released. */
     synchronized void closed(String path, int id) {
+        notifyAll();                                            // an open waiting for this path's files to go
         PathMode mode = paths.get(path);
         if (mode != null) {
             if (mode.open() > 1) {

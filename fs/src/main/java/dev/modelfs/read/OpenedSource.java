@@ -94,9 +94,13 @@ public final class OpenedSource implements AutoCloseable {
         return source.size();
     }
 
-    /** The blobs the file reads, in the order of {@link ByteSource#blobs()}. */
-    public List<BlobRef> blobs() {
-        return refs;
+    /** One blob file on disk: the blob it holds, and its device and inode (a blob deleted and written again is another). */
+    public record BlobFile(BlobRef blob, long device, long inode) {}
+
+    /** The file holding segment {@code segment}'s blob, as leased by this open file ({@code fstat} now). */
+    public BlobFile blobFile(int segment) throws IOException {
+        var st = leases[source.blobIndex(segment)].file().stat();
+        return new BlobFile(refs.get(source.blobIndex(segment)), st.dev(), st.ino());
     }
 
     /** What the file's bytes are ({@link ByteSource#kind()}). */

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Stopping a real {@code modelfs mount} while a reader is in the middle of a file (issue 21): new opens
  * fail at once, the reader finishes with the right bytes (the blob on disk), and the process exits once
- * the file is closed; after the grace period, open files are cut off instead.
+ * the file is closed; after the grace period, open files modelfs serves are cut off instead, while a file open
+ * with kernel passthrough reads on.
  */
 class GracefulStopTest {
     private static final int SIZE = 48 << 20;
@@ -67,10 +68,11 @@ class GracefulStopTest {
         assertEquals(0, m.process.exitValue(), m.log());
     }
 
+    /** Files modelfs serves (here with {@code --no-kernel-passthrough}) are cut off once the grace period is over. */
     @Test
     void afterTheGracePeriodOpenFilesAreCutOff() throws Exception {
         SmallStore.addModel(tmp.resolve("store"), "big", SIZE, 4);
-        CliMount m = CliMount.start(tmp.resolve("store"), tmp.resolve("mnt"), "--grace", "2");
+        CliMount m = CliMount.start(tmp.resolve("store"), tmp.resolve("mnt"), "--grace", "2", "--no-kernel-passthrough");
         InputStream in = Files.newInputStream(m.mountpoint.resolve("big/model.gguf"));
         try {
             in.readNBytes(1 << 20);
@@ -83,6 +85,36 @@ class GracefulStopTest {
                 in.close();
             } catch (IOException cutOff) {
                 // ENOTCONN: the server is gone, as this test wants
+            }
+            MountTable.fusermount(m.mountpoint, true);
+        }
+    }
+
+    /**
+     * A file open with kernel passthrough reads its blob without modelfs: the grace period waits for it like any
+     * other, but once modelfs is gone it still reads on, to the blob's end (docs/SEMANTICS.md "Stopping").
+     */
+    @Test
+    void aKernelPassthroughFileReadsOnAfterTheGracePeriod() throws Exception {
+        Path blob = SmallStore.addModel(tmp.resolve("store"), "big", SIZE, 5);
+        CliMount m = CliMount.start(tmp.resolve("store"), tmp.resolve("mnt"), "--grace", "2");
+        InputStream in = Files.newInputStream(m.mountpoint.resolve("big/model.gguf"));
+        try {
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            got.write(in.readNBytes(1 << 20));
+            m.process.destroy();
+            assertTrue(m.process.waitFor(30, TimeUnit.SECONDS), "exits after its 2 s grace period:\n" + m.log());
+            assertTrue(m.log().contains("grace period of 2 s over"), m.log());
+            byte[] buf = new byte[1 << 20];
+            for (int n; (n = in.read(buf)) > 0; ) {             // plain read(2): fstat would ask the server, which is gone
+                got.write(buf, 0, n);
+            }
+            assertArrayEquals(Files.readAllBytes(blob), got.toByteArray(), "the reader got the blob's bytes to the end");
+        } finally {
+            try {
+                in.close();
+            } catch (IOException flushRefused) {
+                // ENOTCONN: close's FLUSH still goes to the server, which is gone
             }
             MountTable.fusermount(m.mountpoint, true);
         }

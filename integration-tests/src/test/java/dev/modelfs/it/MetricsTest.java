@@ -53,7 +53,9 @@ class MetricsTest {
         PrometheusServer.binary();
         CliNfs.requireClients();
         store = privateStore(work.resolve("store"));
-        mount = CliMount.start(store, work.resolve("mnt"), "--metrics", "127.0.0.1:0", "--no-warmup");   // its reads through the mount would count
+        // --no-warmup: its reads through the mount would count; --no-kernel-passthrough: whole-blob files too are
+        // served by modelfs, so that every kind of file has bytes to count (KernelPassthroughTest checks the other way)
+        mount = CliMount.start(store, work.resolve("mnt"), "--metrics", "127.0.0.1:0", "--no-warmup", "--no-kernel-passthrough");
         nfs = CliNfs.start(store, work.resolve("nfs.log"), CliNfs.freePort(), "--metrics", "127.0.0.1:0");
         Matcher m = Pattern.compile("metrics at http://(\\S+)/metrics").matcher(nfs.log());
         assertTrue(m.find(), "modelfs nfs names its metrics address:\n" + nfs.log());
@@ -171,6 +173,7 @@ class MetricsTest {
         assertTrue(out.contains("metrics http://" + rootMetricsXattr() + "/metrics"), out);
         assertTrue(out.contains("\nmodels       5 served, 3 broken\n"), out);
         assertTrue(out.contains("\nopen files   0\n"), out);
+        assertTrue(out.contains("\npassthrough  0 opens handed to the kernel"), out);
         for (var e : byKind.entrySet()) {
             assertTrue(Pattern.compile("(?m)^  " + e.getKey() + " +" + Pattern.quote(human(e.getValue())) + " ").matcher(out).find(),
                     e + " as " + human(e.getValue()) + ":\n" + out);

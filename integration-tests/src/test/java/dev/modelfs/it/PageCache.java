@@ -22,6 +22,7 @@ final class PageCache {
     static final int ENOENT = 2;
     static final int EIO = 5;
     static final int EACCES = 13;
+    static final int EBUSY = 16;
     private static final int POSIX_FADV_RANDOM = 1;
     private static final int POSIX_FADV_DONTNEED = 4;
     private static final StructLayout STATE = Linker.Option.captureStateLayout();
@@ -110,6 +111,7 @@ final class PageCache {
             case ENOENT -> "ENOENT";
             case EIO -> "EIO";
             case EACCES -> "EACCES";
+            case EBUSY -> "EBUSY";
             default -> "errno " + errno;
         };
     }

@@ -37,6 +37,11 @@ public final class StatusReport {
         out.add(row("models", fmt("%s served, %s broken", count(sum("modelfs_models", s -> s.label("state").equals("served"))),
                 count(sum("modelfs_models", s -> s.label("state").equals("broken"))))));
         out.add(row("open files", count(sum("modelfs_open_files", s -> true))));
+        if (!isNfs()) {
+            double through = sum("modelfs_kernel_passthrough_opens_total", s -> true);
+            out.add(row("passthrough", fmt("%s %s handed to the kernel (whole-blob files: their reads never reach modelfs)",
+                    count(through), through == 1 ? "open" : "opens")));
+        }
         double reads = sum("modelfs_read_seconds_count", s -> true);
         out.add(row("reads", fmt("%s, %s served%s", count(reads), bytes(sum("modelfs_read_bytes_total", s -> true)),
                 latency(s -> true))));

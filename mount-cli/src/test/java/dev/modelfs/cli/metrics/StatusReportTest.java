@@ -67,6 +67,18 @@ class StatusReportTest {
         assertEquals("NFS calls    6: READ 4, LOOKUP 2; by client: 127.0.0.1 6", lines.get(11));
         assertEquals(12, lines.size());
         assertFalse(new StatusReport(MetricsText.parse("modelfs_info{front=\"mount\"} 1")).render("t").contains("NFS"));
+        assertTrue(lines.stream().noneMatch(l -> l.startsWith("passthrough")), "an NFS server hands nothing to the kernel");
+    }
+
+    @Test
+    void aMountSaysHowManyOpensTheKernelsPassthroughTook() {
+        List<String> lines = new StatusReport(MetricsText.parse("""
+                modelfs_info{front="mount"} 1
+                modelfs_open_files 1
+                modelfs_kernel_passthrough_opens_total 7
+                """)).render("t").lines().toList();
+        assertEquals("open files   1", lines.get(2));
+        assertEquals("passthrough  7 opens handed to the kernel (whole-blob files: their reads never reach modelfs)", lines.get(3));
     }
 
     @Test
