@@ -38,6 +38,8 @@ import ru.serce.jnrfuse.struct.Timespec;
 public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperations {
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
+    /** {@code O_DIRECT}: 040000 on x86-64, 0200000 on aarch64 (the two platforms {@link FuseStructs} supports). */
+    private static final int O_DIRECT = "aarch64".equals(System.getProperty("os.arch")) ? 0200000 : 040000;
     /** The root's attribute naming the metrics endpoint ({@code modelfs status} reads it). */
     public static final String METRICS_XATTR = "user.modelfs.metrics";
 
@@ -181,7 +183,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             int backing;
             try {
                 backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobFile(0) : null,
-                        () -> src.blobDescriptor(0));
+                        (flags & O_DIRECT) != 0, () -> src.blobDescriptor(0));
             } catch (IOException | RuntimeException e) {
                 src.close();
                 throw e;

@@ -68,6 +68,15 @@ final class PassthroughOpens {
      * {@link #BUSY}. Every answer but BUSY must be followed by {@link #closed} when the file is released.
      */
     synchronized int admit(String path, Object blob, IntSupplier fd) {
+        return admit(path, blob, false, fd);
+    }
+
+    /**
+     * {@link #admit(String, Object, IntSupplier)} for an open that prefers to be served here ({@code served}: an
+     * {@code O_DIRECT} open, which passthrough would send past the page cache to the disk): it is, unless files of
+     * its path already pass through to its blob file, which the kernel then requires of it too.
+     */
+    synchronized int admit(String path, Object blob, boolean served, IntSupplier fd) {
         PathMode mode = paths.get(path);
         long deadline = System.nanoTime() + RELEASE_WAIT_NANOS;
         while (mode != null && mode.blob() != null && !mode.blob().equals(blob) && System.nanoTime() < deadline) {
@@ -87,7 +96,7 @@ final class PassthroughOpens {
             }
             return BUSY;
         }
-        Object through = mode != null ? mode.blob() : blob;       // a path open without passthrough stays so
+        Object through = mode != null ? mode.blob() : served ? null : blob;   // a path open without passthrough stays so
         int id = through == null ? 0 : register(through, fd);
         paths.put(path, new PathMode(id > 0 ? through : null, (mode == null ? 0 : mode.open()) + 1, false));
         return id;

@@ -110,6 +110,17 @@ class PassthroughOpensTest {
     }
 
     @Test
+    void anODirectOpenIsServedHereUnlessItsPathAlreadyPassesThrough() {
+        opens.enable(device);
+        assertEquals(0, opens.admit("/a/model.gguf", "blobA", true, () -> 3), "O_DIRECT: served here");
+        assertEquals(0, opens.admit("/a/model.gguf", "blobA", false, () -> 4), "the inode is open without passthrough");
+        assertTrue(device.registeredFds.isEmpty());
+        int b = opens.admit("/b/model.gguf", "blobB", false, () -> 5);
+        assertTrue(b > 0);
+        assertEquals(b, opens.admit("/b/model.gguf", "blobB", true, () -> 6), "the inode passes through: so must this open");
+    }
+
+    @Test
     void aFailedRegistrationTurnsPassthroughOffForNewBlobsOnly() {
         opens.enable(device);
         int a = opens.admit("/a/model.gguf", "blobA", () -> 3);

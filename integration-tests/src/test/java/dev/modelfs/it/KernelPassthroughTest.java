@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code CONFIG_FUSE_PASSTHROUGH}, the test runs as root) a file that is one whole blob is opened with
  * {@code FOPEN_PASSTHROUGH}, so its reads and maps never reach modelfs: the blob's bytes arrive (gguf-py's memmap,
  * mmap, pread on two descriptors: {@code check_passthrough.py}), the metrics count the opens and no bytes served by
- * modelfs, and {@code --no-kernel-passthrough} brings the reads back to modelfs. A tag re-pulled while a reader holds
+ * modelfs (an {@code O_DIRECT} open excepted: modelfs serves it), and {@code --no-kernel-passthrough} brings the
+ * reads back to modelfs. A tag re-pulled while a reader holds
  * the old version open is refused with EBUSY until that reader closes (the kernel allows one backing file per open
  * inode). Fails when the kernel turns passthrough down: the mount log then says why.
  */
@@ -77,6 +78,12 @@ class KernelPassthroughTest {
                     + "\n" + m.log());
             assertEquals(0, metric(m, "modelfs_read_bytes_total{kind=\"passthrough\"}"),
                     "not one byte of a whole-blob file went through modelfs");
+
+            Env.Run direct = Env.run(60, java.util.List.of("dd", "if=" + gguf, "of=/dev/null", "bs=4096", "count=16", "iflag=direct"));
+            assertEquals(0, direct.exit(), direct.output());
+            assertEquals(16 * 4096, metric(m, "modelfs_read_bytes_total{kind=\"passthrough\"}"),
+                    "an O_DIRECT open is served by modelfs (passthrough would send it to the disk)");
+            assertEquals(opens, metric(m, "modelfs_kernel_passthrough_opens_total"), "and is not handed to the kernel");
 
             long converted = Files.readAllBytes(m.mountpoint.resolve("tinyllama/model.fp32.gguf")).length;
             assertEquals(converted, metric(m, "modelfs_read_bytes_total{kind=\"converted\"}"),
