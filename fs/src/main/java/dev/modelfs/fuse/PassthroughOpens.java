@@ -30,9 +30,10 @@ final class PassthroughOpens {
     /**
      * How long an open that would be {@link #BUSY} waits for the other files to be released: the kernel sends a
      * file's RELEASE in the background, so a reader that closed the old version just before has usually not been
-     * released here yet. The wait holds one FUSE worker; another one processes the RELEASE.
+     * released here yet. The wait holds one FUSE worker, another one processes the RELEASE; one open waits at a
+     * time, so that opens of a busy path in a loop cannot hold every worker.
      */
-    static final long RELEASE_WAIT_NANOS = 250_000_000L;
+    static final long RELEASE_WAIT_NANOS = 100_000_000L;
 
     /** The kernel's registry: {@code register} answers an id (> 0) or a negated errno; so does {@code unregister}. */
     interface Device {
@@ -51,9 +52,24 @@ final class PassthroughOpens {
     private final Telemetry telemetry;
     private Device device;
     private boolean failed;
+    /** Whether an open waits in {@link #admit} for RELEASEs now. */
+    private boolean waiting;
+
+    private final long releaseWaitNanos;
 
     PassthroughOpens(Telemetry telemetry) {
+        this(telemetry, RELEASE_WAIT_NANOS);
+    }
+
+    /** With another wait for RELEASEs than {@link #RELEASE_WAIT_NANOS} (tests). */
+    PassthroughOpens(Telemetry telemetry, long releaseWaitNanos) {
         this.telemetry = telemetry;
+        this.releaseWaitNanos = releaseWaitNanos;
+    }
+
+    /** Whether an open waits for RELEASEs now. */
+    synchronized boolean waiting() {
+        return waiting;
     }
 
     /** From now on blobs are registered with {@code device}. */
@@ -78,15 +94,20 @@ final class PassthroughOpens {
      */
     synchronized int admit(String path, Object blob, boolean served, IntSupplier fd) {
         PathMode mode = paths.get(path);
-        long deadline = System.nanoTime() + RELEASE_WAIT_NANOS;
-        while (mode != null && mode.blob() != null && !mode.blob().equals(blob) && System.nanoTime() < deadline) {
-            try {           // a reader that has just closed the old version: its RELEASE comes after its close() returned
-                wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        if (mode != null && mode.blob() != null && !mode.blob().equals(blob) && !waiting) {
+            waiting = true;         // one open waits at a time: the others cannot hold more workers
+            try {
+                long deadline = System.nanoTime() + releaseWaitNanos;
+                while (mode != null && mode.blob() != null && !mode.blob().equals(blob) && System.nanoTime() < deadline) {
+                    // a reader that has just closed the old version: its RELEASE comes after its close() returned
+                    wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                    mode = paths.get(path);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+            } finally {
+                waiting = false;
             }
-            mode = paths.get(path);
         }
         if (mode != null && mode.blob() != null && !mode.blob().equals(blob)) {
             if (!mode.refusalLogged()) {

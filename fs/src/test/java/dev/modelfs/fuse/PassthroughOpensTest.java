@@ -99,6 +99,26 @@ class PassthroughOpensTest {
     }
 
     @Test
+    void anOpenWaitsForTheReleaseOfAFileClosedJustBefore() throws Exception {
+        PassthroughOpens slow = new PassthroughOpens(telemetry, 30_000_000_000L);
+        slow.enable(device);
+        int old = slow.admit("/m/model.gguf", "blobA", () -> 3);
+        int[] got = {Integer.MIN_VALUE};
+        Thread t = new Thread(() -> got[0] = slow.admit("/m/model.gguf", "blobB", () -> 4));
+        t.start();
+        while (!slow.waiting()) {
+            Thread.sleep(1);
+        }
+        assertEquals(PassthroughOpens.BUSY, slow.admit("/m/model.gguf", "blobC", () -> 5),
+                "while one open waits, another is refused at once: waits cannot hold every worker");
+        assertTrue(t.isAlive(), "the first still waits");
+        slow.closed("/m/model.gguf", old);                            // the RELEASE of the old file arrives
+        t.join(10_000);
+        assertTrue(got[0] > 0, "the waiting open passes through to the new blob: " + got[0]);
+        assertEquals(List.of(old), device.unregistered);
+    }
+
+    @Test
     void aPathOpenWithoutPassthroughStaysServedHereUntilItsFilesClose() {
         opens.enable(device);
         assertEquals(0, opens.admit("/m/model.gguf", null, () -> 3), "not one whole blob");
