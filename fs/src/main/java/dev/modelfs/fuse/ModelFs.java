@@ -33,7 +33,9 @@ import ru.serce.jnrfuse.struct.Timespec;
  * keeps serving the bytes of the snapshot it was opened in (it holds its {@link OpenedSource}); a
  * missing blob is ENOENT at open, a size mismatch or a blob truncated under its mapping EIO; each
  * distinct failure is logged once and reported with the model its path lies in ({@link ServePolicy#failed}); the
- * root carries the attribute {@value #METRICS_XATTR} when the policy's telemetry has an endpoint.
+ * root carries the attribute {@value #METRICS_XATTR} when the policy's telemetry has an endpoint. An open of a file
+ * that is one whole blob may be handed to the kernel's passthrough ({@link PassthroughOpens}, which may also refuse
+ * it with EBUSY); its reads then never come here.
  */
 public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperations {
     private static final int O_ACCMODE = 3;
