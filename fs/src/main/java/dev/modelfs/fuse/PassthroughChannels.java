@@ -146,7 +146,10 @@ final class PassthroughChannels {
         return kernel;
     }
 
-    /** Libfuse's INIT reply, with passthrough accepted when the kernel offered it; then registrations begin. */
+    /**
+     * Libfuse's INIT reply, with passthrough accepted when the kernel offered it; registrations are enabled before the
+     * reply is written (no OPEN can arrive before it).
+     */
     private int sendInit(MemorySegment iov, long count) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment msg = a.allocate(PassthroughProtocol.OUT_HEADER + PassthroughProtocol.INIT_OUT_SIZE, 8);
@@ -155,8 +158,9 @@ final class PassthroughChannels {
                 return FuseDevice.writev(devFd, iov, (int) count);
             }
             long accepted = offered ? PassthroughProtocol.acceptPassthrough(msg, length) : -1;
-            int r = FuseDevice.write(devFd, msg, accepted > 0 ? accepted : length);
-            if (r == 0 && accepted > 0) {
+            if (accepted > 0) {
+                // before the reply: once the kernel has it, another worker may receive the first OPEN at once, and an
+                // open admitted before this would be served here, and keep its path so while it is open
                 fs.passthrough().enable(new PassthroughOpens.Device() {
                     @Override
                     public int register(int blobFd) {
@@ -168,8 +172,9 @@ final class PassthroughChannels {
                         return FuseDevice.backingClose(devFd, id);
                     }
                 });
-                LOG.fine("kernel passthrough accepted for whole-blob files");
-            } else if (r == 0) {
+            }
+            int r = FuseDevice.write(devFd, msg, accepted > 0 ? accepted : length);
+            if (r == 0 && accepted < 0) {
                 LOG.info("the kernel offers no FUSE passthrough (Linux 6.9+ with CONFIG_FUSE_PASSTHROUGH): modelfs serves every read");
             }
             return r;

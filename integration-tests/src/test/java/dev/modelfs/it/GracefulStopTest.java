@@ -106,8 +106,12 @@ class GracefulStopTest {
             assertTrue(m.process.waitFor(30, TimeUnit.SECONDS), "exits after its 2 s grace period:\n" + m.log());
             assertTrue(m.log().contains("grace period of 2 s over"), m.log());
             byte[] buf = new byte[1 << 20];
-            for (int n; (n = in.read(buf)) > 0; ) {             // plain read(2): fstat would ask the server, which is gone
-                got.write(buf, 0, n);
+            try {
+                for (int n; (n = in.read(buf)) > 0; ) {         // plain read(2): fstat would ask the server, which is gone
+                    got.write(buf, 0, n);
+                }
+            } catch (IOException e) {
+                throw new AssertionError("a passthrough file stopped reading after " + got.size() + " bytes: " + e + "\n" + m.log(), e);
             }
             assertArrayEquals(Files.readAllBytes(blob), got.toByteArray(), "the reader got the blob's bytes to the end");
         } finally {
