@@ -319,7 +319,7 @@ final class FuseWorkers {
                 try {
                     MemorySegment chp = arena.allocate(ADDR);
                     MemorySegment buf = arena.allocate(4096, 4096);
-                    PassthroughChannels replies = PassthroughChannels.forWarmup(ch);
+                    PassthroughChannels replies = PassthroughChannels.off(ch);
                     int served = 0;
                     while (served < calls && serveOne(session, ch, chp, buf, replies)) {
                         served++;

@@ -1,5 +1,6 @@
 package dev.modelfs.fuse;
 
+import java.io.IOException;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -10,6 +11,9 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.logging.Logger;
 
 /**
@@ -34,6 +38,8 @@ final class PassthroughChannels {
     private static final MethodHandle CHAN_DESTROY;
     private static final long IOVEC = 16;
     private static final int EIO = 5;
+    /** {@code CAP_SYS_ADMIN}, bit 21 of the capability sets. */
+    private static final int CAP_SYS_ADMIN = 21;
 
     static {
         SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
@@ -56,27 +62,27 @@ final class PassthroughChannels {
         this.devFd = devFd;
     }
 
-    /** {@code CAP_SYS_ADMIN}, bit 21 of the capability sets. */
-    private static final int CAP_SYS_ADMIN = 21;
-
     /**
      * Whether this process may register backing files: the kernel asks for {@code CAP_SYS_ADMIN} in its effective set
      * ({@code CapEff} of {@code /proc/self/status}). Without it passthrough is not even offered to the kernel.
      */
     static boolean mayRegister() {
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("CapEff:")) {
-                    return new java.math.BigInteger(line.substring(7).trim(), 16).testBit(CAP_SYS_ADMIN);
+                    return new BigInteger(line.substring(7).trim(), 16).testBit(CAP_SYS_ADMIN);
                 }
             }
-        } catch (java.io.IOException | NumberFormatException e) {
+        } catch (IOException | NumberFormatException e) {
             LOG.fine("/proc/self/status: " + e);
         }
         return false;
     }
 
-    /** No rewriting: INIT and OPEN are answered on {@code kernel}, the kernel's channel, like every request. */
+    /**
+     * No rewriting: INIT and OPEN are answered on {@code kernel}, like every request (the kernel's channel, or the
+     * channel of {@link FuseWorkers#warmLoop}).
+     */
     static PassthroughChannels off(MemorySegment kernel) {
         return new PassthroughChannels(kernel, kernel, null, -1);
     }
@@ -102,11 +108,6 @@ final class PassthroughChannels {
         }
         h.target = new PassthroughChannels(init, open, fs, devFd);
         return h.target;
-    }
-
-    /** For {@link FuseWorkers#warmLoop}: both opcodes go to {@code channel}, which rewrites nothing. */
-    static PassthroughChannels forWarmup(MemorySegment channel) {
-        return new PassthroughChannels(channel, channel, null, -1);
     }
 
     /** The upcalls' receiver, made before the channels it serves (it is bound into their stubs). */
@@ -218,7 +219,7 @@ final class PassthroughChannels {
         return at;
     }
 
-    /** Destroys this class's channels (none for {@link #off} or a warm-up's). */
+    /** Destroys this class's channels (none for {@link #off}). */
     void close() {
         if (fs == null) {
             return;

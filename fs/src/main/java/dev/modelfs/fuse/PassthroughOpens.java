@@ -50,12 +50,11 @@ final class PassthroughOpens {
     private final Map<Object, Registration> registrations = new HashMap<>();
     private final Map<String, PathMode> paths = new HashMap<>();
     private final Telemetry telemetry;
+    private final long releaseWaitNanos;
     private Device device;
     private boolean failed;
     /** Whether an open waits in {@link #admit} for RELEASEs now. */
     private boolean waiting;
-
-    private final long releaseWaitNanos;
 
     PassthroughOpens(Telemetry telemetry) {
         this(telemetry, RELEASE_WAIT_NANOS);
@@ -80,8 +79,9 @@ final class PassthroughOpens {
     /**
      * An open of {@code path}, whose bytes are all of blob file {@code blob} (null when they are not one whole blob; a
      * key that tells blob files apart, not only blobs: a blob deleted and written again must not be read through the
-     * registration of its old, maybe truncated, file), whose open descriptor {@code fd} gives: the registration id its reply names (> 0), 0 when this process serves it, or
-     * {@link #BUSY}. Every answer but BUSY must be followed by {@link #closed} when the file is released.
+     * registration of its old, maybe truncated, file), whose open descriptor {@code fd} gives: the registration id
+     * its reply names (> 0), 0 when this process serves it, or {@link #BUSY}. Every answer but BUSY must be followed
+     * by {@link #closed} when the file is released.
      */
     synchronized int admit(String path, Object blob, IntSupplier fd) {
         return admit(path, blob, false, fd);
