@@ -26,6 +26,11 @@ public final class BlobLease implements AutoCloseable {
         return blob.file();
     }
 
+    /** The file's identity and size when it was mapped (the mapping is reused only while they hold). */
+    public NativeFile.Stat stat() {
+        return blob.stat();
+    }
+
     @Override
     public synchronized void close() {
         if (!closed) {

@@ -186,7 +186,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             try {
                 backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobFile(0) : null,
                         (flags & O_DIRECT) != 0, () -> src.blobDescriptor(0));
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException e) {
                 src.close();
                 throw e;
             }

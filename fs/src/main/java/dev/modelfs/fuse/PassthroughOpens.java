@@ -81,16 +81,9 @@ final class PassthroughOpens {
      * key that tells blob files apart, not only blobs: a blob deleted and written again must not be read through the
      * registration of its old, maybe truncated, file), whose open descriptor {@code fd} gives: the registration id
      * its reply names (> 0), 0 when this process serves it, or {@link #BUSY}. Every answer but BUSY must be followed
-     * by {@link #closed} when the file is released.
-     */
-    synchronized int admit(String path, Object blob, IntSupplier fd) {
-        return admit(path, blob, false, fd);
-    }
-
-    /**
-     * {@link #admit(String, Object, IntSupplier)} for an open that prefers to be served here ({@code served}: an
-     * {@code O_DIRECT} open, which passthrough would send past the page cache to the disk): it is, unless files of
-     * its path already pass through to its blob file, which the kernel then requires of it too.
+     * by {@link #closed} when the file is released. An open that prefers to be served here ({@code served}: an
+     * {@code O_DIRECT} open, which passthrough would send past the page cache to the disk) is, unless files of its
+     * path already pass through to its blob file, which the kernel then requires of it too.
      */
     synchronized int admit(String path, Object blob, boolean served, IntSupplier fd) {
         PathMode mode = paths.get(path);

@@ -97,9 +97,9 @@ public final class OpenedSource implements AutoCloseable {
     /** One blob file on disk: the blob it holds, and its device and inode (a blob deleted and written again is another). */
     public record BlobFile(BlobRef blob, long device, long inode) {}
 
-    /** The file holding segment {@code segment}'s blob, as leased by this open file ({@code fstat} now). */
-    public BlobFile blobFile(int segment) throws IOException {
-        var st = leases[source.blobIndex(segment)].file().stat();
+    /** The file holding segment {@code segment}'s blob, as leased by this open file (as it was when mapped). */
+    public BlobFile blobFile(int segment) {
+        var st = leases[source.blobIndex(segment)].stat();
         return new BlobFile(refs.get(source.blobIndex(segment)), st.dev(), st.ino());
     }
 

@@ -54,7 +54,7 @@ class PassthroughOpensTest {
 
     @Test
     void nothingPassesThroughBeforeInitAcceptedIt() {
-        assertEquals(0, opens.admit("/a/model.gguf", "blobA", () -> 3));
+        assertEquals(0, opens.admit("/a/model.gguf", "blobA", false, () -> 3));
         assertTrue(device.registeredFds.isEmpty());
         opens.closed("/a/model.gguf", 0);
         assertEquals(0, opens.openPaths());
@@ -63,9 +63,9 @@ class PassthroughOpensTest {
     @Test
     void aBlobIsRegisteredOnceWhileOpenAndDroppedWithItsLastFile() {
         opens.enable(device);
-        int a1 = opens.admit("/a/model.gguf", "blobA", () -> 3);
-        int a2 = opens.admit("/a/model.gguf", "blobA", () -> 4);
-        int b = opens.admit("/b/model.gguf", "blobA", () -> 5);      // another path, the same blob
+        int a1 = opens.admit("/a/model.gguf", "blobA", false, () -> 3);
+        int a2 = opens.admit("/a/model.gguf", "blobA", false, () -> 4);
+        int b = opens.admit("/b/model.gguf", "blobA", false, () -> 5);      // another path, the same blob
         assertTrue(a1 > 0);
         assertEquals(a1, a2);
         assertEquals(a1, b);
@@ -80,7 +80,7 @@ class PassthroughOpensTest {
         assertEquals(0, opens.registered());
         assertEquals(0, opens.openPaths());
 
-        int again = opens.admit("/a/model.gguf", "blobA", () -> 6);
+        int again = opens.admit("/a/model.gguf", "blobA", false, () -> 6);
         assertNotEquals(a1, again, "registered anew");
         assertEquals(List.of(3, 6), device.registeredFds);
     }
@@ -88,12 +88,12 @@ class PassthroughOpensTest {
     @Test
     void aPathWhoseBytesChangedUnderAPassthroughReaderIsBusyUntilItCloses() {
         opens.enable(device);
-        int old = opens.admit("/m/model.gguf", "blobA", () -> 3);
-        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", "blobB", () -> 4), "the tag was re-pulled");
-        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", null, () -> 4), "now a composed file");
+        int old = opens.admit("/m/model.gguf", "blobA", false, () -> 3);
+        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", "blobB", false, () -> 4), "the tag was re-pulled");
+        assertEquals(PassthroughOpens.BUSY, opens.admit("/m/model.gguf", null, false, () -> 4), "now a composed file");
         assertEquals(List.of(3), device.registeredFds, "nothing registered for a refused open");
         opens.closed("/m/model.gguf", old);
-        int now = opens.admit("/m/model.gguf", "blobB", () -> 4);
+        int now = opens.admit("/m/model.gguf", "blobB", false, () -> 4);
         assertTrue(now > 0, "the old reader is gone: the new blob passes through");
         assertEquals(List.of(old), device.unregistered);
     }
@@ -102,14 +102,14 @@ class PassthroughOpensTest {
     void anOpenWaitsForTheReleaseOfAFileClosedJustBefore() throws Exception {
         PassthroughOpens slow = new PassthroughOpens(telemetry, 30_000_000_000L);
         slow.enable(device);
-        int old = slow.admit("/m/model.gguf", "blobA", () -> 3);
+        int old = slow.admit("/m/model.gguf", "blobA", false, () -> 3);
         int[] got = {Integer.MIN_VALUE};
-        Thread t = new Thread(() -> got[0] = slow.admit("/m/model.gguf", "blobB", () -> 4));
+        Thread t = new Thread(() -> got[0] = slow.admit("/m/model.gguf", "blobB", false, () -> 4));
         t.start();
         while (!slow.waiting()) {
             Thread.sleep(1);
         }
-        assertEquals(PassthroughOpens.BUSY, slow.admit("/m/model.gguf", "blobC", () -> 5),
+        assertEquals(PassthroughOpens.BUSY, slow.admit("/m/model.gguf", "blobC", false, () -> 5),
                 "while one open waits, another is refused at once: waits cannot hold every worker");
         assertTrue(t.isAlive(), "the first still waits");
         slow.closed("/m/model.gguf", old);                            // the RELEASE of the old file arrives
@@ -121,12 +121,12 @@ class PassthroughOpensTest {
     @Test
     void aPathOpenWithoutPassthroughStaysServedHereUntilItsFilesClose() {
         opens.enable(device);
-        assertEquals(0, opens.admit("/m/model.gguf", null, () -> 3), "not one whole blob");
-        assertEquals(0, opens.admit("/m/model.gguf", "blobA", () -> 4), "the inode is open without passthrough");
+        assertEquals(0, opens.admit("/m/model.gguf", null, false, () -> 3), "not one whole blob");
+        assertEquals(0, opens.admit("/m/model.gguf", "blobA", false, () -> 4), "the inode is open without passthrough");
         assertTrue(device.registeredFds.isEmpty());
         opens.closed("/m/model.gguf", 0);
         opens.closed("/m/model.gguf", 0);
-        assertTrue(opens.admit("/m/model.gguf", "blobA", () -> 4) > 0);
+        assertTrue(opens.admit("/m/model.gguf", "blobA", false, () -> 4) > 0);
     }
 
     @Test
@@ -143,12 +143,12 @@ class PassthroughOpensTest {
     @Test
     void aFailedRegistrationTurnsPassthroughOffForNewBlobsOnly() {
         opens.enable(device);
-        int a = opens.admit("/a/model.gguf", "blobA", () -> 3);
+        int a = opens.admit("/a/model.gguf", "blobA", false, () -> 3);
         device.failWith = -1;                                        // EPERM
-        assertEquals(0, opens.admit("/b/model.gguf", "blobB", () -> 4));
-        assertEquals(0, opens.admit("/c/model.gguf", "blobC", () -> 5));
+        assertEquals(0, opens.admit("/b/model.gguf", "blobB", false, () -> 4));
+        assertEquals(0, opens.admit("/c/model.gguf", "blobC", false, () -> 5));
         assertEquals(List.of(3, 4), device.registeredFds, "no second attempt after a failure");
-        assertEquals(a, opens.admit("/a/model.gguf", "blobA", () -> 6), "an open inode keeps its backing file");
+        assertEquals(a, opens.admit("/a/model.gguf", "blobA", false, () -> 6), "an open inode keeps its backing file");
         assertEquals(2, telemetry.opens);
     }
 }
