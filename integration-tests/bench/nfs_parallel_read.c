@@ -35,6 +35,23 @@ struct req {
 
 static void issue(struct nfs_context *nfs, struct reader *r);
 
+/* FNV-1a over 64-bit words (then the tail bytes): a byte-wise FNV-1a runs at about 0.7 GB/s, which capped
+ * this reader, and so hid both servers; eight bytes per multiply keep the checksum out of the measurement. */
+static uint64_t fnv64(const void *data, int n) {
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = data;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < n; i++) {
+        h = (h ^ b[i]) * 1099511628211ULL;
+    }
+    return h;
+}
+
 static void on_read(int err, struct nfs_context *nfs, void *data, void *private_data) {
     struct req *q = private_data;
     struct reader *r = q->r;
@@ -43,12 +60,7 @@ static void on_read(int err, struct nfs_context *nfs, void *data, void *private_
         fprintf(stderr, "READ at %" PRIu64 " failed: %s\n", q->offset, (char *) data);
         r->failed = 1;
     } else {
-        uint64_t h = 1469598103934665603ULL;
-        const unsigned char *b = data;
-        for (int i = 0; i < err; i++) {
-            h = (h ^ b[i]) * 1099511628211ULL;
-        }
-        r->fnv[q->offset / r->readmax] = h;
+        r->fnv[q->offset / r->readmax] = fnv64(data, err);
         r->done += (uint64_t) err;
         if ((uint64_t) err != (q->offset + r->readmax > r->size ? r->size - q->offset : r->readmax)) {
             fprintf(stderr, "short READ at %" PRIu64 ": %d bytes\n", q->offset, err);
