@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.Collection;
 import java.util.logging.Logger;
 
+import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.tree.FileNode;
 import jnr.ffi.Pointer;
 import ru.serce.jnrfuse.struct.FileStat;
@@ -24,7 +25,7 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * loop over a session that is never mounted ({@link #runWorkerLoop}).
  *
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
- * ({@code KernelWarmup.largestPlainFile}: their reads convert nothing and fill no cache: the splice branch
+ * ({@code KernelWarmup.plainFilesToRead}: their reads convert nothing and fill no cache: the splice branch
  * answers with a descriptor and position, the copy branch copies blob bytes); the {@code fuse_bufvec} and buffer
  * each call mallocs are freed here, as libfuse would; its reads reach the telemetry, which {@code MountSession}
  * keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed
@@ -39,6 +40,8 @@ final class FuseReadWarmup {
     private static final long LARGE = 128 << 10;
     private static final long SMALL = 4 << 10;
     private static final long REGION = 32L << 20;
+    /** At most this many segment boundaries are read across per file. */
+    private static final int BOUNDARIES = 64;
     /** Room for a {@code struct stat} (144 bytes on x86-64). */
     private static final long STAT_BYTES = 256;
 
@@ -83,9 +86,12 @@ final class FuseReadWarmup {
                 }
                 try {
                     long region = Math.max(LARGE, Math.min(REGION, f.size()));
+                    long[] boundaries = boundaries(f);
                     for (int i = 0; i < CALLS; i++) {
                         long size = i % 2 == 0 ? LARGE : SMALL;
-                        long offset = (i / 2) * LARGE % region;
+                        long offset = i % 4 == 2 && boundaries.length > 0
+                                ? Math.max(0, boundaries[(i / 4) % boundaries.length] - LARGE / 2)
+                                : (i / 2) * LARGE % region;
                         if ((int) readBuf.invokeExact(pathC, bufp, size, offset, fi) == 0) {
                             MemorySegment bv = bufp.get(ValueLayout.ADDRESS, 0).reinterpret(FuseStructs.BUFVEC.byteSize());
                             MemorySegment mem = bv.get(ValueLayout.ADDRESS, FuseStructs.BV_BUF_MEM);
@@ -105,5 +111,22 @@ final class FuseReadWarmup {
             }
         }
         return read;
+    }
+
+    /**
+     * Where the segments of {@code f} meet (at most {@value #BOUNDARIES}, spread over the file): a client's
+     * sequential read crosses each, so the warm-up reads across them too, or the first real crossing would
+     * deoptimize the read path's range checks ({@code OpenedSource.blobSegment}), compiled without that branch,
+     * in the middle of that client's first read.
+     */
+    static long[] boundaries(FileNode f) {
+        ByteSource source = f.source();
+        int inner = source.segmentCount() - 1;
+        int n = Math.min(inner, BOUNDARIES);
+        long[] at = new long[n];
+        for (int k = 0; k < n; k++) {
+            at[k] = source.start(1 + (int) ((long) k * inner / n));
+        }
+        return at;
     }
 }

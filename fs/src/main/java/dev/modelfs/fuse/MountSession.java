@@ -97,7 +97,7 @@ public final class MountSession implements AutoCloseable {
         long t0 = System.nanoTime();
         int files = 0;
         try {
-            List<Path> plain = KernelWarmup.largestPlainFile(tree, budget.maxModels()).stream().toList();
+            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels());
             int[] read = {0};
             JitQueue.settle(() -> {
                 read[0] = FuseReadWarmup.run(fs, readBuf, plain);

@@ -4,7 +4,9 @@ import dev.modelfs.cache.BlobLease;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.ConvertedData;
+import dev.modelfs.bytes.Segment;
 import dev.modelfs.tree.DirNode;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
@@ -14,18 +16,19 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.Objects;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
+import java.util.stream.Stream;
 
 /**
  * Warms up what the first read of a served store runs, before the store is served, so that a user's first read
@@ -35,8 +38,8 @@ import java.util.logging.Logger;
  * <p>{@link #beforeServing} builds the model directories of the store (what the first {@code ls} of each would
  * do: headers only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and
  * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
- * buffer (the same code, with the same segment classes, that a read runs); then reads the start of the largest
- * file of each kernel with the read path ({@link ReadPathWarmup}), in passes on fresh threads until a pass leaves
+ * buffer (the same code, with the same segment classes, that a read runs); then reads the largest file of each
+ * kernel, from where that kernel's data begins, with the read path ({@link ReadPathWarmup}), in passes on fresh threads until a pass leaves
  * the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
  * so a mount appears (and {@code modelfs nfs} accepts clients) once it is done. {@link #prefault} is the
  * memory half: it faults in the served chunk cache's first buffers.
@@ -61,7 +64,7 @@ public final class KernelWarmup {
      * @param maxKernels       distinct kernels warmed
      * @param chunksPerKernel  chunks converted per kernel
      * @param cpu              CPU time of the warming thread after which the kernels' part stops
-     * @param readFiles        files read by the read path's part ({@link #filesToRead})
+     * @param readFiles        files read by the read path's part ({@link #regionsToRead})
      * @param readBytesPerFile bytes read from the start of each
      * @param jitWait          longest wait for the JIT compilers to go idle at the end
      */
@@ -211,7 +214,7 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                Map<Path, FileNode> toRead = filesToRead(tree, budget.maxModels(), budget.readFiles());
+                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles());
                 int[] read = {0};
                 JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop),
                         ReadPathWarmup.PASSES, ReadPathWarmup.PASSES_WALL);
@@ -304,37 +307,77 @@ public final class KernelWarmup {
         }
     }
 
-    /** The largest file without conversions (read as it is stored) in the first {@code maxModels} models, if any. */
-    public static Optional<Path> largestPlainFile(StoreTree tree, int maxModels) {
-        Path[] best = new Path[1];
-        long[] size = {-1};
-        forEachFile(tree, maxModels, () -> false, (p, f) -> {
-            if (f.source().convertedData().isEmpty() && f.size() > size[0]) {
-                best[0] = p;
-                size[0] = f.size();
-            }
-        });
-        return Optional.ofNullable(best[0]);
+    /**
+     * The files the front ends' read warm-ups read, all without conversions (read as they are stored) in the first
+     * {@code maxModels} models ({@link PlainFiles}).
+     */
+    public static List<Path> plainFilesToRead(StoreTree tree, int maxModels) {
+        PlainFiles pick = new PlainFiles();
+        forEachFile(tree, maxModels, () -> false, pick::offer);
+        return pick.chosen();
     }
 
     /**
-     * The files the read path's part reads: for each conversion kernel the largest file that runs it, and the
-     * largest file without conversions, in the first {@code maxModels} models; at most {@code maxFiles}, by their
-     * paths below the root of the tree.
+     * Chooses among the files offered to it those without conversions that a front end's read warm-up reads: the
+     * largest, and the one of the most segments if that is another file (a client reading it crosses from one
+     * segment to the next, a branch the largest, often one whole blob, never takes). The first offered wins a tie.
      */
-    private static Map<Path, FileNode> filesToRead(StoreTree tree, int maxModels, int maxFiles) {
+    static final class PlainFiles {
+        private Path largest;
+        private long largestSize = -1;
+        private Path mostSegments;
+        private int segments = 1;
+
+        void offer(Path path, FileNode f) {
+            if (!f.source().convertedData().isEmpty()) {
+                return;
+            }
+            if (f.size() > largestSize) {
+                largest = path;
+                largestSize = f.size();
+            }
+            if (f.source().segmentCount() > segments) {
+                mostSegments = path;
+                segments = f.source().segmentCount();
+            }
+        }
+
+        /** The chosen files: none, one, or the largest and then the one of the most segments. */
+        List<Path> chosen() {
+            return Stream.of(largest, mostSegments).filter(Objects::nonNull).distinct().toList();
+        }
+    }
+
+    /**
+     * The parts of files the read path's part reads: for each conversion kernel the largest file that runs it, from
+     * where that kernel's first data begins in it (the start of a file is often data another kernel, or none,
+     * converts), and the largest file without conversions from its start, in the first {@code maxModels} models; at
+     * most {@code maxRegions}.
+     */
+    static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions) {
         Map<String, Map.Entry<Path, FileNode>> best = new LinkedHashMap<>();
         forEachFile(tree, maxModels, () -> false, (p, f) -> {
             List<String> kernels = f.source().convertedData().stream().map(ConvertedData::kernel).filter(k -> k != null).distinct().toList();
             for (String k : kernels.isEmpty() ? List.of("") : kernels) {
                 Map.Entry<Path, FileNode> old = best.get(k);
-                if ((old != null || best.size() < maxFiles) && (old == null || f.size() > old.getValue().size())) {
+                if ((old != null || best.size() < maxRegions) && (old == null || f.size() > old.getValue().size())) {
                     best.put(k, Map.entry(p, f));
                 }
             }
         });
-        Map<Path, FileNode> files = new LinkedHashMap<>();
-        best.values().forEach(e -> files.put(e.getKey(), e.getValue()));
-        return files;
+        List<ReadPathWarmup.Region> regions = new ArrayList<>();
+        best.forEach((kernel, e) -> regions.add(new ReadPathWarmup.Region(e.getKey(), e.getValue(), kernel,
+                firstDataOf(e.getValue().source(), kernel))));
+        return regions;
+    }
+
+    /** Where the first converted segment of {@code kernel} begins in {@code source}; 0 if none does (or for ""). */
+    static long firstDataOf(ByteSource source, String kernel) {
+        for (int i = 0; i < source.segmentCount(); i++) {
+            if (source.segment(i) instanceof Segment.Converted c && kernel.equals(c.data().kernel())) {
+                return source.start(i);
+            }
+        }
+        return 0;
     }
 }

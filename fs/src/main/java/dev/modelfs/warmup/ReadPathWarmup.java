@@ -10,12 +10,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
- * The read-path half of a warm-up: reads the start of a few files with the code a front end's read runs
+ * The read-path half of a warm-up: reads a part of a few files (where a kernel's data begins) with the code a front end's read runs
  * ({@link OpenedSource#read} in requests of a FUSE read's size, with read-ahead on a pool of its own, then
  * {@link #SMALL_READS} small reads of the first MiB), so that the chunk lookup, the copy and the conversion
  * kernels as a reader drives them are compiled before the tree is served.
@@ -42,29 +42,37 @@ final class ReadPathWarmup {
 
     private ReadPathWarmup() {}
 
-    /** Reads up to {@code bytesPerFile} of each of {@code files} (by their paths below the root, for the log); returns the files read. */
-    static int run(BlobResolver resolver, Map<Path, FileNode> files, long bytesPerFile, BooleanSupplier stop) {
+    /**
+     * A part of a file to read: from {@code start} on, in {@code file}, at {@code path} below the root (for the log),
+     * where the first data of {@code kernel} begins ("" for a file without conversions, read from its start).
+     */
+    record Region(Path path, FileNode file, String kernel, long start) {}
+
+    /** Reads up to {@code bytesPerFile} of each of {@code regions} from its start; returns the regions read. */
+    static int run(BlobResolver resolver, List<Region> regions, long bytesPerFile, BooleanSupplier stop) {
         int read = 0;
         try (ChunkCache cache = new ChunkCache(CACHE_BYTES);
              ReadAhead readAhead = ReadAhead.forCores();
              Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(REQUEST, 4096);
-            for (Map.Entry<Path, FileNode> file : files.entrySet()) {
+            for (Region region : regions) {
                 if (stop.getAsBoolean()) {
                     break;
                 }
-                FileNode f = file.getValue();
+                FileNode f = region.file();
                 try (OpenedSource src = OpenedSource.open(f.source(), resolver, cache, readAhead)) {
-                    long end = Math.min(src.size(), bytesPerFile);
-                    for (long off = 0; off < end && !stop.getAsBoolean(); off += REQUEST) {
+                    long start = Math.min(region.start(), src.size());
+                    long end = Math.min(src.size(), start + bytesPerFile);
+                    for (long off = start; off < end && !stop.getAsBoolean(); off += REQUEST) {
                         src.read(off, buf, 0, REQUEST);
                     }
+                    long span = Math.max(SMALL, Math.min(end - start, 1 << 20));
                     for (int i = 0; i < SMALL_READS && !stop.getAsBoolean(); i++) {
-                        src.read((long) i * SMALL % Math.max(SMALL, Math.min(end, 1 << 20)), buf, 0, SMALL);
+                        src.read(start + (long) i * SMALL % span, buf, 0, SMALL);
                     }
                     read++;
                 } catch (IOException | RuntimeException e) {
-                    LOG.fine("read-path warm-up skips " + file.getKey() + ": " + e);
+                    LOG.fine("read-path warm-up skips " + region.path() + ": " + e);
                 }
             }
         }

@@ -133,7 +133,7 @@ final class NfsCommand implements Callable<Integer> {
      */
     private static void warmReads(NfsServer server, ServedTree served, KernelWarmup.Budget budget, BooleanSupplier stop) {
         long t0 = System.nanoTime();
-        List<String> files = KernelWarmup.largestPlainFile(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
+        List<String> files = KernelWarmup.plainFilesToRead(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
         int[] read = {0};
         try {
             JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop),

@@ -1,0 +1,105 @@
+package dev.modelfs.warmup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.ConvertedData;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.serve.ServedTree;
+import dev.modelfs.serve.StandardViews;
+import dev.modelfs.serve.TinyGgufStore;
+import dev.modelfs.tree.FileNode;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the warm-ups choose to read: the parts of files where each kernel's data begins, and the plain files whose
+ * reads cross segments (a first read that takes a branch the warm-up never took deoptimizes the read path in the
+ * middle of that read: BENCHMARKS.md, stop 22).
+ */
+class WarmupChoicesTest {
+
+    @TempDir
+    Path root;
+
+    /** Data of {@code length} bytes that names {@code kernel} and is never computed here. */
+    private static ConvertedData data(String kernel, long length) {
+        return new ConvertedData() {
+            @Override public long length() { return length; }
+            @Override public long chunkBytes() { return length; }
+            @Override public List<BlobRef> blobs() { return List.of(); }
+            @Override public void compute(long chunk, List<MemorySegment> blobs, MemorySegment out) {
+                throw new AssertionError("not computed by a choice");
+            }
+            @Override public String describe() { return kernel; }
+            @Override public String kernel() { return kernel; }
+        };
+    }
+
+    private static FileNode file(long inode, Segment... segments) {
+        return new FileNode(inode, 0, ByteSource.of(segments), Map.of());
+    }
+
+    private static Segment.Literal bytes(int n) {
+        return new Segment.Literal(new byte[n]);
+    }
+
+    @Test
+    void aKernelsDataIsFoundWhereItFirstBeginsNotAtTheStartOfItsFile() {
+        ByteSource source = ByteSource.of(bytes(100), new Segment.Converted(data("copy", 1000)),
+                new Segment.Converted(data("MLX int4", 500)), new Segment.Converted(data("MLX int4", 500)));
+        assertEquals(100, KernelWarmup.firstDataOf(source, "copy"));
+        assertEquals(1100, KernelWarmup.firstDataOf(source, "MLX int4"), "after the header (100) and the copy (1000)");
+        assertEquals(0, KernelWarmup.firstDataOf(source, "GGML Q8_0"), "a kernel the file does not run: its start");
+        assertEquals(0, KernelWarmup.firstDataOf(source, ""), "a file without conversions: its start");
+    }
+
+    @Test
+    void theReadPathsRegionsStartAtTheirKernelsFirstDataInARealStore() throws Exception {
+        try (ServedTree served = ServedTree.open(TinyGgufStore.create(root), StandardViews.all(), 1 << 20, 60_000)) {
+            List<ReadPathWarmup.Region> regions = KernelWarmup.regionsToRead(served.tree(), 16, 64);
+            assertTrue(regions.size() > 2, regions.toString());
+            for (ReadPathWarmup.Region r : regions) {
+                ByteSource s = r.file().source();
+                if (r.kernel().isEmpty()) {
+                    assertEquals(0, r.start(), r.path() + ": a plain file is read from its start");
+                    assertTrue(s.convertedData().isEmpty(), r.path().toString());
+                    continue;
+                }
+                int at = s.segmentAt(r.start());
+                assertEquals(r.start(), s.start(at), r.path() + ": a region starts where a segment does");
+                assertTrue(s.segment(at) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel()),
+                        r.path() + " at " + r.start() + " runs " + r.kernel());
+                for (int i = 0; i < at; i++) {
+                    assertFalse(s.segment(i) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel()),
+                            r.path() + ": no earlier segment runs " + r.kernel());
+                }
+            }
+            assertEquals(regions.size(), regions.stream().map(ReadPathWarmup.Region::kernel).distinct().count(), "one region per kernel");
+            assertEquals(2, KernelWarmup.regionsToRead(served.tree(), 16, 2).size(), "at most maxRegions");
+        }
+    }
+
+    @Test
+    void theFrontEndsReadTheLargestPlainFileAndTheOneOfMostSegments() {
+        KernelWarmup.PlainFiles pick = new KernelWarmup.PlainFiles();
+        pick.offer(Path.of("a/model.gguf"), file(1, bytes(5000)));                               // largest, one segment
+        pick.offer(Path.of("b/model.safetensors"), file(2, bytes(10), bytes(20), bytes(30)));    // three segments
+        pick.offer(Path.of("b/config.json"), file(3, bytes(10), bytes(10)));
+        pick.offer(Path.of("a/model.fp32.gguf"), file(4, bytes(10), new Segment.Converted(data("x", 90_000))));  // converted
+        assertEquals(List.of(Path.of("a/model.gguf"), Path.of("b/model.safetensors")), pick.chosen());
+
+        KernelWarmup.PlainFiles one = new KernelWarmup.PlainFiles();
+        one.offer(Path.of("c/model.safetensors"), file(5, bytes(4000), bytes(4000)));
+        one.offer(Path.of("c/config.json"), file(6, bytes(10)));
+        assertEquals(List.of(Path.of("c/model.safetensors")), one.chosen(), "the largest is also the one of most segments");
+        assertEquals(List.of(), new KernelWarmup.PlainFiles().chosen());
+    }
+}
