@@ -26,6 +26,7 @@ exporting `blobs/`) for the NFS one. Each round, medians over --rounds:
      and on bindfs.
 """
 import argparse
+import json
 import os
 import re
 import socket
@@ -213,11 +214,9 @@ def main():
     os.makedirs(bmnt, exist_ok=True)
     blobs_json = os.path.join(a.work, "blobs.json")
     if os.path.isdir(os.path.join(store, "manifests")) and os.path.exists(blobs_json):
-        import json
         with open(blobs_json) as f:
             blobs = json.load(f)
     else:
-        import json
         blobs = build_store(store, a.mib)
         with open(blobs_json, "w") as f:
             json.dump(blobs, f)
@@ -345,6 +344,8 @@ def main():
         subprocess.run(["fusermount", "-u", bmnt])
         pin.terminate()
         pin.wait(30)
+    with open(os.path.join(a.work, "fresh-samples.json"), "w") as f:    # every sample, for a closer look at the noise
+        json.dump(r, f, indent=1)
     report(a, r)
 
 
