@@ -15,9 +15,9 @@ exporting `blobs/`) for the NFS one. Each round, medians over --rounds:
      with --no-warmup, and with --no-warmup but a JDK 25 AOT cache trained by one mount that read the same
      files; the time from the command to the tree listed, the warm-up's CPU seconds from its log line and
      the JVM's anonymous RSS before any read;
-  2. passthrough `model.gguf` and reassembled `model.safetensors` first reads on a fresh mount (3 mounts per
+  2. passthrough `model.gguf` and reassembled `model.safetensors` first reads on a fresh mount (5 mounts per
      round, each after a bindfs first read), and the reassembled file right after a conversion; `model.gguf`
-     again on 3 mounts with --no-kernel-passthrough (modelfs's own read path: the reassembled file's reference);
+     again on 5 mounts with --no-kernel-passthrough (modelfs's own read path: the reassembled file's reference);
   3. NFS: nfs-cat and the parallel reader (--nfs-reader, INFLIGHT READs in flight) from a fresh
      `modelfs nfs` and from ganesha, same blob; a converted file read twice by the parallel reader;
   4. 4 readers of one converted file at once (FUSE and NFS), CPU seconds of the server per GB served against
@@ -45,7 +45,7 @@ CONVERTED = {"int4+bf16 -> bf16 (`big-st/bf16/model.safetensors`)": BF16,
              "Q8_0+Q4_K -> f32 (`big-gguf/model.fp32.gguf`)": FP32}
 
 
-PASS_MOUNTS = 3                  # fresh mounts per round for the passthrough and reassembled first reads
+PASS_MOUNTS = 5                  # fresh mounts per round for the passthrough and reassembled first reads
 
 
 def free_port():
