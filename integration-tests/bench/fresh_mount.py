@@ -249,7 +249,7 @@ def main():
                         add("ready" + tag, mf.ready_seconds)
                         add("anon MiB" + tag, rss_kib(mf.proc.pid)[1] / 1024)     # before any read
                         add(name + " fresh" + tag, first_read_gbs(m(f)))
-                        if f == BF16 and tag == "":            # a reassembled read right after a conversion
+                        if tag == "":                          # a reassembled read right after a conversion (either)
                             add("reas after conv", first_read_gbs(m("big-st/model.safetensors")))
                         add(name + " warm" + tag, first_read_gbs(m(f)))
                         if tag == "":
