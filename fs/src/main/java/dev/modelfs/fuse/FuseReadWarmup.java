@@ -19,10 +19,11 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
 /**
  * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
  * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
- * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read are compiled (and the
- * classes an open loads are loaded) before the kernel sends the first request (the kernels and
- * {@code OpenedSource.read} are warmed by {@code warmup.KernelWarmup} before it); and runs the workers' request
- * loop over a session that is never mounted ({@link #runWorkerLoop}).
+ * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read (the copy branch also for
+ * ranges across segment boundaries, {@link #boundaries}) are compiled (and the classes an open loads are loaded)
+ * before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
+ * {@code warmup.KernelWarmup} before it); and runs the workers' request loop over a session that is never mounted
+ * ({@link #runWorkerLoop}).
  *
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.plainFilesToRead}: their reads convert nothing and fill no cache: the splice branch

@@ -39,8 +39,8 @@ import java.util.stream.Stream;
  * do: headers only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and
  * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
  * buffer (the same code, with the same segment classes, that a read runs); then reads the largest file of each
- * kernel, from where that kernel's data begins, with the read path ({@link ReadPathWarmup}), in passes on fresh threads until a pass leaves
- * the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
+ * kernel, from where that kernel's data begins, with the read path ({@link ReadPathWarmup}), in passes on fresh
+ * threads until a pass leaves the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
  * so a mount appears (and {@code modelfs nfs} accepts clients) once it is done. {@link #prefault} is the
  * memory half: it faults in the served chunk cache's first buffers.
  *
@@ -64,8 +64,9 @@ public final class KernelWarmup {
      * @param maxKernels       distinct kernels warmed
      * @param chunksPerKernel  chunks converted per kernel
      * @param cpu              CPU time of the warming thread after which the kernels' part stops
-     * @param readFiles        files read by the read path's part ({@link #regionsToRead})
-     * @param readBytesPerFile bytes read from the start of each
+     * @param readFiles        parts of files (one per kernel, and the largest plain file) read by the read path's
+     *                         part ({@link #regionsToRead})
+     * @param readBytesPerFile bytes read of each, from where it starts
      * @param jitWait          longest wait for the JIT compilers to go idle at the end
      */
     public record Budget(int maxModels, int maxKernels, int chunksPerKernel, Duration cpu, int readFiles,
@@ -106,7 +107,7 @@ public final class KernelWarmup {
      * @param chunks    chunks converted by the kernels' part
      * @param cpuNanos  CPU time of the warming thread
      * @param models    model directories looked at
-     * @param files     files read by the read path's part
+     * @param files     parts of files read by the read path's part (the log's "files read")
      * @param wallNanos how long it took, waiting for the compilers included
      * @param jitIdle   false when a wait for the JIT compilers was asked and ran out before they were idle
      */

@@ -15,14 +15,14 @@ import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
- * The read-path half of a warm-up: reads a part of a few files (where a kernel's data begins) with the code a front end's read runs
- * ({@link OpenedSource#read} in requests of a FUSE read's size, with read-ahead on a pool of its own, then
- * {@link #SMALL_READS} small reads of the first MiB), so that the chunk lookup, the copy and the conversion
- * kernels as a reader drives them are compiled before the tree is served.
+ * The read-path half of a warm-up: reads a part of a few files ({@link Region}: where a kernel's data begins) with
+ * the code a front end's read runs ({@link OpenedSource#read} in requests of a FUSE read's size, with read-ahead on
+ * a pool of its own, then {@link #SMALL_READS} small reads of the part's first MiB), so that the chunk lookup, the
+ * copy and the conversion kernels as a reader drives them are compiled before the tree is served.
  *
  * <p>Invariants: reads only; every chunk it converts goes into a private {@link ChunkCache} of
  * {@link #CACHE_BYTES}, freed before {@link #run} returns (no served byte and no served cache entry depends on
- * it, and it counts in no metric); at most {@code bytesPerFile} of each file; it stops at the next request once
+ * it, and it counts in no metric); at most {@code bytesPerFile} of each part; it stops at the next request once
  * {@code stop} says so; a file that fails to open or read ends that file with a fine-level log line.
  */
 final class ReadPathWarmup {
