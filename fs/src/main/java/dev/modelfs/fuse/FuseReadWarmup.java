@@ -10,8 +10,8 @@ import java.nio.file.Path;
 import java.util.Collection;
 import java.util.logging.Logger;
 
-import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.tree.FileNode;
+import dev.modelfs.warmup.KernelWarmup;
 import jnr.ffi.Pointer;
 import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
@@ -20,8 +20,8 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
  * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
  * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read (the copy branch also for
- * ranges across segment boundaries, {@link #boundaries}) are compiled (and the classes an open loads are loaded)
- * before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
+ * ranges across segment boundaries, {@code KernelWarmup.segmentBoundaries}) are compiled (and the classes an open
+ * loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
  * {@code warmup.KernelWarmup} before it); and runs the workers' request loop over a session that is never mounted
  * ({@link #runWorkerLoop}).
  *
@@ -87,7 +87,7 @@ final class FuseReadWarmup {
                 }
                 try {
                     long region = Math.max(LARGE, Math.min(REGION, f.size()));
-                    long[] boundaries = boundaries(f);
+                    long[] boundaries = KernelWarmup.segmentBoundaries(f, BOUNDARIES);
                     for (int i = 0; i < CALLS; i++) {
                         long size = i % 2 == 0 ? LARGE : SMALL;
                         long offset = i % 4 == 2 && boundaries.length > 0
@@ -112,22 +112,5 @@ final class FuseReadWarmup {
             }
         }
         return read;
-    }
-
-    /**
-     * Where the segments of {@code f} meet (at most {@value #BOUNDARIES}, spread over the file): a client's
-     * sequential read crosses each, so the warm-up reads across them too, or the first real crossing would
-     * deoptimize the read path's range checks ({@code OpenedSource.blobSegment}), compiled without that branch,
-     * in the middle of that client's first read.
-     */
-    static long[] boundaries(FileNode f) {
-        ByteSource source = f.source();
-        int inner = source.segmentCount() - 1;
-        int n = Math.min(inner, BOUNDARIES);
-        long[] at = new long[n];
-        for (int k = 0; k < n; k++) {
-            at[k] = source.start(1 + (int) ((long) k * inner / n));
-        }
-        return at;
     }
 }

@@ -372,6 +372,23 @@ public final class KernelWarmup {
         return regions;
     }
 
+    /**
+     * Where the segments of {@code f} meet (at most {@code max}, spread over the file), for the FUSE warm-up: a
+     * client's sequential read crosses each, so the warm-up reads across them too, or the first real crossing would
+     * deoptimize the read path's range checks ({@code OpenedSource.blobSegment}), compiled without that branch, in
+     * the middle of that client's first read.
+     */
+    public static long[] segmentBoundaries(FileNode f, int max) {
+        ByteSource source = f.source();
+        int inner = source.segmentCount() - 1;
+        int n = Math.max(0, Math.min(inner, max));
+        long[] at = new long[n];
+        for (int k = 0; k < n; k++) {
+            at[k] = source.start(1 + (int) ((long) k * inner / n));
+        }
+        return at;
+    }
+
     /** Where the first converted segment of {@code kernel} begins in {@code source}; 0 if none does (or for ""). */
     static long firstDataOf(ByteSource source, String kernel) {
         for (int i = 0; i < source.segmentCount(); i++) {

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.modelfs.bytes.ByteSource;
-import dev.modelfs.bytes.Segment;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
@@ -20,7 +18,6 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -55,24 +52,6 @@ class FuseReadWarmupTest {
 
         @Override
         public void nfsCall(int procedure, InetAddress client) {
-        }
-    }
-
-    @Test
-    void readsAcrossEachSegmentBoundaryOrSixtyFourSpreadOverTheFile() {
-        FileNode three = new FileNode(1, 0, ByteSource.of(new Segment.Literal(new byte[8]), new Segment.Literal(new byte[100]),
-                new Segment.Literal(new byte[50])), Map.of());
-        assertArrayEquals(new long[] {8, 108}, FuseReadWarmup.boundaries(three), "where the segments meet");
-        FileNode whole = new FileNode(2, 0, ByteSource.of(new Segment.Literal(new byte[4096])), Map.of());
-        assertArrayEquals(new long[0], FuseReadWarmup.boundaries(whole), "one segment: nothing to cross");
-        Segment[] many = new Segment[1001];
-        java.util.Arrays.fill(many, new Segment.Literal(new byte[10]));
-        long[] spread = FuseReadWarmup.boundaries(new FileNode(3, 0, ByteSource.of(many), Map.of()));
-        assertEquals(64, spread.length, "at most 64");
-        assertEquals(10, spread[0], "the first boundary");
-        assertTrue(spread[63] >= 9000 && spread[63] < 10010, "the last ones near the end: " + spread[63]);
-        for (int k = 1; k < spread.length; k++) {
-            assertTrue(spread[k] > spread[k - 1] && spread[k] % 10 == 0, "distinct boundaries, in order");
         }
     }
 

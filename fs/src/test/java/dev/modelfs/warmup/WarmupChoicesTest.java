@@ -1,5 +1,6 @@
 package dev.modelfs.warmup;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -101,5 +102,23 @@ class WarmupChoicesTest {
         one.offer(Path.of("c/config.json"), file(6, bytes(10)));
         assertEquals(List.of(Path.of("c/model.safetensors")), one.chosen(), "the largest is also the one of most segments");
         assertEquals(List.of(), new KernelWarmup.PlainFiles().chosen());
+    }
+
+    @Test
+    void theFuseWarmUpCrossesEachSegmentBoundaryOrAtMostMaxSpreadOverTheFile() {
+        FileNode three = new FileNode(1, 0, ByteSource.of(new Segment.Literal(new byte[8]), new Segment.Literal(new byte[100]),
+                new Segment.Literal(new byte[50])), Map.of());
+        assertArrayEquals(new long[] {8, 108}, KernelWarmup.segmentBoundaries(three, 64), "where the segments meet");
+        FileNode whole = new FileNode(2, 0, ByteSource.of(new Segment.Literal(new byte[4096])), Map.of());
+        assertArrayEquals(new long[0], KernelWarmup.segmentBoundaries(whole, 64), "one segment: nothing to cross");
+        Segment[] many = new Segment[1001];
+        java.util.Arrays.fill(many, new Segment.Literal(new byte[10]));
+        long[] spread = KernelWarmup.segmentBoundaries(new FileNode(3, 0, ByteSource.of(many), Map.of()), 64);
+        assertEquals(64, spread.length, "at most 64");
+        assertEquals(10, spread[0], "the first boundary");
+        assertTrue(spread[63] >= 9000 && spread[63] < 10010, "the last ones near the end: " + spread[63]);
+        for (int k = 1; k < spread.length; k++) {
+            assertTrue(spread[k] > spread[k - 1] && spread[k] % 10 == 0, "distinct boundaries, in order");
+        }
     }
 }
