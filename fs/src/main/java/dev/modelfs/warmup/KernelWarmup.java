@@ -179,6 +179,7 @@ public final class KernelWarmup {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        System.gc();                                // the passes' garbage grew the (serial) heap: a full collection shrinks it
         MallocTrim.trim();                          // the passes' threads left freed C heap in arenas of their own
         LOG.info(String.format("%s read warm-up: %d files, %.2f s%s", frontEnd, files, (System.nanoTime() - startNanos) / 1e9,
                 idle ? "" : " (compilers still busy)"));
@@ -217,7 +218,8 @@ public final class KernelWarmup {
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
                 List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles());
                 int[] read = {0};
-                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop),
+                long deadline = System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos();   // a pass stops there too
+                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop, deadline),
                         ReadPathWarmup.PASSES, ReadPathWarmup.PASSES_WALL);
                 files = read[0];
             }
@@ -350,26 +352,26 @@ public final class KernelWarmup {
     }
 
     /**
-     * The parts of files the read path's part reads: for each conversion kernel the largest file that runs it, from
-     * where that kernel's first data begins in it (the start of a file is often data another kernel, or none,
-     * converts), and the largest file without conversions from its start, in the first {@code maxModels} models; at
-     * most {@code maxRegions}.
+     * The parts of files the read path's part reads: for each conversion kernel its largest data in the first
+     * {@code maxModels} models (as the kernels' part converts: the start of a converted file is often data of another
+     * kernel, or none, and a kernel's small data is not what a client's read spends its time on), and the largest
+     * file without conversions, whole; at most {@code maxRegions}, kernels in the order they are found.
      */
     static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions) {
-        Map<String, Map.Entry<Path, FileNode>> best = new LinkedHashMap<>();
+        Map<String, ReadPathWarmup.Region> best = new LinkedHashMap<>();
         forEachFile(tree, maxModels, () -> false, (p, f) -> {
-            List<String> kernels = f.source().convertedData().stream().map(ConvertedData::kernel).filter(k -> k != null).distinct().toList();
-            for (String k : kernels.isEmpty() ? List.of("") : kernels) {
-                Map.Entry<Path, FileNode> old = best.get(k);
-                if ((old != null || best.size() < maxRegions) && (old == null || f.size() > old.getValue().size())) {
-                    best.put(k, Map.entry(p, f));
+            ByteSource source = f.source();
+            if (source.convertedData().isEmpty()) {
+                offer(best, maxRegions, new ReadPathWarmup.Region(p, f, "", 0, f.size()));
+                return;
+            }
+            for (int i = 0; i < source.segmentCount(); i++) {
+                if (source.segment(i) instanceof Segment.Converted c && c.data().kernel() != null) {
+                    offer(best, maxRegions, new ReadPathWarmup.Region(p, f, c.data().kernel(), source.start(i), c.data().length()));
                 }
             }
         });
-        List<ReadPathWarmup.Region> regions = new ArrayList<>();
-        best.forEach((kernel, e) -> regions.add(new ReadPathWarmup.Region(e.getKey(), e.getValue(), kernel,
-                firstDataOf(e.getValue().source(), kernel))));
-        return regions;
+        return List.copyOf(best.values());
     }
 
     /**
@@ -389,13 +391,11 @@ public final class KernelWarmup {
         return at;
     }
 
-    /** Where the first converted segment of {@code kernel} begins in {@code source}; 0 if none does (or for ""). */
-    static long firstDataOf(ByteSource source, String kernel) {
-        for (int i = 0; i < source.segmentCount(); i++) {
-            if (source.segment(i) instanceof Segment.Converted c && kernel.equals(c.data().kernel())) {
-                return source.start(i);
-            }
+    /** Keeps {@code r} if it is its kernel's first, or longer than the one kept (no new kernel past {@code max}). */
+    private static void offer(Map<String, ReadPathWarmup.Region> best, int max, ReadPathWarmup.Region r) {
+        ReadPathWarmup.Region old = best.get(r.kernel());
+        if (old == null ? best.size() < max : r.length() > old.length()) {
+            best.put(r.kernel(), r);
         }
-        return 0;
     }
 }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What the warm-ups choose to read: the parts of files where each kernel's data begins, and the plain files whose
+ * What the warm-ups choose to read: each kernel's largest data, and the plain files whose
  * reads cross segments (a first read that takes a branch the warm-up never took deoptimizes the read path in the
  * middle of that read: BENCHMARKS.md, stop 22).
  */
@@ -53,37 +53,32 @@ class WarmupChoicesTest {
     }
 
     @Test
-    void aKernelsDataIsFoundWhereItFirstBeginsNotAtTheStartOfItsFile() {
-        ByteSource source = ByteSource.of(bytes(100), new Segment.Converted(data("copy", 1000)),
-                new Segment.Converted(data("MLX int4", 500)), new Segment.Converted(data("MLX int4", 500)));
-        assertEquals(100, KernelWarmup.firstDataOf(source, "copy"));
-        assertEquals(1100, KernelWarmup.firstDataOf(source, "MLX int4"), "after the header (100) and the copy (1000)");
-        assertEquals(0, KernelWarmup.firstDataOf(source, "GGML Q8_0"), "a kernel the file does not run: its start");
-        assertEquals(0, KernelWarmup.firstDataOf(source, ""), "a file without conversions: its start");
-    }
-
-    @Test
-    void theReadPathsRegionsStartAtTheirKernelsFirstDataInARealStore() throws Exception {
+    void theReadPathsRegionsAreEachKernelsLargestDataInARealStore() throws Exception {
         try (ServedTree served = ServedTree.open(TinyGgufStore.create(root), StandardViews.all(), 1 << 20, 60_000)) {
             List<ReadPathWarmup.Region> regions = KernelWarmup.regionsToRead(served.tree(), 16, 64);
             assertTrue(regions.size() > 2, regions.toString());
+            List<FileNode> all = TinyGgufStore.files(served.tree());
             for (ReadPathWarmup.Region r : regions) {
                 ByteSource s = r.file().source();
                 if (r.kernel().isEmpty()) {
                     assertEquals(0, r.start(), r.path() + ": a plain file is read from its start");
+                    assertEquals(r.file().size(), r.length(), r.path() + ": and whole");
                     assertTrue(s.convertedData().isEmpty(), r.path().toString());
                     continue;
                 }
                 int at = s.segmentAt(r.start());
                 assertEquals(r.start(), s.start(at), r.path() + ": a region starts where a segment does");
-                assertTrue(s.segment(at) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel()),
-                        r.path() + " at " + r.start() + " runs " + r.kernel());
-                for (int i = 0; i < at; i++) {
-                    assertFalse(s.segment(i) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel()),
-                            r.path() + ": no earlier segment runs " + r.kernel());
+                assertTrue(s.segment(at) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel())
+                        && c.data().length() == r.length(), r.path() + " at " + r.start() + ": one data of " + r.kernel());
+                for (FileNode f : all) {
+                    for (int i = 0; i < f.source().segmentCount(); i++) {
+                        assertFalse(f.source().segment(i) instanceof Segment.Converted c && r.kernel().equals(c.data().kernel())
+                                && c.data().length() > r.length(), r.kernel() + ": no data of it in the store is longer");
+                    }
                 }
             }
             assertEquals(regions.size(), regions.stream().map(ReadPathWarmup.Region::kernel).distinct().count(), "one region per kernel");
+            assertTrue(regions.stream().anyMatch(r -> r.start() > 0 && !r.kernel().isEmpty()), "kernels' data lies past a header");
             assertEquals(2, KernelWarmup.regionsToRead(served.tree(), 16, 2).size(), "at most maxRegions");
         }
     }
@@ -120,5 +115,35 @@ class WarmupChoicesTest {
         for (int k = 1; k < spread.length; k++) {
             assertTrue(spread[k] > spread[k - 1] && spread[k] % 10 == 0, "distinct boundaries, in order");
         }
+    }
+
+    @Test
+    void aRegionWhoseReadsCostFarMoreThanTheirBytesIsCutOffNotReadForMinutes() {
+        // 262,144 chunks of 4 bytes, 20 µs each: reading the MiB once takes 5 s, the 6,000 small reads two minutes
+        ConvertedData slow = new ConvertedData() {
+            @Override public long length() { return 1 << 20; }
+            @Override public long chunkBytes() { return 4; }
+            @Override public List<BlobRef> blobs() { return List.of(); }
+            @Override public void compute(long chunk, List<MemorySegment> blobs, MemorySegment out) {
+                long until = System.nanoTime() + 20_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                out.fill((byte) chunk);
+            }
+            @Override public String describe() { return "slow"; }
+            @Override public String kernel() { return "slow"; }
+        };
+        FileNode f = file(7, bytes(100), new Segment.Converted(slow));
+        ReadPathWarmup.Region region = new ReadPathWarmup.Region(Path.of("h/model.safetensors"), f, "slow", 100, 1 << 20);
+        long t0 = System.nanoTime();
+        int read = ReadPathWarmup.run(ref -> { throw new AssertionError("no blob to resolve"); }, List.of(region), 32L << 20,
+                () -> false, System.nanoTime() + 60_000_000_000L);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertEquals(1, read);
+        assertTrue(seconds < 1 + 3, "cut off after its 1 s (one 128 KiB request more at most): " + seconds + " s");
+        long t1 = System.nanoTime();
+        ReadPathWarmup.run(ref -> { throw new AssertionError(); }, List.of(region), 32L << 20, () -> false, System.nanoTime());
+        assertTrue((System.nanoTime() - t1) / 1e9 < 1, "a deadline already past stops it at once");
     }
 }
