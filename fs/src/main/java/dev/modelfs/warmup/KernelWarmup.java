@@ -179,7 +179,6 @@ public final class KernelWarmup {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        System.gc();                                // the passes' garbage grew the (serial) heap: a full collection shrinks it
         MallocTrim.trim();                          // the passes' threads left freed C heap in arenas of their own
         LOG.info(String.format("%s read warm-up: %d files, %.2f s%s", frontEnd, files, (System.nanoTime() - startNanos) / 1e9,
                 idle ? "" : " (compilers still busy)"));
