@@ -38,9 +38,9 @@ import java.util.stream.Stream;
  * <p>{@link #beforeServing} builds the model directories of the store (what the first {@code ls} of each would
  * do: headers only), collects the distinct {@link ConvertedData#kernel() kernels} of their converted files, and
  * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
- * buffer (the same code, with the same segment classes, that a read runs); then reads the largest file of each
- * kernel, from where that kernel's data begins, with the read path ({@link ReadPathWarmup}), in passes on fresh
- * threads until a pass leaves the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
+ * buffer (the same code, with the same segment classes, that a read runs); then reads each kernel's largest data
+ * with the read path ({@link ReadPathWarmup}, {@link #regionsToRead}), in passes on fresh threads until a pass
+ * leaves the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
  * so a mount appears (and {@code modelfs nfs} accepts clients) once it is done. {@link #prefault} is the
  * memory half: it faults in the served chunk cache's first buffers.
  *

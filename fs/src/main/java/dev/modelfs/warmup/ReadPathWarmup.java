@@ -15,7 +15,7 @@ import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
- * The read-path half of a warm-up: reads a part of a few files ({@link Region}: where a kernel's data begins) with
+ * The read-path half of a warm-up: reads a part of a few files ({@link Region}: one kernel's largest data) with
  * the code a front end's read runs ({@link OpenedSource#read} in requests of a FUSE read's size, with read-ahead on
  * a pool of its own, then {@link #SMALL_READS} small reads within the part's first MiB), so that the chunk lookup, the
  * copy and the conversion kernels as a reader drives them are compiled before the tree is served.
