@@ -287,9 +287,35 @@ public final class ChunkCache implements AutoCloseable {
         Chunk c = new Chunk(this, k.sourceId(), k.chunk(), buf, length);
         c.refs.incrementAndGet();                    // the caller's hold
         if (disk != null && persistentName != null && !fromDisk) {
-            disk.writeLater(persistentName, c);
+            disk.writeLater(persistentName, c, () -> backfill(k, persistentName, length, fill));
         }
         return c;
+    }
+
+    /**
+     * Writes chunk {@code k} to the disk tier as {@code name} (the disk store's writer thread, for a chunk its full
+     * queue turned away): from memory while it is cached (that counts as a use), else by converting it once more into a
+     * pooled buffer that goes back to the pool afterwards. An exception from {@code fill} propagates.
+     */
+    private void backfill(Key k, String name, long length, Consumer<MemorySegment> fill) {
+        Chunk c = lookup(k);
+        if (c != null) {
+            try {
+                disk.write(name, c.bytes());
+            } finally {
+                c.release();
+            }
+            return;
+        }
+        MemorySegment buf = buffer(length);
+        try {
+            MemorySegment dst = buf.asSlice(0, length);
+            fill.accept(dst);
+            conversions.increment();
+            disk.write(name, dst);
+        } finally {
+            recycle(buf);
+        }
     }
 
     private MemorySegment buffer(long length) {

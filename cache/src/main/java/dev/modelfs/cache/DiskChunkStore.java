@@ -40,8 +40,12 @@ import java.util.zip.CRC32C;
  * reader sees a complete file or none, whoever wrote it; {@link #read} accepts a file only when its
  * size is the expected length plus the trailer, the trailer's magic and length match and the CRC32C of
  * the payload matches, and otherwise deletes it and reports a miss (a truncated or corrupt file is
- * never served); writes run on one background thread with a bounded queue (a full queue skips the
- * write, never blocks a reader); the directory's size is kept near {@code maxBytes} by deleting the
+ * never served); writes run on one background thread with a bounded queue, and a full queue never
+ * blocks a reader: the chunk's hold is let go at once and its name goes to a bounded backlog
+ * ({@value #BACKLOG} entries; beyond that the write is skipped) that the writer works through whenever its
+ * queue is empty, writing each chunk still missing on disk from the memory cache or, when it has left
+ * that, by converting it once more (a reader converting faster than the disk takes chunks would
+ * otherwise leave a quarter of a file unwritten for good: BENCHMARKS.md); the directory's size is kept near {@code maxBytes} by deleting the
  * least recently used chunks (a hit refreshes the file's mtime) once this process has written more than
  * the slack since the last trim; every I/O failure is a miss or a skipped write, logged once per kind.
  */
@@ -62,6 +66,10 @@ public final class DiskChunkStore implements AutoCloseable {
     private final LongAdder misses = new LongAdder();
     private final LongAdder writes = new LongAdder();
     private final LongAdder rejected = new LongAdder();
+    private final LongAdder backfilled = new LongAdder();
+    private final LongAdder skipped = new LongAdder();
+    /** Chunks whose write found the queue full, in the order they came; the writer takes them when idle. */
+    private final ArrayBlockingQueue<Later> backlog = new ArrayBlockingQueue<>(BACKLOG);
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     /**
@@ -77,6 +85,8 @@ public final class DiskChunkStore implements AutoCloseable {
     /** Chunks waiting to be written at most (each holds its buffer, up to 1 MiB) unless sized by {@link #queueFor}: {@value}. */
     public static final int DEFAULT_QUEUE = 64;
     private static final int MIN_QUEUE = 16;
+    /** Chunks waiting in the backlog at most (a name and how to make the bytes again; no buffer): {@value}. */
+    public static final int BACKLOG = 16_384;
     private static final int MAX_QUEUE = 1024;
 
     /**
@@ -108,7 +118,7 @@ public final class DiskChunkStore implements AutoCloseable {
             Thread t = new Thread(r, "modelfs-chunk-writer");
             t.setDaemon(true);
             return t;
-        }, (r, executor) -> ((Write) r).skip());
+        }, (r, executor) -> ((Task) r).rejected());
         this.writer.allowCoreThreadTimeOut(true);
     }
 
@@ -146,15 +156,18 @@ public final class DiskChunkStore implements AutoCloseable {
     }
 
     /**
-     * Writes {@code chunk} as {@code name} in the background; the chunk is held until written. Skipped
-     * when the queue is full or the store is closed.
+     * Writes {@code chunk} as {@code name} in the background; the chunk is held until written. When the queue is
+     * full, {@code later} (null: none) goes to the backlog instead: run on the writer thread once its queue is
+     * empty and the file is still missing, it must write the chunk's bytes with {@link #write} (or fail, which
+     * skips the chunk). Skipped when the store is closed.
      */
-    void writeLater(String name, ChunkCache.Chunk chunk) {
+    void writeLater(String name, ChunkCache.Chunk chunk, Runnable later) {
         checkName(name);
         if (writer.isShutdown() || !chunk.tryAcquire()) {
+            skipped.increment();
             return;
         }
-        writer.execute(new Write(name, chunk));
+        writer.execute(new Write(name, chunk, later));
     }
 
     /** Writes {@code bytes} as chunk {@code name} now (temporary file, then rename). */
@@ -195,6 +208,21 @@ public final class DiskChunkStore implements AutoCloseable {
         return writes.sum();
     }
 
+    /** Chunks written from the backlog, after the queue had been full when they were converted. */
+    public long backfilled() {
+        return backfilled.sum();
+    }
+
+    /** Chunks never written: the backlog was full, the store closed, or making them again failed. */
+    public long skipped() {
+        return skipped.sum();
+    }
+
+    /** Chunks waiting to be written: queued, being written, or in the backlog. */
+    public int pending() {
+        return writer.getQueue().size() + writer.getActiveCount() + backlog.size();
+    }
+
     /** Files found invalid (wrong size or checksum) and deleted. */
     public long rejected() {
         return rejected.sum();
@@ -206,10 +234,10 @@ public final class DiskChunkStore implements AutoCloseable {
         return chunks.resolve(name.substring(0, 2)).resolve(name);
     }
 
-    /** Waits up to {@code millis} for the queued writes to finish (tests, shutdown). */
+    /** Waits up to {@code millis} for the queued writes and the backlog to finish (tests, shutdown). */
     public boolean flush(long millis) {
         long until = System.nanoTime() + millis * 1_000_000;
-        while (writer.getActiveCount() > 0 || !writer.getQueue().isEmpty()) {
+        while (writer.getActiveCount() > 0 || !writer.getQueue().isEmpty() || !backlog.isEmpty()) {
             if (System.nanoTime() > until) {
                 return false;
             }
@@ -223,27 +251,35 @@ public final class DiskChunkStore implements AutoCloseable {
         return true;
     }
 
-    /** Finishes the queued writes (up to 5 s) and stops the writer. */
+    /** Finishes the queued writes (up to 5 s), drops the backlog and stops the writer. */
     @Override
     public void close() {
         writer.shutdown();
         try {
             if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {
-                writer.shutdownNow().forEach(r -> ((Write) r).skip());
+                writer.shutdownNow().forEach(r -> ((Task) r).rejected());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
+    /** Work for the writer thread. */
+    private sealed interface Task extends Runnable permits Write, Backfill {
+        /** Not run: the queue was full or the store closed. */
+        void rejected();
+    }
+
     /** One queued write, holding its chunk. */
-    private final class Write implements Runnable {
+    private final class Write implements Task {
         private final String name;
         private final ChunkCache.Chunk chunk;
+        private final Runnable later;
 
-        Write(String name, ChunkCache.Chunk chunk) {
+        Write(String name, ChunkCache.Chunk chunk, Runnable later) {
             this.name = name;
             this.chunk = chunk;
+            this.later = later;
         }
 
         @Override
@@ -253,10 +289,63 @@ public final class DiskChunkStore implements AutoCloseable {
             } finally {
                 chunk.release();
             }
+            backfillIfIdle();
         }
 
-        void skip() {
+        @Override
+        public void rejected() {
             chunk.release();
+            if (later == null || writer.isShutdown() || !backlog.offer(new Later(name, later))) {
+                skipped.increment();
+            }
+        }
+    }
+
+    /** A chunk in the backlog: its name, and what writes it. */
+    private record Later(String name, Runnable write) {}
+
+    /** Writes one chunk of the backlog unless the file exists by now, then looks for the next. */
+    private final class Backfill implements Task {
+        private final Later later;
+
+        Backfill(Later later) {
+            this.later = later;
+        }
+
+        @Override
+        public void run() {
+            try {
+                if (!Files.exists(fileOf(later.name()))) {
+                    long before = writes.sum();
+                    later.write().run();
+                    if (writes.sum() > before) {
+                        backfilled.increment();
+                    } else {
+                        skipped.increment();
+                    }
+                }
+            } catch (RuntimeException e) {                 // the file was closed meanwhile, its blob truncated...
+                skipped.increment();
+                LOG.fine("chunk " + later.name() + " not written from the backlog: " + e);
+            }
+            backfillIfIdle();
+        }
+
+        @Override
+        public void rejected() {
+            if (writer.isShutdown() || !backlog.offer(later)) {
+                skipped.increment();
+            }
+        }
+    }
+
+    /** On the writer thread after a task: when no write is queued, queues the backlog's next chunk. */
+    private void backfillIfIdle() {
+        if (writer.getQueue().isEmpty() && !writer.isShutdown()) {
+            Later next = backlog.poll();
+            if (next != null) {
+                writer.execute(new Backfill(next));
+            }
         }
     }
 

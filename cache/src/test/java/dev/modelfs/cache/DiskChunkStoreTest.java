@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 class DiskChunkStoreTest {
@@ -86,19 +87,79 @@ class DiskChunkStoreTest {
     }
 
     @Test
-    void aFullWriteQueueSkipsChunksWithoutBlockingTheReader() throws IOException {
+    @Timeout(60)                                                           // a blocked reader would hang here
+    void aFullWriteQueueNeverBlocksTheReaderAndTheBacklogIsWrittenFromMemoryOnceIdle() throws IOException {
+        int queue = 8;
+        DiskChunkStore disk = new DiskChunkStore(dir, 10_000_000, queue);
+        disk.write("old-filler", Arena.ofAuto().allocate(9_950_000));   // the first chunk's write then trims,
+        AtomicInteger converted = new AtomicInteger();
+        try (ChunkCache c = new ChunkCache(64 << 20, disk)) {
+            synchronized (disk) {                                          // and stalls in trim, under the store's lock
+                for (long k = 0; k < 40; k++) {
+                    assertArrayEquals(expected(k), read(c, 1, k, converted));
+                }
+                assertEquals(40, converted.get(), "the reader was not blocked");
+            }
+            assertTrue(disk.flush(10_000));
+            assertEquals(40, converted.get(), "the backlog's chunks were still in memory: none converted again");
+            assertEquals(1 + 40, disk.writes());
+            assertEquals(40 - 1 - queue, disk.backfilled());
+            assertEquals(0, disk.skipped());
+            assertFalse(Files.exists(disk.fileOf("old-filler")), "the trim removed the filler, the oldest file, only");
+            for (long k = 0; k < 40; k++) {
+                MemorySegment m = Arena.ofAuto().allocate(LEN);
+                assertTrue(disk.read(name(k), m), "chunk " + k + " on disk");
+                assertArrayEquals(expected(k), m.toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)                                                           // a blocked reader would hang here
+    void aStalledWriterSkipsNothingWithinTheBacklogAndConvertsAgainWhatLeftMemory() throws IOException {
         int queue = 8;
         DiskChunkStore disk = new DiskChunkStore(dir, 1, queue);        // every write then trims, under the store's lock
         AtomicInteger converted = new AtomicInteger();
-        try (ChunkCache c = new ChunkCache(64 << 20, disk)) {
+        try (ChunkCache c = new ChunkCache(2 << 20, disk)) {             // two 1 MiB buffers: most chunks leave memory
             synchronized (disk) {                                          // the writer stalls in its first trim
                 for (long k = 0; k < 40; k++) {
                     assertArrayEquals(expected(k), read(c, 1, k, converted));
                 }
+                assertEquals(40, converted.get());
             }
             assertTrue(disk.flush(10_000));
-            assertEquals(40, converted.get());
-            assertEquals(1 + queue, disk.writes(), "the write being made and the queued ones; the rest were skipped");
+            assertEquals(40, disk.writes(), "each chunk written once: the queued ones, then the backlog's");
+            assertEquals(40 - 1 - queue, disk.backfilled());
+            assertEquals(0, disk.skipped());
+            assertTrue(converted.get() > 40 && converted.get() <= 40 + 40 - 1 - queue,
+                    "the backlog's chunks no longer cached were converted again: " + converted.get());
+            assertEquals(converted.get(), c.conversions());
+        }
+    }
+
+    @Test
+    @Timeout(60)                                                           // a blocked reader would hang here
+    void aBacklogChunkThatCannotBeMadeAgainIsSkippedAndCounted() throws IOException {
+        int queue = 8;
+        DiskChunkStore disk = new DiskChunkStore(dir, 1, queue);
+        AtomicInteger calls = new AtomicInteger();
+        try (ChunkCache c = new ChunkCache(1 << 20, disk)) {             // one buffer: the backlog must convert again
+            synchronized (disk) {
+                for (long k = 0; k < 20; k++) {
+                    long chunk = k;
+                    ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(1, k), name(k), LEN, s -> {
+                        if (calls.incrementAndGet() > 20) {
+                            throw new IllegalStateException("source closed");   // as a closed file's conversion fails
+                        }
+                        MemorySegment.copy(MemorySegment.ofArray(expected(chunk)), 0, s, 0, LEN);
+                    });
+                    ch.release();
+                }
+            }
+            assertTrue(disk.flush(10_000));
+            assertEquals(1 + queue + 1, disk.writes(), "the queued ones, and the last chunk from memory");
+            assertEquals(1, disk.backfilled());
+            assertEquals(20 - 1 - queue - 1, disk.skipped(), "the others could not be converted again");
         }
     }
 

@@ -242,7 +242,7 @@ public final class OpenedSource implements AutoCloseable {
                 }
                 try {
                     c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
-                            out -> compute(data, chunk, out));
+                            out -> computePinned(data, chunk, out));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
@@ -293,12 +293,28 @@ public final class OpenedSource implements AutoCloseable {
     /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
     void convertAhead(ConvertedData data, long chunk) {
         chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
-                out -> compute(data, chunk, out)).release();
+                out -> computePinned(data, chunk, out)).release();
     }
 
     /** The chunk's name in the disk tier, or null without one (no string is made then). */
     private String diskName(ConvertedData data, long chunk) {
         return chunks.disk() == null ? null : data.persistentName(chunk);
+    }
+
+    /**
+     * {@link #compute} under a hold of the file: the cache may call it after the read that asked for it has ended (the
+     * disk tier's backlog, on its writer thread), and it then fails once every hold is let go (the file closed and
+     * its read-ahead tasks done) instead of reading leases let go of.
+     */
+    private void computePinned(ConvertedData data, long chunk, MemorySegment out) {
+        if (!hold()) {
+            throw new UncheckedIOException(new IOException(data.describe() + ": file closed"));
+        }
+        try {
+            compute(data, chunk, out);
+        } finally {
+            unpin();
+        }
     }
 
     private void compute(ConvertedData data, long chunk, MemorySegment out) {
@@ -325,6 +341,19 @@ public final class OpenedSource implements AutoCloseable {
     /** Takes a hold on the file's leases unless it is closed (read-ahead tasks). */
     boolean pin() {
         for (int p = pins.get(); p > 0 && !closed; p = pins.get()) {
+            if (pins.compareAndSet(p, p + 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Takes one more hold while any is held, closed or not (the leases are still mapped then): for work that runs on
+     * behalf of a reader or task that may have let go since it asked for it.
+     */
+    private boolean hold() {
+        for (int p = pins.get(); p > 0; p = pins.get()) {
             if (pins.compareAndSet(p, p + 1)) {
                 return true;
             }

@@ -1,13 +1,19 @@
 package dev.modelfs.serve;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.cache.DiskChunkStore;
+import dev.modelfs.read.OpenedSource;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,13 +23,15 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Converted files read through a served tree with an on-disk chunk cache ({@code --cache-dir}): after a
  * restart (a new tree, new process-local ids) the chunks come from disk, nothing with a persistent name is
  * converted again, and the bytes are those of a tree without the disk cache; a truncated chunk file is
- * converted again. (The write queue is made long enough here that no write is skipped.)
+ * converted again; chunks a full write queue turned away are written once the writer is idle, from memory or
+ * converted again while their file is open, and lost (never failing) once it is closed.
  */
 class DiskCachedReadsTest {
     @TempDir
@@ -113,6 +121,123 @@ class DiskCachedReadsTest {
             // when it reads before the background rewrite lands
             assertTrue(again >= 1 && again <= sharing, again + " conversions of the truncated chunk, " + sharing + " files show it");
             assertEquals(1, second.rejected());
+        }
+    }
+
+    /** The file of the tree with the most chunks that have a persistent name. */
+    private static FileNode mostNamedChunks(ServedTree served) {
+        FileNode best = null;
+        long most = 0;
+        for (FileNode f : TinyGgufStore.files(served.tree())) {
+            long n = namedChunks(f);
+            if (n > most) {
+                best = f;
+                most = n;
+            }
+        }
+        return best;
+    }
+
+    private static long allChunks(FileNode f) {
+        long n = 0;
+        for (ConvertedData d : f.source().convertedData()) {
+            n += (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
+        }
+        return n;
+    }
+
+    /** The distinct persistent names of {@code f}'s chunks (two views of one tensor in one type share a name). */
+    private static long namedChunks(FileNode f) {
+        Set<String> names = new java.util.HashSet<>();
+        for (ConvertedData d : f.source().convertedData()) {
+            long chunks = (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
+            for (long c = 0; c < chunks; c++) {
+                String name = d.persistentName(c);
+                if (name != null) {
+                    names.add(name);
+                }
+            }
+        }
+        return names.size();
+    }
+
+    /**
+     * Reads {@code f} whole while the disk store's writer is stalled in a trim (it holds the store's lock): the
+     * write queue of one fills at once and the rest goes to the backlog. {@code whileStalled} runs before the stall
+     * ends. Returns the bytes read.
+     */
+    private static byte[] readWithStalledWriter(ServedTree served, DiskChunkStore disk, FileNode f, OpenedSource o,
+                                                Runnable whileStalled) throws IOException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(f.size());
+            synchronized (disk) {
+                assertEquals(f.size(), o.read(0, buf, 0, f.size()));
+                whileStalled.run();
+            }
+            return buf.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /** A store bounded so that the first chunk's write trims (and so stalls while the test holds the lock) and removes only a filler. */
+    private DiskChunkStore stallableStore() throws IOException {
+        long max = 64L << 20;
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, max, 1);
+        disk.write("filler", Arena.ofAuto().allocate(max - 24 - 1));   // with its 24-byte trailer one byte under the bound
+        return disk;
+    }
+
+    @Test
+    @Timeout(60)
+    void chunksTheFullWriteQueueTurnedAwayAreWrittenOnceIdleWhileTheFileIsOpen() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        DiskChunkStore disk = stallableStore();
+        byte[] first;
+        long named;
+        long inode;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 4096, 60_000, Telemetry.NONE, disk)) {
+            FileNode f = mostNamedChunks(served);          // a memory cache of one small chunk: the backlog converts again
+            named = namedChunks(f);
+            inode = f.inode();
+            assertTrue(named >= 4, f + ": " + named + " named chunks");
+            try (OpenedSource o = OpenedSource.open(f.source(), served.resolver(), served.chunks())) {
+                first = readWithStalledWriter(served, disk, f, o, () -> { });
+                assertTrue(disk.flush(10_000));
+            }
+            assertEquals(0, disk.skipped());
+            assertEquals(named - 2, disk.backfilled(), "all but the written and the queued chunk came from the backlog");
+            assertEquals(1 + named, disk.writes(), "the filler, then each named chunk once");
+            assertTrue(served.chunks().conversions() > named, "chunks no longer in memory were converted again: "
+                    + served.chunks().conversions());
+        }
+        DiskChunkStore again = new DiskChunkStore(cacheDir, 64L << 20, 1);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 4096, 60_000, Telemetry.NONE, again)) {
+            FileNode f = TinyGgufStore.files(served.tree()).stream().filter(n -> n.inode() == inode).findFirst().orElseThrow();
+            try (OpenedSource o = OpenedSource.open(f.source(), served.resolver(), served.chunks()); Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(f.size());
+                assertEquals(f.size(), o.read(0, buf, 0, f.size()));
+                assertArrayEquals(first, buf.toArray(ValueLayout.JAVA_BYTE));
+            }
+            assertEquals(named, again.hits(), "after a restart every named chunk comes from disk");
+            assertEquals(allChunks(f) - named, served.chunks().conversions(), "only chunks without a persistent name converted");
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aFileClosedBeforeItsBacklogsTurnLosesThoseChunksWithoutFailing() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        DiskChunkStore disk = stallableStore();
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 4096, 60_000, Telemetry.NONE, disk)) {
+            FileNode f = mostNamedChunks(served);
+            long named = namedChunks(f);
+            OpenedSource o = OpenedSource.open(f.source(), served.resolver(), served.chunks());
+            long before = served.chunks().conversions();
+            readWithStalledWriter(served, disk, f, o, o::close);
+            assertTrue(disk.flush(10_000));
+            long converted = served.chunks().conversions() - before;
+            assertEquals(allChunks(f), converted, "the read converted each chunk once, nothing was converted after the close");
+            assertTrue(disk.skipped() >= named - 3, disk.skipped() + " skipped of " + named);
+            assertEquals(1 + named - disk.skipped(), disk.writes());
         }
     }
 }

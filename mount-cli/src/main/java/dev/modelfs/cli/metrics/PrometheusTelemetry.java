@@ -1,6 +1,7 @@
 package dev.modelfs.cli.metrics;
 
 import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.nfs.NfsProcedures;
 import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.telemetry.Telemetry;
@@ -119,6 +120,24 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
                 .callback(cb -> cb.call(chunks.stats().capacityBytes())).register(registry);
         GaugeWithCallback.builder().name("modelfs_open_files").help("Files open now (NFS: recently read files kept open)")
                 .callback(cb -> cb.call(openFiles.getAsInt())).register(registry);
+        DiskChunkStore disk = chunks.disk();
+        if (disk != null) {
+            CounterWithCallback.builder().name("modelfs_cache_dir_chunks_total")
+                    .help("Chunks of --cache-dir by event: hit (read from it), miss, written, backfilled (written from the backlog"
+                            + " after a full write queue; also counted as written), skipped (never written), rejected (invalid, deleted)")
+                    .labelNames("event")
+                    .callback(cb -> {
+                        cb.call(disk.hits(), "hit");
+                        cb.call(disk.misses(), "miss");
+                        cb.call(disk.writes(), "written");
+                        cb.call(disk.backfilled(), "backfilled");
+                        cb.call(disk.skipped(), "skipped");
+                        cb.call(disk.rejected(), "rejected");
+                    }).register(registry);
+            GaugeWithCallback.builder().name("modelfs_cache_dir_pending_chunks")
+                    .help("Chunks waiting to be written to --cache-dir: queued, being written, or in the backlog")
+                    .callback(cb -> cb.call(disk.pending())).register(registry);
+        }
         StoreTree tree = served.tree();
         GaugeWithCallback.builder().name("modelfs_models")
                 .help("Models served, and broken ones (unreadable manifest, or a blob missing or of another size)")

@@ -1,12 +1,17 @@
 package dev.modelfs.cli.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.cache.ChunkCache;
+import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.serve.ServedTree;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -82,6 +87,31 @@ class PrometheusTelemetryTest {
             assertEquals(3 << 20, value(s, "modelfs_chunk_cache_capacity_bytes", Map.of()));
             assertEquals(0, value(s, "modelfs_models", Map.of("state", "served")));
             assertEquals(1, value(s, "modelfs_info", Map.of("front", "nfs")));
+        }
+    }
+
+    @Test
+    void theCacheDirectorysEventsAreScraped(@TempDir Path cacheDir) throws Exception {
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, 64 << 20);
+        try (PrometheusTelemetry t = PrometheusTelemetry.serve(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), true);
+             ServedTree served = ServedTree.open(new OllamaStore(store), List.of(), 3 << 20, 60_000, t, disk)) {
+            t.watch(served, () -> 0);
+            ChunkCache chunks = served.chunks();
+            for (long k = 0; k < 3; k++) {                     // three misses on disk, converted and written
+                chunks.acquire(new ChunkCache.Key(1, k), "metrics-" + k, 4096, m -> m.fill((byte) 7)).release();
+            }
+            assertTrue(disk.flush(10_000));
+            Files.write(disk.fileOf("metrics-0"), new byte[10]);   // truncated: rejected when read
+            MemorySegment dst = Arena.ofAuto().allocate(4096);
+            assertTrue(disk.read("metrics-1", dst));
+            assertFalse(disk.read("metrics-0", dst));
+            List<MetricsText.Sample> s = scrape(t);
+            assertEquals(1, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "hit")));
+            assertEquals(4, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "miss")));
+            assertEquals(3, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "written")));
+            assertEquals(1, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "rejected")));
+            assertEquals(0, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "skipped")));
+            assertEquals(0, value(s, "modelfs_cache_dir_pending_chunks", Map.of()));
         }
     }
 
