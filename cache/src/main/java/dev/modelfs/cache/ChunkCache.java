@@ -287,34 +287,74 @@ public final class ChunkCache implements AutoCloseable {
         Chunk c = new Chunk(this, k.sourceId(), k.chunk(), buf, length);
         c.refs.incrementAndGet();                    // the caller's hold
         if (disk != null && persistentName != null && !fromDisk) {
-            disk.writeLater(persistentName, c, () -> backfill(k, persistentName, length, fill));
+            disk.writeLater(persistentName, c, new Backfill(k, persistentName, length, fill));
         }
         return c;
     }
 
     /**
-     * Writes chunk {@code k} to the disk tier as {@code name} (the disk store's writer thread, for a chunk its full
-     * queue turned away): from memory while it is cached (that counts as a use), else by converting it once more into a
-     * pooled buffer that goes back to the pool afterwards. An exception from {@code fill} propagates.
+     * A fill that can keep what it reads from (a file's mapped blobs) for a later call: the disk tier's backlog
+     * ({@link DiskChunkStore.Later}) converts a chunk once more after its reader has gone.
      */
-    private void backfill(Key k, String name, long length, Consumer<MemorySegment> fill) {
-        Chunk c = lookup(k);
-        if (c != null) {
-            try {
-                disk.write(name, c.bytes());
-            } finally {
-                c.release();
-            }
-            return;
+    public interface RetainableFill extends Consumer<MemorySegment> {
+        /** Takes one more hold of what {@link #accept} reads; false when it is gone. */
+        boolean retain();
+
+        /** Lets go of a hold {@link #retain} took. */
+        void release();
+    }
+
+    /**
+     * A chunk the disk tier's full write queue turned away, written later by its writer thread: from memory while
+     * it is cached (that counts as a use), else by converting it once more into a pooled buffer that goes back to
+     * the pool afterwards. The fill is retained meanwhile when it is a {@link RetainableFill}; any other fill must
+     * stay callable as long as the cache.
+     */
+    private final class Backfill implements DiskChunkStore.Later {
+        private final Key key;
+        private final String name;
+        private final long length;
+        private final Consumer<MemorySegment> fill;
+
+        Backfill(Key key, String name, long length, Consumer<MemorySegment> fill) {
+            this.key = key;
+            this.name = name;
+            this.length = length;
+            this.fill = fill;
         }
-        MemorySegment buf = buffer(length);
-        try {
-            MemorySegment dst = buf.asSlice(0, length);
-            fill.accept(dst);
-            conversions.increment();
-            disk.write(name, dst);
-        } finally {
-            recycle(buf);
+
+        @Override
+        public boolean keep() {
+            return !(fill instanceof RetainableFill r) || r.retain();
+        }
+
+        @Override
+        public void write() {
+            Chunk c = lookup(key);
+            if (c != null) {
+                try {
+                    disk.write(name, c.bytes());
+                } finally {
+                    c.release();
+                }
+                return;
+            }
+            MemorySegment buf = buffer(length);
+            try {
+                MemorySegment dst = buf.asSlice(0, length);
+                fill.accept(dst);
+                conversions.increment();
+                disk.write(name, dst);
+            } finally {
+                recycle(buf);
+            }
+        }
+
+        @Override
+        public void drop() {
+            if (fill instanceof RetainableFill r) {
+                r.release();
+            }
         }
     }
 

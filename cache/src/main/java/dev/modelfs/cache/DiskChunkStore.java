@@ -36,18 +36,18 @@ import java.util.zip.CRC32C;
  * (magic {@value #MAGIC}, the payload length, its CRC32C), little-endian. The name is the caller's
  * (a hash of what the bytes are computed from, never a path: {@code [0-9a-z-]}, checked).
  *
- * <p>Invariants: a file is only ever written under {@code DIR/tmp/} and then renamed into place, so a
- * reader sees a complete file or none, whoever wrote it; {@link #read} accepts a file only when its
- * size is the expected length plus the trailer, the trailer's magic and length match and the CRC32C of
- * the payload matches, and otherwise deletes it and reports a miss (a truncated or corrupt file is
- * never served); writes run on one background thread with a bounded queue, and a full queue never
- * blocks a reader: the chunk's hold is let go at once and its name goes to a bounded backlog
- * ({@value #BACKLOG} entries; beyond that the write is skipped) that the writer works through whenever its
- * queue is empty, writing each chunk still missing on disk from the memory cache or, when it has left
- * that, by converting it once more (a reader converting faster than the disk takes chunks would
- * otherwise leave a quarter of a file unwritten for good: BENCHMARKS.md); the directory's size is kept near {@code maxBytes} by deleting the
- * least recently used chunks (a hit refreshes the file's mtime) once this process has written more than
- * the slack since the last trim; every I/O failure is a miss or a skipped write, logged once per kind.
+ * <p>Invariants: a file is only ever written under {@code DIR/tmp/} and then renamed into place, so a reader
+ * sees a complete file or none, whoever wrote it; {@link #read} accepts a file only when its size is the
+ * expected length plus the trailer, the trailer's magic and length match and the CRC32C of the payload matches,
+ * and otherwise deletes it and reports a miss (a truncated or corrupt file is never served); writes run on one
+ * background thread with a bounded queue, and a full queue never blocks a reader: the chunk's hold is let go at
+ * once and its name goes to a bounded backlog ({@value #BACKLOG} entries; beyond that the write is skipped) that
+ * the writer works through whenever its queue is empty, writing each chunk still missing on disk from the memory
+ * cache or, when it has left that, by converting it once more, its source kept meanwhile ({@link Later}; a
+ * reader converting faster than the disk takes chunks would otherwise leave a quarter of a file unwritten for
+ * good: BENCHMARKS.md); the directory's size is kept near {@code maxBytes} by deleting the least recently used
+ * chunks (a hit refreshes the file's mtime) once this process has written more than the slack since the last
+ * trim; every I/O failure is a miss or a skipped write, logged once per kind.
  */
 public final class DiskChunkStore implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(DiskChunkStore.class.getName());
@@ -69,7 +69,7 @@ public final class DiskChunkStore implements AutoCloseable {
     private final LongAdder backfilled = new LongAdder();
     private final LongAdder skipped = new LongAdder();
     /** Chunks whose write found the queue full, in the order they came; the writer takes them when idle. */
-    private final ArrayBlockingQueue<Later> backlog = new ArrayBlockingQueue<>(BACKLOG);
+    private final ArrayBlockingQueue<Entry> backlog = new ArrayBlockingQueue<>(BACKLOG);
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
     /**
@@ -156,12 +156,30 @@ public final class DiskChunkStore implements AutoCloseable {
     }
 
     /**
-     * Writes {@code chunk} as {@code name} in the background; the chunk is held until written. When the queue is
-     * full, {@code later} (null: none) goes to the backlog instead: run on the writer thread once its queue is
-     * empty and the file is still missing, it must write the chunk's bytes with {@link #write} (or fail, which
-     * skips the chunk). Skipped when the store is closed.
+     * How to write a chunk that a full write queue turned away, from the backlog. {@link #keep} is called when it
+     * enters the backlog; after a {@code true}, {@link #drop} is called exactly once: after {@link #write}, or
+     * when the entry is dropped (the backlog full, the store closed).
      */
-    void writeLater(String name, ChunkCache.Chunk chunk, Runnable later) {
+    public interface Later {
+        /** Takes what {@link #write} needs (a hold of the file it converts from); false when that is gone (the chunk is skipped). */
+        default boolean keep() {
+            return true;
+        }
+
+        /** On the writer thread: writes the chunk's bytes with {@link DiskChunkStore#write}; an exception skips the chunk. */
+        void write();
+
+        /** Lets go of what {@link #keep} took. */
+        default void drop() {
+        }
+    }
+
+    /**
+     * Writes {@code chunk} as {@code name} in the background; the chunk is held until written. When the queue is
+     * full, {@code later} (null: none) goes to the backlog instead ({@link Later}): the writer takes it once its
+     * queue is empty and writes it unless the file exists by then. Skipped when the store is closed.
+     */
+    void writeLater(String name, ChunkCache.Chunk chunk, Later later) {
         checkName(name);
         if (writer.isShutdown() || !chunk.tryAcquire()) {
             skipped.increment();
@@ -262,6 +280,9 @@ public final class DiskChunkStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        for (Entry e = backlog.poll(); e != null; e = backlog.poll()) {
+            e.skip(skipped);
+        }
     }
 
     /** Work for the writer thread. */
@@ -274,9 +295,9 @@ public final class DiskChunkStore implements AutoCloseable {
     private final class Write implements Task {
         private final String name;
         private final ChunkCache.Chunk chunk;
-        private final Runnable later;
+        private final Later later;
 
-        Write(String name, ChunkCache.Chunk chunk, Runnable later) {
+        Write(String name, ChunkCache.Chunk chunk, Later later) {
             this.name = name;
             this.chunk = chunk;
             this.later = later;
@@ -295,46 +316,56 @@ public final class DiskChunkStore implements AutoCloseable {
         @Override
         public void rejected() {
             chunk.release();
-            if (later == null || writer.isShutdown() || !backlog.offer(new Later(name, later))) {
+            if (later == null || writer.isShutdown() || !later.keep()) {
+                skipped.increment();
+            } else if (!backlog.offer(new Entry(name, later))) {
+                later.drop();
                 skipped.increment();
             }
         }
     }
 
-    /** A chunk in the backlog: its name, and what writes it. */
-    private record Later(String name, Runnable write) {}
+    /** A chunk in the backlog: its name, and what writes it (kept). */
+    private record Entry(String name, Later later) {
+        void skip(LongAdder skipped) {
+            later.drop();
+            skipped.increment();
+        }
+    }
 
     /** Writes one chunk of the backlog unless the file exists by now, then looks for the next. */
     private final class Backfill implements Task {
-        private final Later later;
+        private final Entry entry;
 
-        Backfill(Later later) {
-            this.later = later;
+        Backfill(Entry entry) {
+            this.entry = entry;
         }
 
         @Override
         public void run() {
             try {
-                if (!Files.exists(fileOf(later.name()))) {
+                if (!Files.exists(fileOf(entry.name()))) {
                     long before = writes.sum();
-                    later.write().run();
+                    entry.later().write();
                     if (writes.sum() > before) {
                         backfilled.increment();
                     } else {
                         skipped.increment();
                     }
                 }
-            } catch (RuntimeException e) {                 // the file was closed meanwhile, its blob truncated...
+            } catch (RuntimeException e) {                 // the blob truncated meanwhile, the cache closed...
                 skipped.increment();
-                LOG.fine("chunk " + later.name() + " not written from the backlog: " + e);
+                LOG.fine("chunk " + entry.name() + " not written from the backlog: " + e);
+            } finally {
+                entry.later().drop();
             }
             backfillIfIdle();
         }
 
         @Override
         public void rejected() {
-            if (writer.isShutdown() || !backlog.offer(later)) {
-                skipped.increment();
+            if (writer.isShutdown() || !backlog.offer(entry)) {
+                entry.skip(skipped);
             }
         }
     }
@@ -342,7 +373,7 @@ public final class DiskChunkStore implements AutoCloseable {
     /** On the writer thread after a task: when no write is queued, queues the backlog's next chunk. */
     private void backfillIfIdle() {
         if (writer.getQueue().isEmpty() && !writer.isShutdown()) {
-            Later next = backlog.poll();
+            Entry next = backlog.poll();
             if (next != null) {
                 writer.execute(new Backfill(next));
             }

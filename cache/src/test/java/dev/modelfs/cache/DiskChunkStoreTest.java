@@ -164,6 +164,46 @@ class DiskChunkStoreTest {
     }
 
     @Test
+    @Timeout(60)
+    void everyRetainedFillIsReleasedOnceWhetherWrittenOrDroppedAtClose() throws Exception {
+        int queue = 4;
+        DiskChunkStore disk = new DiskChunkStore(dir, 1, queue);
+        AtomicInteger retained = new AtomicInteger();
+        AtomicInteger released = new AtomicInteger();
+        ChunkCache c = new ChunkCache(1 << 20, disk);
+        Thread closer = new Thread(c::close);
+        synchronized (disk) {                                              // the writer stalls in its first trim
+            for (long k = 0; k < 40; k++) {
+                long chunk = k;
+                c.acquire(new ChunkCache.Key(1, k), name(k), LEN, new ChunkCache.RetainableFill() {
+                    @Override
+                    public void accept(MemorySegment s) {
+                        MemorySegment.copy(MemorySegment.ofArray(expected(chunk)), 0, s, 0, LEN);
+                    }
+
+                    @Override
+                    public boolean retain() {
+                        retained.incrementAndGet();
+                        return true;
+                    }
+
+                    @Override
+                    public void release() {
+                        released.incrementAndGet();
+                    }
+                }).release();
+            }
+            assertEquals(40 - 1 - queue, retained.get(), "each chunk sent to the backlog retained its fill");
+            closer.start();                                                // closes while the backlog waits (or soon after)
+            Thread.sleep(100);
+        }
+        closer.join(30_000);
+        assertFalse(closer.isAlive());
+        assertEquals(retained.get(), released.get(), "every hold let go, once");
+        assertEquals(40, disk.writes() + disk.skipped(), "each chunk written or counted as skipped");
+    }
+
+    @Test
     void theWriteQueueHoldsHalfTheMemoryCachesChunksWithinBounds() {
         assertEquals(256, DiskChunkStore.queueFor(512L << 20));
         assertEquals(16, DiskChunkStore.queueFor(8L << 20));

@@ -242,7 +242,7 @@ public final class OpenedSource implements AutoCloseable {
                 }
                 try {
                     c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
-                            out -> computePinned(data, chunk, out));
+                            new Fill(data, chunk));
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
@@ -293,7 +293,7 @@ public final class OpenedSource implements AutoCloseable {
     /** Converts chunk {@code chunk} of {@code data} into the cache (a read-ahead task; the file is pinned). */
     void convertAhead(ConvertedData data, long chunk) {
         chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
-                out -> computePinned(data, chunk, out)).release();
+                new Fill(data, chunk)).release();
     }
 
     /** The chunk's name in the disk tier, or null without one (no string is made then). */
@@ -302,17 +302,38 @@ public final class OpenedSource implements AutoCloseable {
     }
 
     /**
-     * {@link #compute} under a hold of the file: the cache may call it after the read that asked for it has ended (the
-     * disk tier's backlog, on its writer thread), and it then fails once every hold is let go (the file closed and
-     * its read-ahead tasks done) instead of reading leases let go of.
+     * Converts one chunk for the cache, under a hold of the file: the cache may call it after the read that asked
+     * for it has ended (the disk tier's backlog, on its writer thread), which {@link #retain retains} the file
+     * meanwhile; without a hold (every one let go) it fails instead of reading leases let go of.
      */
-    private void computePinned(ConvertedData data, long chunk, MemorySegment out) {
-        if (!hold()) {
-            throw new UncheckedIOException(new IOException(data.describe() + ": file closed"));
+    private final class Fill implements ChunkCache.RetainableFill {
+        private final ConvertedData data;
+        private final long chunk;
+
+        Fill(ConvertedData data, long chunk) {
+            this.data = data;
+            this.chunk = chunk;
         }
-        try {
-            compute(data, chunk, out);
-        } finally {
+
+        @Override
+        public void accept(MemorySegment out) {
+            if (!hold()) {
+                throw new UncheckedIOException(new IOException(data.describe() + ": file closed"));
+            }
+            try {
+                compute(data, chunk, out);
+            } finally {
+                unpin();
+            }
+        }
+
+        @Override
+        public boolean retain() {
+            return hold();
+        }
+
+        @Override
+        public void release() {
             unpin();
         }
     }
