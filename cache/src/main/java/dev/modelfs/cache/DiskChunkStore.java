@@ -280,6 +280,11 @@ public final class DiskChunkStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        dropBacklog();
+    }
+
+    /** Drops every backlog entry (the store is shut down). */
+    private void dropBacklog() {
         for (Entry e = backlog.poll(); e != null; e = backlog.poll()) {
             e.skip(skipped);
         }
@@ -321,6 +326,8 @@ public final class DiskChunkStore implements AutoCloseable {
             } else if (!backlog.offer(new Entry(name, later))) {
                 later.drop();
                 skipped.increment();
+            } else if (writer.isShutdown()) {
+                dropBacklog();                            // closed meanwhile, perhaps after close() dropped the backlog
             }
         }
     }
