@@ -329,22 +329,21 @@ public final class ChunkCache implements AutoCloseable {
         }
 
         @Override
-        public void write() {
+        public boolean write() {
             Chunk c = lookup(key);
             if (c != null) {
                 try {
-                    disk.write(name, c.bytes());
+                    return disk.write(name, c.bytes());
                 } finally {
                     c.release();
                 }
-                return;
             }
             MemorySegment buf = buffer(length);
             try {
                 MemorySegment dst = buf.asSlice(0, length);
                 fill.accept(dst);
                 conversions.increment();
-                disk.write(name, dst);
+                return disk.write(name, dst);
             } finally {
                 recycle(buf);
             }

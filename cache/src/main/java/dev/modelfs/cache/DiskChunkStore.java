@@ -162,16 +162,16 @@ public final class DiskChunkStore implements AutoCloseable {
      */
     public interface Later {
         /** Takes what {@link #write} needs (a hold of the file it converts from); false when that is gone (the chunk is skipped). */
-        default boolean keep() {
-            return true;
-        }
+        boolean keep();
 
-        /** On the writer thread: writes the chunk's bytes with {@link DiskChunkStore#write}; an exception skips the chunk. */
-        void write();
+        /**
+         * On the writer thread: writes the chunk's bytes with {@link DiskChunkStore#write} and returns what that
+         * returned; an exception skips the chunk.
+         */
+        boolean write();
 
         /** Lets go of what {@link #keep} took. */
-        default void drop() {
-        }
+        void drop();
     }
 
     /**
@@ -188,8 +188,8 @@ public final class DiskChunkStore implements AutoCloseable {
         writer.execute(new Write(name, chunk, later));
     }
 
-    /** Writes {@code bytes} as chunk {@code name} now (temporary file, then rename). */
-    public void write(String name, MemorySegment bytes) {
+    /** Writes {@code bytes} as chunk {@code name} now (temporary file, then rename); returns whether it was written. */
+    public boolean write(String name, MemorySegment bytes) {
         Path file = fileOf(name);
         Path t = tmp.resolve(name + "." + ProcessHandle.current().pid() + "." + Thread.currentThread().threadId() + "." + System.nanoTime());
         try {
@@ -205,9 +205,11 @@ public final class DiskChunkStore implements AutoCloseable {
             if (bytesOnDisk.addAndGet(bytes.byteSize() + TRAILER) > maxBytes) {
                 trim();
             }
+            return true;
         } catch (IOException | UncheckedIOException e) {
             logOnce("write", "cannot write cached chunk " + file + ": " + e);
             deleteQuietly(t);
+            return false;
         }
     }
 
@@ -286,7 +288,7 @@ public final class DiskChunkStore implements AutoCloseable {
     /** Drops every backlog entry (the store is shut down). */
     private void dropBacklog() {
         for (Entry e = backlog.poll(); e != null; e = backlog.poll()) {
-            e.skip(skipped);
+            skip(e);
         }
     }
 
@@ -323,9 +325,11 @@ public final class DiskChunkStore implements AutoCloseable {
             chunk.release();
             if (later == null || writer.isShutdown() || !later.keep()) {
                 skipped.increment();
-            } else if (!backlog.offer(new Entry(name, later))) {
-                later.drop();
-                skipped.increment();
+                return;
+            }
+            Entry e = new Entry(name, later);
+            if (!backlog.offer(e)) {
+                skip(e);
             } else if (writer.isShutdown()) {
                 dropBacklog();                            // closed meanwhile, perhaps after close() dropped the backlog
             }
@@ -333,11 +337,12 @@ public final class DiskChunkStore implements AutoCloseable {
     }
 
     /** A chunk in the backlog: its name, and what writes it (kept). */
-    private record Entry(String name, Later later) {
-        void skip(LongAdder skipped) {
-            later.drop();
-            skipped.increment();
-        }
+    private record Entry(String name, Later later) {}
+
+    /** Gives up on a kept entry: lets go of what it kept and counts it as skipped. */
+    private void skip(Entry e) {
+        e.later().drop();
+        skipped.increment();
     }
 
     /** Writes one chunk of the backlog unless the file exists by now, then looks for the next. */
@@ -352,13 +357,7 @@ public final class DiskChunkStore implements AutoCloseable {
         public void run() {
             try {
                 if (!Files.exists(fileOf(entry.name()))) {
-                    long before = writes.sum();
-                    entry.later().write();
-                    if (writes.sum() > before) {
-                        backfilled.increment();
-                    } else {
-                        skipped.increment();
-                    }
+                    (entry.later().write() ? backfilled : skipped).increment();
                 }
             } catch (RuntimeException e) {                 // the blob truncated meanwhile, the cache closed...
                 skipped.increment();
@@ -372,7 +371,7 @@ public final class DiskChunkStore implements AutoCloseable {
         @Override
         public void rejected() {
             if (writer.isShutdown() || !backlog.offer(entry)) {
-                entry.skip(skipped);
+                skip(entry);
             }
         }
     }

@@ -361,12 +361,7 @@ public final class OpenedSource implements AutoCloseable {
 
     /** Takes a hold on the file's leases unless it is closed (read-ahead tasks). */
     boolean pin() {
-        for (int p = pins.get(); p > 0 && !closed; p = pins.get()) {
-            if (pins.compareAndSet(p, p + 1)) {
-                return true;
-            }
-        }
-        return false;
+        return !closed && hold();
     }
 
     /**
