@@ -180,10 +180,12 @@ final class FuseWorkers {
             }
         }
         PassthroughChannels r = replies;
+        int fd = (int) CHAN_FD.invokeExact(ch);
         for (int i = 0; i < count; i++) {
             MemorySegment buf = arena.allocate(bufsize, 4096);
             MemorySegment chp = arena.allocate(ADDR);
-            Thread t = new Thread(() -> loop(ch, chp, buf, r), "modelfs-fuse-" + i);
+            SmallReads small = new SmallReads(fs, fd, arena);
+            Thread t = new Thread(() -> loop(ch, chp, buf, r, small), "modelfs-fuse-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
@@ -191,9 +193,9 @@ final class FuseWorkers {
     }
 
     /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
-    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf, PassthroughChannels replies) {
+    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf, PassthroughChannels replies, SmallReads small) {
         try {
-            while (serveOne(session, ch, chp, buf, replies)) {
+            while (serveOne(session, ch, chp, buf, replies, small)) {
                 // each request in its own call: serveOne is compiled after a few hundred requests, where a loop body
                 // running since the thread started stays interpreted until an on-stack replacement (tens of thousands)
             }
@@ -204,12 +206,13 @@ final class FuseWorkers {
     }
 
     /**
-     * Receives and processes one request of {@code session} from channel {@code ch} (answered on the channel
+     * Receives and processes one request of {@code session} from channel {@code ch}: a small read is answered by
+     * {@code small} when it is not null ({@link SmallReads}), anything else by libfuse (answered on the channel
      * {@code replies} chooses: INIT and OPEN may be rewritten); false once the session is over (unmounted, or the
      * channel failed).
      */
     private static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf,
-                                    PassthroughChannels replies) throws Throwable {
+                                    PassthroughChannels replies, SmallReads small) throws Throwable {
         if ((int) EXITED.invokeExact(session) != 0) {
             return false;
         }
@@ -222,7 +225,9 @@ final class FuseWorkers {
             return false;                                       // 0: unmounted; < 0: the channel failed
         }
         try {
-            PROCESS.invokeExact(session, buf, (long) res, replies.channelFor(buf, res, chp.get(ADDR, 0)));
+            if (small == null || !small.serve(buf, res)) {
+                PROCESS.invokeExact(session, buf, (long) res, replies.channelFor(buf, res, chp.get(ADDR, 0)));
+            }
         } catch (Throwable t) {                                 // escaped every guard: the worker carries on
             if (ESCAPED_LOGGED.getAndIncrement() < 100) {
                 LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
@@ -321,7 +326,7 @@ final class FuseWorkers {
                     MemorySegment buf = arena.allocate(4096, 4096);
                     PassthroughChannels replies = PassthroughChannels.off(ch);
                     int served = 0;
-                    while (served < calls && serveOne(session, ch, chp, buf, replies)) {
+                    while (served < calls && serveOne(session, ch, chp, buf, replies, null)) {
                         served++;
                     }
                     return served;

@@ -213,6 +213,12 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         return fail("read", path, e);
     }
 
+    /** Logs a failed read of open file {@code fh} once ({@link SmallReads}); returns its negated errno. */
+    int readFailed(long fh, Throwable e) {
+        Handle h = open.get(fh);
+        return fail("read", h == null ? "?" : h.path(), e);
+    }
+
     /** Reports a read of {@code src} that answered {@code bytes} bytes and began at {@code startNanos}. */
     void readDone(OpenedSource src, long bytes, long startNanos) {
         policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
