@@ -45,7 +45,8 @@ import java.util.zip.CRC32C;
  * the writer works through whenever its queue is empty, writing each chunk still missing on disk from the memory
  * cache or, when it has left that, by converting it once more, its source kept meanwhile ({@link Later}; a
  * reader converting faster than the disk takes chunks would otherwise leave a quarter of a file unwritten for
- * good: BENCHMARKS.md); the directory's size is kept near {@code maxBytes} by deleting the least recently used
+ * good: BENCHMARKS.md), and {@link #close} writes what is left of it on the closing thread (its deadline shared with the
+queued writes); the directory's size is kept near {@code maxBytes} by deleting the least recently used
  * chunks (a hit refreshes the file's mtime) once this process has written more than the slack since the last
  * trim; every I/O failure is a miss or a skipped write, logged once per kind.
  */
@@ -271,12 +272,23 @@ public final class DiskChunkStore implements AutoCloseable {
         return true;
     }
 
-    /** Finishes the queued writes (up to 5 s), drops the backlog and stops the writer. */
+    /** How long {@link #close} spends finishing the queued writes and then the backlog's, at most. */
+    static final long CLOSE_MILLIS = 5_000;
+
+    /**
+     * Stops the writer: the queued writes are finished, then the backlog's chunks are written on the calling thread, all
+     * within {@value #CLOSE_MILLIS} ms; whatever is left then is dropped (counted as skipped).
+     */
     @Override
     public void close() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_MILLIS);
         writer.shutdown();
         try {
-            if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {
+            if (writer.awaitTermination(CLOSE_MILLIS, TimeUnit.MILLISECONDS)) {
+                for (Entry e; System.nanoTime() < deadline && (e = backlog.poll()) != null; ) {
+                    new Backfill(e).writeOnce();
+                }
+            } else {
                 writer.shutdownNow().forEach(r -> ((Task) r).rejected());
             }
         } catch (InterruptedException e) {
@@ -355,6 +367,12 @@ public final class DiskChunkStore implements AutoCloseable {
 
         @Override
         public void run() {
+            writeOnce();
+            backfillIfIdle();
+        }
+
+        /** Writes the chunk unless its file exists by now, and lets go of what the entry kept. */
+        void writeOnce() {
             try {
                 if (!Files.exists(fileOf(entry.name()))) {
                     (entry.later().write() ? backfilled : skipped).increment();
@@ -365,7 +383,6 @@ public final class DiskChunkStore implements AutoCloseable {
             } finally {
                 entry.later().drop();
             }
-            backfillIfIdle();
         }
 
         @Override

@@ -165,6 +165,35 @@ class DiskChunkStoreTest {
 
     @Test
     @Timeout(60)
+    void closeWritesTheBacklogBeforeItReturnsSoARestartFindsEveryChunk() throws Exception {
+        int queue = 4;
+        DiskChunkStore disk = new DiskChunkStore(dir, 10_000_000, queue);
+        disk.write("old-filler", Arena.ofAuto().allocate(9_950_000));   // the first chunk's write then trims
+        AtomicInteger converted = new AtomicInteger();
+        ChunkCache c = new ChunkCache(1 << 20, disk);                    // one buffer: the backlog converts again
+        Thread closer = new Thread(c::close);
+        synchronized (disk) {                                              // the writer stalls in its first trim
+            for (long k = 0; k < 30; k++) {
+                assertArrayEquals(expected(k), read(c, 1, k, converted));
+            }
+            closer.start();                                                // shut down while the backlog is full
+            Thread.sleep(100);
+        }
+        closer.join(30_000);
+        assertFalse(closer.isAlive());
+        assertEquals(0, disk.skipped(), "nothing dropped at close");
+        assertEquals(30 - 1 - queue, disk.backfilled(), "the backlog written by close()");
+        try (DiskChunkStore again = new DiskChunkStore(dir, 10_000_000)) {  // the next process
+            for (long k = 0; k < 30; k++) {
+                MemorySegment m = Arena.ofAuto().allocate(LEN);
+                assertTrue(again.read(name(k), m), "chunk " + k + " on disk after the restart");
+                assertArrayEquals(expected(k), m.toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
     void everyRetainedFillIsReleasedOnceWhetherWrittenOrDroppedAtClose() throws Exception {
         int queue = 4;
         DiskChunkStore disk = new DiskChunkStore(dir, 1, queue);

@@ -9,6 +9,7 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 
 import dev.modelfs.read.OpenedSource;
@@ -56,7 +57,7 @@ final class SmallReads {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
 
     /** How many failed writes were logged (at most 20: a device that refuses every reply cannot flood the log). */
-    private static final java.util.concurrent.atomic.AtomicInteger WRITE_FAILURES_LOGGED = new java.util.concurrent.atomic.AtomicInteger();
+    private static final AtomicInteger WRITE_FAILURES_LOGGED = new AtomicInteger();
 
     private final ModelFs fs;
     private final int fd;
