@@ -45,8 +45,8 @@ import java.util.zip.CRC32C;
  * the writer works through whenever its queue is empty, writing each chunk still missing on disk from the memory
  * cache or, when it has left that, by converting it once more, its source kept meanwhile ({@link Later}; a
  * reader converting faster than the disk takes chunks would otherwise leave a quarter of a file unwritten for
- * good: BENCHMARKS.md), and {@link #close} writes what is left of it on the closing thread (its deadline shared with the
-queued writes); the directory's size is kept near {@code maxBytes} by deleting the least recently used
+ * good: BENCHMARKS.md), and {@link #close} writes what is left of it on the closing thread (its deadline shared with
+ * the queued writes); the directory's size is kept near {@code maxBytes} by deleting the least recently used
  * chunks (a hit refreshes the file's mtime) once this process has written more than the slack since the last
  * trim; every I/O failure is a miss or a skipped write, logged once per kind.
  */

@@ -30,7 +30,8 @@ import dev.modelfs.read.OpenedSource;
  * wrappers (a path string, a pointer and a file-info struct object per request): a range that lies in one
  * blob is answered with the blob's descriptor and position, which libfuse moves to the kernel with
  * {@code splice(2)} when the mount has {@code splice_write} (no copy through this process); anything else
- * is read into a buffer by {@link OpenedSource#read}.
+ * is read into a buffer by {@link OpenedSource#read}. A read of under 8 KiB of an open file does not reach libfuse:
+ * the worker that received it answers it ({@link SmallReads}).
  *
  * <p>Invariants: {@link #start} returns once the kernel mount exists; the workers run until the
  * mount goes away (unmount or {@code fusermount -u}); {@link #stop} waits for them and then releases
@@ -207,7 +208,7 @@ final class FuseWorkers {
 
     /**
      * Receives and processes one request of {@code session} from channel {@code ch}: a small read is answered by
-     * {@code small} when it is not null ({@link SmallReads}), anything else by libfuse (answered on the channel
+     * {@code small} ({@link SmallReads}), anything else by libfuse (answered on the channel
      * {@code replies} chooses: INIT and OPEN may be rewritten); false once the session is over (unmounted, or the
      * channel failed).
      */
@@ -225,7 +226,7 @@ final class FuseWorkers {
             return false;                                       // 0: unmounted; < 0: the channel failed
         }
         try {
-            if (small == null || !small.serve(buf, res)) {
+            if (!small.serve(buf, res)) {
                 PROCESS.invokeExact(session, buf, (long) res, replies.channelFor(buf, res, chp.get(ADDR, 0)));
             }
         } catch (Throwable t) {                                 // escaped every guard: the worker carries on
@@ -325,8 +326,9 @@ final class FuseWorkers {
                     MemorySegment chp = arena.allocate(ADDR);
                     MemorySegment buf = arena.allocate(4096, 4096);
                     PassthroughChannels replies = PassthroughChannels.off(ch);
+                    SmallReads small = new SmallReads(null, -1, arena);          // declines every request here: none is a READ
                     int served = 0;
-                    while (served < calls && serveOne(session, ch, chp, buf, replies, null)) {
+                    while (served < calls && serveOne(session, ch, chp, buf, replies, small)) {
                         served++;
                     }
                     return served;

@@ -64,7 +64,10 @@ final class SmallReads {
     private final MemorySegment reply;
     private final MemorySegment state;
 
-    /** Answers on descriptor {@code fd} (the FUSE device) with buffers from {@code arena}, for the open files of {@code fs}. */
+    /**
+     * Answers on descriptor {@code fd} (the FUSE device) with buffers from {@code arena}, for the open files of {@code fs};
+     * {@code fs} is null only where no {@code READ} ever arrives (the workers' warm-up loop, whose requests it declines).
+     */
     SmallReads(ModelFs fs, int fd, Arena arena) {
         this.fs = fs;
         this.fd = fd;
