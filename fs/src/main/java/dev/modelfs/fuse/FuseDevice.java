@@ -12,7 +12,7 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The calls this process makes on the FUSE device ({@code /dev/fuse}) itself, beside libfuse: writing a reply it
- * rewrote ({@code write(2)}), and registering a blob as the backing file of kernel passthrough opens
+ * rewrote or made itself ({@code write(2)}; {@link SmallReads}), and registering a blob as the backing file of kernel passthrough opens
  * ({@code FUSE_DEV_IOC_BACKING_OPEN} / {@code _CLOSE}, Linux 6.9+, {@code CAP_SYS_ADMIN}). Every call answers
  * a result or a negated errno; none throws.
  */
@@ -47,12 +47,26 @@ final class FuseDevice {
     /** Writes {@code length} bytes of {@code msg} (one whole reply) to {@code fd}: 0, or the negated errno. */
     static int write(int fd, MemorySegment msg, long length) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
+            return write(fd, msg, length, a.allocate(CALL_STATE));
+        }
+    }
+
+    /**
+     * {@link #write(int, MemorySegment, long)} with the caller's {@link #callState} segment for {@code errno}, so that
+     * nothing is allocated (a worker's small reads: {@link SmallReads}).
+     */
+    static int write(int fd, MemorySegment msg, long length, MemorySegment state) {
+        try {
             long n = (long) WRITE.invokeExact(state, fd, msg, length);
             return n == length ? 0 : n < 0 ? -(int) ERRNO.get(state, 0L) : -EIO;
         } catch (Throwable t) {
             return -EIO;
         }
+    }
+
+    /** A segment for {@link #write(int, MemorySegment, long, MemorySegment)}'s {@code errno}, from {@code arena}. */
+    static MemorySegment callState(Arena arena) {
+        return arena.allocate(CALL_STATE);
     }
 
     /** {@code writev(fd, iov, count)} of one whole reply as libfuse gave it: 0, or the negated errno. */

@@ -1,14 +1,8 @@
 package dev.modelfs.fuse;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 
@@ -20,7 +14,7 @@ import dev.modelfs.read.OpenedSource;
  * {@link OpenedSource#read} into this worker's reply buffer right behind the reply header, and one {@code write(2)}
  * answers the request. Libfuse's high-level read path costs a request allocation, a path lookup under its tree lock,
  * a native-to-Java upcall and two {@code malloc}/{@code free} pairs per request; here the request is decoded where the
- * worker received it, with nothing allocated (docs/DESIGN.md §3.1). Larger reads stay with libfuse, which splices
+ * worker received it, with nothing allocated (docs/DESIGN.md §2.6). Larger reads stay with libfuse, which splices
  * whole-blob ranges to the kernel without copying them through this process.
  *
  * <p>Invariants: {@link #serve} answers a request completely (its bytes, or an error reply with the errno
@@ -47,12 +41,6 @@ final class SmallReads {
     private static final long OUT_HEADER = PassthroughProtocol.OUT_HEADER;
     private static final int ENOENT = 2;
 
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle WRITE = Linker.nativeLinker().downcallHandle(
-            Linker.nativeLinker().defaultLookup().find("write").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG),
-            Linker.Option.captureCallState("errno"));
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
 
@@ -72,7 +60,7 @@ final class SmallReads {
         this.fs = fs;
         this.fd = fd;
         this.reply = arena.allocate(OUT_HEADER + MAX_BYTES, 4096);
-        this.state = arena.allocate(CALL_STATE);
+        this.state = FuseDevice.callState(arena);
     }
 
     /**
@@ -112,16 +100,9 @@ final class SmallReads {
 
     /** Writes the reply; the kernel's ENOENT (the request was interrupted and is gone) needs nothing more. */
     private void send(long bytes) {
-        try {
-            long n = (long) WRITE.invokeExact(state, fd, reply, bytes);
-            int errno = n < 0 ? (int) ERRNO.get(state, 0L) : 0;
-            if (n != bytes && errno != ENOENT && WRITE_FAILURES_LOGGED.getAndIncrement() < 20) {
-                LOG.warning("FUSE read reply of " + bytes + " bytes: " + (n < 0 ? "errno " + errno : "wrote " + n));
-            }
-        } catch (Throwable t) {
-            if (WRITE_FAILURES_LOGGED.getAndIncrement() < 20) {
-                LOG.warning("FUSE read reply: " + t);
-            }
+        int r = FuseDevice.write(fd, reply, bytes, state);
+        if (r != 0 && r != -ENOENT && WRITE_FAILURES_LOGGED.getAndIncrement() < 20) {
+            LOG.warning("FUSE read reply of " + bytes + " bytes: errno " + -r);
         }
     }
 }
