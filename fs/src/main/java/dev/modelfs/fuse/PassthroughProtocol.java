@@ -8,7 +8,8 @@ import java.lang.foreign.ValueLayout;
  * libfuse 2.9, which speaks 7.19, does not know: reading whether the kernel's {@code FUSE_INIT} offers
  * {@code FUSE_PASSTHROUGH}, accepting it in libfuse's INIT reply, and turning a successful OPEN reply into a
  * passthrough open of a registered backing file. Offsets are those of the kernel's structures on a little-endian
- * LP64 machine; nothing here calls the kernel.
+ * LP64 machine; nothing here calls the kernel. The request and reply headers defined here are also those
+ * {@link SmallReads} decodes and writes.
  *
  * <p>Invariants: each method reads or writes only within the length it is given, and leaves a message it does not
  * recognise (an error reply, a shorter or longer body) exactly as it was.
@@ -21,10 +22,12 @@ final class PassthroughProtocol {
     /** {@code struct fuse_in_header}: len, opcode, unique, nodeid, uid, gid, pid, padding. */
     static final long IN_HEADER = 40;
     static final long IN_OPCODE = 4;
+    static final long IN_UNIQUE = 8;
     /** {@code struct fuse_out_header}: len, error, unique. */
     static final long OUT_HEADER = 16;
-    private static final long OUT_LEN = 0;
-    private static final long OUT_ERROR = 4;
+    static final long OUT_LEN = 0;
+    static final long OUT_ERROR = 4;
+    static final long OUT_UNIQUE = 8;
     /** {@code struct fuse_init_in}: major, minor, max_readahead, flags, flags2, ... */
     private static final long INIT_IN_MAJOR = 0;
     private static final long INIT_IN_FLAGS = 12;

@@ -28,16 +28,11 @@ final class SmallReads {
     /** Reads of this many bytes and more go to libfuse, which splices the ones within one blob. */
     static final int MAX_BYTES = 8192;
     static final int OPCODE_READ = 15;
-    /** {@code fuse_in_header} (40 bytes), then {@code fuse_read_in}: {@code fh}, {@code offset}, {@code size}. */
-    private static final long IN_UNIQUE = 8;
+    /** {@code fuse_read_in}, right after the request header: {@code fh}, {@code offset}, {@code size}. */
     private static final long READ_FH = PassthroughProtocol.IN_HEADER;
     private static final long READ_OFFSET = READ_FH + 8;
     private static final long READ_SIZE = READ_OFFSET + 8;
     private static final long READ_IN_MIN = READ_SIZE + 4;
-    /** {@code fuse_out_header}: {@code len}, {@code error}, {@code unique}. */
-    private static final long OUT_LEN = 0;
-    private static final long OUT_ERROR = 4;
-    private static final long OUT_UNIQUE = 8;
     private static final long OUT_HEADER = PassthroughProtocol.OUT_HEADER;
     private static final int ENOENT = 2;
 
@@ -88,9 +83,9 @@ final class SmallReads {
         } catch (Throwable t) {
             error = fs.readFailed(fh, t);
         }
-        reply.set(INT, OUT_LEN, (int) (OUT_HEADER + served));
-        reply.set(INT, OUT_ERROR, error);
-        reply.set(LONG, OUT_UNIQUE, request.get(LONG, IN_UNIQUE));
+        reply.set(INT, PassthroughProtocol.OUT_LEN, (int) (OUT_HEADER + served));
+        reply.set(INT, PassthroughProtocol.OUT_ERROR, error);
+        reply.set(LONG, PassthroughProtocol.OUT_UNIQUE, request.get(LONG, PassthroughProtocol.IN_UNIQUE));
         send(OUT_HEADER + served);
         if (error == 0) {
             fs.readDone(src, served, start);

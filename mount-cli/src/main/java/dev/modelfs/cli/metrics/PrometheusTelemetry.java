@@ -124,7 +124,7 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
         if (disk != null) {
             CounterWithCallback.builder().name("modelfs_cache_dir_chunks_total")
                     .help("Chunks of --cache-dir by event: hit (read from it), miss, written, backfilled (written from the backlog"
-                            + " after a full write queue; also counted as written), skipped (never written: the backlog full, or the process stopped first), rejected (invalid, deleted)")
+                            + " after a full write queue; also counted as written), skipped (never written: the backlog full, or a stopping process out of time), rejected (invalid, deleted)")
                     .labelNames("event")
                     .callback(cb -> {
                         cb.call(disk.hits(), "hit");
