@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -24,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * one small {@code READ}. A whole-blob file gives the blob's bytes (the blob on disk is the oracle), a reassembled and
  * a converted file give the bytes of their large reads (libfuse's path, whose bytes the format tests hold to
  * safetensors, gguf-py and numpy), a read across the end is short and one past it empty, four readers at once each
- * get their own bytes, and a blob truncated under an open file fails the reads past its new end with EIO while the
+ * get their own bytes (also when the blob's pages are not in memory, so that the reads wait for the disk while
+ * other workers answer), and a blob truncated under an open file fails the reads past its new end with EIO while the
  * mount carries on.
  */
 class SmallReadsTest {
@@ -54,33 +60,71 @@ class SmallReadsTest {
         new Random(7).nextBytes(blob);
         SmallStore.addModel(store, "rand", blob);
         try (CliMount m = CliMount.start(store, tmp.resolve("mnt"), "--no-warmup")) {
-            Path file = m.mountpoint.resolve("rand/model.gguf");
-            ConcurrentLinkedQueue<String> bad = new ConcurrentLinkedQueue<>();
-            Thread[] readers = new Thread[4];
-            for (int r = 0; r < readers.length; r++) {
-                long seed = r;
-                readers[r] = new Thread(() -> {
-                    Random rnd = new Random(seed);
-                    ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK).limit(BLOCK);
-                    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)) {
-                        for (int k = 0; k < 2000; k++) {
-                            long off = (long) rnd.nextInt(blob.length / BLOCK + 1) * BLOCK;
-                            String why = check(ch, buf, off, blob);
-                            if (why != null) {
-                                bad.add(why);
-                            }
+            assertReadersGetTheirBytes(m.mountpoint.resolve("rand/model.gguf"), blob, 4);
+        }
+    }
+
+    @Test
+    void readsOfPagesThatAreNotInMemoryWaitForTheDiskAndStillGiveTheBlobsBytes() throws Throwable {
+        Path store = tmp.resolve("store");
+        byte[] blob = new byte[(8 << 20) + 77];
+        new Random(9).nextBytes(blob);
+        Path blobFile = SmallStore.addModel(store, "cold", blob);
+        try (CliMount m = CliMount.start(store, tmp.resolve("mnt"), "--no-warmup", "--threads", "2")) {
+            try (FileChannel ch = FileChannel.open(blobFile, StandardOpenOption.READ)) {
+                ch.force(true);                                 // clean pages, which the kernel can drop
+            }
+            assertEquals(0, dropPages(blobFile), "posix_fadvise(POSIX_FADV_DONTNEED)");
+            assertReadersGetTheirBytes(m.mountpoint.resolve("cold/model.gguf"), blob, 4);
+        }
+    }
+
+    /** {@code readers} threads each make 2,000 {@code O_DIRECT} 4 KiB reads of {@code file} at random and check them against {@code blob}. */
+    private static void assertReadersGetTheirBytes(Path file, byte[] blob, int readers) throws InterruptedException {
+        ConcurrentLinkedQueue<String> bad = new ConcurrentLinkedQueue<>();
+        Thread[] threads = new Thread[readers];
+        for (int r = 0; r < threads.length; r++) {
+            long seed = r;
+            threads[r] = new Thread(() -> {
+                Random rnd = new Random(seed);
+                ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK).limit(BLOCK);
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)) {
+                    for (int k = 0; k < 2000; k++) {
+                        long off = (long) rnd.nextInt(blob.length / BLOCK + 1) * BLOCK;
+                        String why = check(ch, buf, off, blob);
+                        if (why != null) {
+                            bad.add(why);
                         }
-                    } catch (IOException e) {
-                        bad.add(e.toString());
                     }
-                });
-                readers[r].start();
-            }
-            for (Thread t : readers) {
-                t.join(120_000);
-                assertTrue(!t.isAlive(), "a reader hangs");
-            }
-            assertTrue(bad.isEmpty(), bad.size() + " bad reads, e.g. " + bad.peek());
+                } catch (IOException e) {
+                    bad.add(e.toString());
+                }
+            });
+            threads[r].start();
+        }
+        for (Thread t : threads) {
+            t.join(120_000);
+            assertTrue(!t.isAlive(), "a reader hangs");
+        }
+        assertTrue(bad.isEmpty(), bad.size() + " bad reads, e.g. " + bad.peek());
+    }
+
+    /** Drops {@code file}'s clean pages from the page cache ({@code posix_fadvise(POSIX_FADV_DONTNEED)}); 0 on success. */
+    private static int dropPages(Path file) throws Throwable {
+        Linker linker = Linker.nativeLinker();
+        MethodHandle fadvise = linker.downcallHandle(linker.defaultLookup().find("posix_fadvise").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                        ValueLayout.JAVA_INT));
+        MethodHandle open = linker.downcallHandle(linker.defaultLookup().find("open").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+        MethodHandle close = linker.downcallHandle(linker.defaultLookup().find("close").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = (int) open.invokeExact(arena.allocateFrom(file.toString()), 0);
+            assertTrue(fd >= 0, "open " + file);
+            int r = (int) fadvise.invokeExact(fd, 0L, 0L, 4);
+            int ignored = (int) close.invokeExact(fd);
+            return r;
         }
     }
 
