@@ -50,7 +50,8 @@ public final class JitQueue {
 
     /**
      * Runs {@code pass} until the JIT has nothing left to do for it: after each pass waits for the compilers to go
-     * idle, and stops after a pass during which nothing was compiled (no compile time added, none queued), or
+     * idle, and stops after a pass during which nothing was compiled (no compile time added, none queued; the JVM
+     * reports compile time in whole milliseconds, so a pass whose few compiles add less than one counts as none), or
      * after {@code maxPasses} passes, or once {@code max} has passed; returns the passes run (at least one).
      * A method that a first pass compiles at a lower tier (C1 alone, while C2 is busy) reaches its final tier in the
      * later passes, not in a client's first read. Each pass runs on a new thread, as each of a server's workers

@@ -68,12 +68,15 @@ class JitQueueTest {
     @Test
     void settleStopsAtItsPassLimitWhilePassesKeepTheCompilersBusy() throws Exception {
         int[] runs = {0};
-        // each pass makes a fresh class hot, so every pass compiles something
+        // each pass makes 20 fresh classes hot, so every pass compiles something, and enough of it to add to the
+        // compilers' time, which the JVM reports in whole milliseconds (one small method's compiles can add none)
         int passes = JitQueue.settle(() -> {
             runs[0]++;
-            Runnable hot = newHotLoop();
-            for (int i = 0; i < 20_000; i++) {
-                hot.run();
+            for (int k = 0; k < 20; k++) {
+                Runnable hot = newHotLoop();
+                for (int i = 0; i < 20_000; i++) {
+                    hot.run();
+                }
             }
         }, 3, Duration.ofSeconds(60));
         assertEquals(3, passes);
