@@ -2,6 +2,7 @@ package dev.modelfs.it;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -29,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * one small {@code READ}. A whole-blob file gives the blob's bytes (the blob on disk is the oracle), a reassembled and
  * a converted file give the bytes of their large reads (libfuse's path, whose bytes the format tests hold to
  * safetensors, gguf-py and numpy), a read across the end is short and one past it empty, four readers at once each
- * get their own bytes (also when the blob's pages are not in memory, so that the reads wait for the disk while
- * other workers answer), and a blob truncated under an open file fails the reads past its new end with EIO while the
+ * get their own bytes (also when the blob's pages are not in the page cache, so that reads wait for the disk), and a
+ * blob truncated under an open file fails the reads past its new end with EIO while the
  * mount carries on.
  */
 class SmallReadsTest {
@@ -75,6 +76,10 @@ class SmallReadsTest {
                 ch.force(true);                                 // clean pages, which the kernel can drop
             }
             assertEquals(0, dropPages(blobFile), "posix_fadvise(POSIX_FADV_DONTNEED)");
+            try (FileChannel ch = FileChannel.open(blobFile, StandardOpenOption.READ)) {
+                assertFalse(ch.map(FileChannel.MapMode.READ_ONLY, 0, blob.length).isLoaded(),
+                        "some of the blob's pages are out of the page cache (mincore)");
+            }
             assertReadersGetTheirBytes(m.mountpoint.resolve("cold/model.gguf"), blob, 4);
         }
     }
