@@ -8,11 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -66,7 +61,7 @@ class SmallReadsTest {
     }
 
     @Test
-    void readsOfPagesThatAreNotInMemoryWaitForTheDiskAndStillGiveTheBlobsBytes() throws Throwable {
+    void readsOfPagesThatAreNotInMemoryWaitForTheDiskAndStillGiveTheBlobsBytes() throws Exception {
         Path store = tmp.resolve("store");
         byte[] blob = new byte[(8 << 20) + 77];
         new Random(9).nextBytes(blob);
@@ -75,7 +70,13 @@ class SmallReadsTest {
             try (FileChannel ch = FileChannel.open(blobFile, StandardOpenOption.READ)) {
                 ch.force(true);                                 // clean pages, which the kernel can drop
             }
-            assertEquals(0, dropPages(blobFile), "posix_fadvise(POSIX_FADV_DONTNEED)");
+            int fd = PageCache.open(blobFile);
+            assertTrue(fd >= 0, "open " + blobFile + ": " + PageCache.name(-fd));
+            try {
+                PageCache.drop(fd);                             // posix_fadvise(POSIX_FADV_DONTNEED); throws if it fails
+            } finally {
+                PageCache.close(fd);
+            }
             try (FileChannel ch = FileChannel.open(blobFile, StandardOpenOption.READ)) {
                 assertFalse(ch.map(FileChannel.MapMode.READ_ONLY, 0, blob.length).isLoaded(),
                         "some of the blob's pages are out of the page cache (mincore)");
@@ -112,25 +113,6 @@ class SmallReadsTest {
             assertTrue(!t.isAlive(), "a reader hangs");
         }
         assertTrue(bad.isEmpty(), bad.size() + " bad reads, e.g. " + bad.peek());
-    }
-
-    /** Drops {@code file}'s clean pages from the page cache ({@code posix_fadvise(POSIX_FADV_DONTNEED)}); 0 on success. */
-    private static int dropPages(Path file) throws Throwable {
-        Linker linker = Linker.nativeLinker();
-        MethodHandle fadvise = linker.downcallHandle(linker.defaultLookup().find("posix_fadvise").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_INT));
-        MethodHandle open = linker.downcallHandle(linker.defaultLookup().find("open").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-        MethodHandle close = linker.downcallHandle(linker.defaultLookup().find("close").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = (int) open.invokeExact(arena.allocateFrom(file.toString()), 0);
-            assertTrue(fd >= 0, "open " + file);
-            int r = (int) fadvise.invokeExact(fd, 0L, 0L, 4);
-            int ignored = (int) close.invokeExact(fd);
-            return r;
-        }
     }
 
     @Test
