@@ -104,8 +104,10 @@ final class FuseWorkers {
     private final MemorySegment mountpointC;
     private final List<Thread> threads = new ArrayList<>();
     private final Arena arena;
-    /** The channels INIT and OPEN are answered on (kernel passthrough), set before the workers start. */
+    /** The channels INIT and OPEN are answered on (kernel passthrough, io_uring), set before the workers start. */
     private PassthroughChannels replies;
+    /** The io_uring threads, or null when requests come only through /dev/fuse. */
+    private FuseRing ring;
     private boolean stopped;
 
     private FuseWorkers(ModelFs fs, MemorySegment fuse, MemorySegment mountpointC, Arena arena) throws Throwable {
@@ -123,17 +125,18 @@ final class FuseWorkers {
      * @throws IOException when libfuse cannot mount (its reason is on stderr)
      */
     static FuseWorkers start(ModelFs fs, List<String> args, int count) throws IOException {
-        return start(fs, args, count, true, readBuf -> { });
+        return start(fs, args, count, true, true, readBuf -> { });
     }
 
     /**
      * Like {@link #start(ModelFs, List, int)}; whole-blob files are opened with kernel passthrough when
      * {@code kernelPassthrough} and the kernel and this process's privileges allow ({@link PassthroughChannels});
+     * requests come through io_uring ({@link FuseRing}) when {@code ioUring} and the kernel allows;
      * {@code beforeMount} is given the {@code read_buf} upcall stub (a C
      * function pointer) once it exists and before the kernel mount does (a warm-up can call it:
      * {@link FuseReadWarmup}).
      */
-    static FuseWorkers start(ModelFs fs, List<String> args, int count, boolean kernelPassthrough,
+    static FuseWorkers start(ModelFs fs, List<String> args, int count, boolean kernelPassthrough, boolean ioUring,
                              Consumer<MemorySegment> beforeMount) throws IOException {
         Arena arena = Arena.ofShared();
         try {
@@ -156,7 +159,7 @@ final class FuseWorkers {
                 throw new IOException("libfuse could not mount (fuse_setup failed; see its message above)");
             }
             FuseWorkers w = new FuseWorkers(fs, f, mountpoint.get(ADDR, 0), arena);
-            w.startThreads(Math.max(1, count), kernelPassthrough);
+            w.startThreads(Math.max(1, count), kernelPassthrough, ioUring);
             return w;
         } catch (IOException | RuntimeException e) {
             arena.close();
@@ -167,21 +170,38 @@ final class FuseWorkers {
         }
     }
 
-    private void startThreads(int count, boolean kernelPassthrough) throws Throwable {
+    private void startThreads(int count, boolean kernelPassthrough, boolean ioUring) throws Throwable {
         MemorySegment ch = (MemorySegment) NEXT_CHAN.invokeExact(session, MemorySegment.NULL);
         long bufsize = (long) CHAN_BUFSIZE.invokeExact(ch);
         replies = PassthroughChannels.off(ch);
-        if (kernelPassthrough && !PassthroughChannels.mayRegister()) {
+        int fd = (int) CHAN_FD.invokeExact(ch);
+        boolean passthrough = kernelPassthrough && PassthroughChannels.mayRegister();
+        if (kernelPassthrough && !passthrough) {
             LOG.info("kernel passthrough needs CAP_SYS_ADMIN (root): modelfs serves whole-blob files itself");
-        } else if (kernelPassthrough) {
+        }
+        FuseRing ring = null;
+        if (ioUring && !FuseRing.kernelAllows()) {
+            LOG.warning("--io-uring: the kernel does not let FUSE servers use io_uring (Linux 6.14+; as root: echo Y >"
+                    + " /sys/module/fuse/parameters/enable_uring): requests come through /dev/fuse");
+        } else if (ioUring) {
             try {
-                replies = PassthroughChannels.on(fs, (int) CHAN_FD.invokeExact(ch), bufsize, arena);
+                ring = FuseRing.create(fs, fd, session, count, bufsize);
+            } catch (IOException | RuntimeException e) {
+                LOG.warning("fuse-over-io_uring not set up (" + e.getMessage() + "): requests come through /dev/fuse");
+            }
+        }
+        if (passthrough || ring != null) {
+            try {
+                replies = PassthroughChannels.on(fs, fd, bufsize, arena, passthrough, ring);
+                this.ring = ring;
             } catch (Throwable t) {
-                LOG.warning("kernel passthrough not set up (" + t + "): modelfs serves every read");
+                LOG.warning("kernel passthrough and io_uring not set up (" + t + "): modelfs serves every read through /dev/fuse");
+                if (ring != null) {
+                    ring.close();
+                }
             }
         }
         PassthroughChannels r = replies;
-        int fd = (int) CHAN_FD.invokeExact(ch);
         for (int i = 0; i < count; i++) {
             MemorySegment buf = arena.allocate(bufsize, 4096);
             MemorySegment chp = arena.allocate(ADDR);
@@ -258,6 +278,9 @@ final class FuseWorkers {
             if (t.isAlive()) {
                 return false;
             }
+        }
+        if (ring != null && !ring.stop(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
+            return false;
         }
         stopped = true;
         replies.close();

@@ -224,6 +224,11 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
         policy.telemetry().read(src.kind(), bytes, System.nanoTime() - startNanos);
     }
 
+    /** Reports a request answered through io_uring ({@link FuseRing}). */
+    void ringRequest() {
+        policy.telemetry().fuseRingRequest();
+    }
+
     /** Files open now. */
     public int openFiles() {
         return open.size();

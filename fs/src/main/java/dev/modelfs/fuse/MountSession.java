@@ -76,7 +76,7 @@ public final class MountSession implements AutoCloseable {
             }
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
-            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), readBuf -> {
+            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
                 if (opts.warmup()) {
                     warmFuse(fs, readBuf, served.tree(), budget);
                 }

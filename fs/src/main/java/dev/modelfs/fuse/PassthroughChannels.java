@@ -52,14 +52,23 @@ final class PassthroughChannels {
     private final MemorySegment openChannel;
     private final ModelFs fs;
     private final int devFd;
+    /** Whether whole-blob files may be opened with passthrough (this process may register backing files). */
+    private final boolean passthrough;
+    /** The rings to start when the kernel takes FUSE over io_uring, or null. */
+    private final FuseRing ring;
     /** Whether the kernel's INIT offered passthrough (set by the worker that received it, before its reply is sent). */
     private volatile boolean offered;
+    /** Whether the kernel's INIT offered FUSE over io_uring (likewise). */
+    private volatile boolean offeredRing;
 
-    private PassthroughChannels(MemorySegment initChannel, MemorySegment openChannel, ModelFs fs, int devFd) {
+    private PassthroughChannels(MemorySegment initChannel, MemorySegment openChannel, ModelFs fs, int devFd,
+                                boolean passthrough, FuseRing ring) {
         this.initChannel = initChannel;
         this.openChannel = openChannel;
         this.fs = fs;
         this.devFd = devFd;
+        this.passthrough = passthrough;
+        this.ring = ring;
     }
 
     /**
@@ -84,15 +93,18 @@ final class PassthroughChannels {
      * channel of {@link FuseWorkers#warmLoop}).
      */
     static PassthroughChannels off(MemorySegment kernel) {
-        return new PassthroughChannels(kernel, kernel, null, -1);
+        return new PassthroughChannels(kernel, kernel, null, -1, false, null);
     }
 
     /**
-     * Passthrough for {@code fs}'s whole-blob files over device descriptor {@code devFd}, whose channel has buffers of
-     * {@code bufsize} bytes (libfuse sizes its INIT reply's {@code max_write} by it). The channels and upcall stubs
-     * live in {@code arena}; {@link #close} destroys the channels before it is closed.
+     * INIT and OPEN answered by this class over device descriptor {@code devFd}, whose channel has buffers of
+     * {@code bufsize} bytes (libfuse sizes its INIT reply's {@code max_write} by it): passthrough for {@code fs}'s
+     * whole-blob files when {@code passthrough}, and FUSE over io_uring through {@code ring} (null: not offered to
+     * the kernel) when the kernel offers it. The channels and upcall stubs live in {@code arena}; {@link #close}
+     * destroys the channels before it is closed.
      */
-    static PassthroughChannels on(ModelFs fs, int devFd, long bufsize, Arena arena) throws Throwable {
+    static PassthroughChannels on(ModelFs fs, int devFd, long bufsize, Arena arena, boolean passthrough, FuseRing ring)
+            throws Throwable {
         MethodHandles.Lookup lookup = MethodHandles.lookup();
         MethodType send = MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class);
         FunctionDescriptor sendC = FunctionDescriptor.of(ValueLayout.JAVA_INT, ADDR, ADDR, ValueLayout.JAVA_LONG);
@@ -106,7 +118,7 @@ final class PassthroughChannels {
         if (init.equals(MemorySegment.NULL) || open.equals(MemorySegment.NULL)) {
             throw new IllegalStateException("fuse_chan_new failed");
         }
-        h.target = new PassthroughChannels(init, open, fs, devFd);
+        h.target = new PassthroughChannels(init, open, fs, devFd, passthrough, ring);
         return h.target;
     }
 
@@ -141,25 +153,31 @@ final class PassthroughChannels {
             return openChannel;
         }
         if (opcode == PassthroughProtocol.OPCODE_INIT) {
-            offered = PassthroughProtocol.offersPassthrough(request, length);
+            offered = passthrough && PassthroughProtocol.offersPassthrough(request, length);
+            offeredRing = ring != null && PassthroughProtocol.offersIoUring(request, length);
             return initChannel;
         }
         return kernel;
     }
 
     /**
-     * Libfuse's INIT reply, with passthrough accepted when the kernel offered it; registrations are enabled before the
-     * reply is written (no OPEN can arrive before it).
+     * Libfuse's INIT reply, with passthrough and FUSE over io_uring accepted when the kernel offered them;
+     * registrations are enabled before the reply is written (no OPEN can arrive before it), the rings started after
+     * it (the kernel refuses their entries until it has the reply), or released when the kernel did not take them.
      */
     private int sendInit(MemorySegment iov, long count) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment msg = a.allocate(PassthroughProtocol.OUT_HEADER + PassthroughProtocol.INIT_OUT_SIZE, 8);
             long length = gather(iov, count, msg);
             if (length < 0) {
+                closeRing();
                 return FuseDevice.writev(devFd, iov, (int) count);
             }
-            long accepted = offered ? PassthroughProtocol.acceptPassthrough(msg, length) : -1;
-            if (accepted > 0) {
+            int flags2 = (offered ? PassthroughProtocol.FLAGS2_PASSTHROUGH : 0)
+                    | (offeredRing ? PassthroughProtocol.FLAGS2_OVER_IO_URING : 0);
+            long accepted = flags2 != 0 ? PassthroughProtocol.accept(msg, length, flags2) : -1;
+            boolean ptAccepted = accepted > 0 && offered;
+            if (ptAccepted) {
                 // before the reply: once the kernel has it, another worker may receive the first OPEN at once, and an
                 // open admitted before this would be served here, and keep its path so while it is open
                 fs.passthrough().enable(new PassthroughOpens.Device() {
@@ -175,12 +193,24 @@ final class PassthroughChannels {
                 });
             }
             int r = FuseDevice.write(devFd, msg, accepted > 0 ? accepted : length);
-            if (r == 0 && accepted < 0) {
+            if (r == 0 && passthrough && !ptAccepted) {
                 LOG.info("the kernel offers no FUSE passthrough (Linux 6.9+ with CONFIG_FUSE_PASSTHROUGH): modelfs serves every read");
+            }
+            if (r == 0 && accepted > 0 && offeredRing) {
+                ring.start(ptAccepted);
+            } else {
+                closeRing();
             }
             return r;
         } catch (Throwable t) {
+            closeRing();
             return -EIO;
+        }
+    }
+
+    private void closeRing() {
+        if (ring != null) {
+            ring.close();
         }
     }
 
@@ -189,13 +219,8 @@ final class PassthroughChannels {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment msg = a.allocate(PassthroughProtocol.OUT_HEADER + PassthroughProtocol.OPEN_OUT_SIZE, 8);
             long length = gather(iov, count, msg);
-            long fh = length < 0 ? -1 : PassthroughProtocol.openHandle(msg, length);
-            if (fh < 0) {
+            if (length < 0 || !rewriteOpen(fs, msg, length)) {
                 return FuseDevice.writev(devFd, iov, (int) count);
-            }
-            int id = fs.backingOf(fh);
-            if (id > 0) {
-                PassthroughProtocol.passThrough(msg, id);
             }
             return FuseDevice.write(devFd, msg, length);
         } catch (Throwable t) {
@@ -203,8 +228,24 @@ final class PassthroughChannels {
         }
     }
 
+    /**
+     * Makes OPEN reply {@code msg} of {@code length} bytes a passthrough open when the file it opened holds a backing
+     * registration of {@code fs}; false when it is not a successful OPEN reply (left as it was).
+     */
+    static boolean rewriteOpen(ModelFs fs, MemorySegment msg, long length) {
+        long fh = PassthroughProtocol.openHandle(msg, length);
+        if (fh < 0) {
+            return false;
+        }
+        int id = fs.backingOf(fh);
+        if (id > 0) {
+            PassthroughProtocol.passThrough(msg, id);
+        }
+        return true;
+    }
+
     /** Copies the {@code count} buffers of {@code iov} into {@code msg}: their length, or -1 when they do not fit. */
-    private static long gather(MemorySegment iov, long count, MemorySegment msg) {
+    static long gather(MemorySegment iov, long count, MemorySegment msg) {
         MemorySegment v = iov.reinterpret(IOVEC * count);
         long at = 0;
         for (long i = 0; i < count; i++) {

@@ -21,6 +21,7 @@ final class PassthroughProtocol {
     static final int OPCODE_INIT = 26;
     /** {@code struct fuse_in_header}: len, opcode, unique, nodeid, uid, gid, pid, padding. */
     static final long IN_HEADER = 40;
+    static final long IN_LEN = 0;
     static final long IN_OPCODE = 4;
     static final long IN_UNIQUE = 8;
     /** {@code struct fuse_out_header}: len, error, unique. */
@@ -48,6 +49,8 @@ final class PassthroughProtocol {
     static final int INIT_EXT = 1 << 30;
     /** {@code FUSE_PASSTHROUGH} ({@code 1ULL << 37}) as a bit of {@code flags2}. */
     static final int FLAGS2_PASSTHROUGH = 1 << (37 - 32);
+    /** {@code FUSE_OVER_IO_URING} ({@code 1ULL << 41}) as a bit of {@code flags2}: requests may come through io_uring. */
+    static final int FLAGS2_OVER_IO_URING = 1 << (41 - 32);
     /** {@code FOPEN_PASSTHROUGH}: the open file's reads, splices and maps go to its backing file. */
     static final int FOPEN_PASSTHROUGH = 1 << 7;
     /**
@@ -67,13 +70,22 @@ final class PassthroughProtocol {
 
     /** Whether INIT request {@code request} of {@code length} bytes offers {@code FUSE_PASSTHROUGH}. */
     static boolean offersPassthrough(MemorySegment request, long length) {
+        return (offered(request, length) & FLAGS2_PASSTHROUGH) != 0;
+    }
+
+    /** Whether INIT request {@code request} of {@code length} bytes offers {@code FUSE_OVER_IO_URING}. */
+    static boolean offersIoUring(MemorySegment request, long length) {
+        return (offered(request, length) & FLAGS2_OVER_IO_URING) != 0;
+    }
+
+    /** The {@code flags2} of INIT request {@code request} of {@code length} bytes, or 0 when it carries none. */
+    private static int offered(MemorySegment request, long length) {
         if (length < IN_HEADER + INIT_IN_FLAGS2 + 4 || opcode(request) != OPCODE_INIT
-                || request.get(INT, IN_HEADER + INIT_IN_MAJOR) != 7) {
-            return false;
+                || request.get(INT, IN_HEADER + INIT_IN_MAJOR) != 7
+                || (request.get(INT, IN_HEADER + INIT_IN_FLAGS) & INIT_EXT) == 0) {
+            return 0;
         }
-        int flags = request.get(INT, IN_HEADER + INIT_IN_FLAGS);
-        int flags2 = request.get(INT, IN_HEADER + INIT_IN_FLAGS2);
-        return (flags & INIT_EXT) != 0 && (flags2 & FLAGS2_PASSTHROUGH) != 0;
+        return request.get(INT, IN_HEADER + INIT_IN_FLAGS2);
     }
 
     /**
@@ -84,6 +96,15 @@ final class PassthroughProtocol {
      * or its body is not a protocol 7 {@code fuse_init_out} of at most 64 bytes.
      */
     static long acceptPassthrough(MemorySegment reply, long length) {
+        return accept(reply, length, FLAGS2_PASSTHROUGH);
+    }
+
+    /**
+     * Accepts the capabilities {@code flags2} (bits of {@link #FLAGS2_PASSTHROUGH} and {@link #FLAGS2_OVER_IO_URING})
+     * in INIT reply {@code reply} of {@code length} bytes, as {@link #acceptPassthrough} does for passthrough alone
+     * (the stack depth is set only with passthrough, the one capability that reads it).
+     */
+    static long accept(MemorySegment reply, long length, int flags2) {
         long body = length - OUT_HEADER;
         if (body < INIT_OUT_FLAGS + 4 || body > INIT_OUT_SIZE || reply.byteSize() < OUT_HEADER + INIT_OUT_SIZE
                 || reply.get(INT, OUT_ERROR) != 0 || reply.get(INT, OUT_HEADER + INIT_OUT_MAJOR) != 7) {
@@ -91,8 +112,10 @@ final class PassthroughProtocol {
         }
         reply.asSlice(length, OUT_HEADER + INIT_OUT_SIZE - length).fill((byte) 0);
         reply.set(INT, OUT_HEADER + INIT_OUT_FLAGS, reply.get(INT, OUT_HEADER + INIT_OUT_FLAGS) | INIT_EXT);
-        reply.set(INT, OUT_HEADER + INIT_OUT_FLAGS2, FLAGS2_PASSTHROUGH);
-        reply.set(INT, OUT_HEADER + INIT_OUT_MAX_STACK_DEPTH, MAX_STACK_DEPTH);
+        reply.set(INT, OUT_HEADER + INIT_OUT_FLAGS2, flags2);
+        if ((flags2 & FLAGS2_PASSTHROUGH) != 0) {
+            reply.set(INT, OUT_HEADER + INIT_OUT_MAX_STACK_DEPTH, MAX_STACK_DEPTH);
+        }
         reply.set(INT, OUT_LEN, (int) (OUT_HEADER + INIT_OUT_SIZE));
         return OUT_HEADER + INIT_OUT_SIZE;
     }

@@ -55,6 +55,10 @@ public interface Telemetry {
     default void kernelPassthroughOpen() {
     }
 
+    /** A FUSE request that came through io_uring instead of {@code /dev/fuse} (a mount with {@code --io-uring}). */
+    default void fuseRingRequest() {
+    }
+
     /**
      * Where these figures can be read ({@code HOST:PORT} of the Prometheus endpoint), if anywhere: a mount
      * shows it as the root's {@code user.modelfs.metrics} attribute, which {@code modelfs status} reads.

@@ -79,7 +79,7 @@ class FuseReadWarmupTest {
             AtomicLong readsBeforeMount = new AtomicLong(-1);
             AtomicInteger mountedDuringWarmup = new AtomicInteger(-1);
             // false: the daemon's own read path is what is warmed and checked here (kernel passthrough would take model.gguf)
-            FuseWorkers workers = FuseWorkers.start(fs, List.of(mp.toString(), "-o", "ro,subtype=modelfs"), 2, false, readBuf -> {
+            FuseWorkers workers = FuseWorkers.start(fs, List.of(mp.toString(), "-o", "ro,subtype=modelfs"), 2, false, false, readBuf -> {
                 mountedDuringWarmup.set(MountTable.isMounted(mp) ? 1 : 0);
                 warmed.set(FuseReadWarmup.run(fs, readBuf, files));
                 openAfter.set(fs.openFiles());

@@ -51,6 +51,7 @@ class PassthroughProtocolTest {
 
     static final long FUSE_INIT_EXT = 1L << 30;
     static final long FUSE_PASSTHROUGH = 1L << 37;
+    static final long FUSE_OVER_IO_URING = 1L << 41;
     static final long FUSE_ASYNC_READ = 1L << 0;
     static final long FUSE_SPLICE_WRITE = 1L << 7;
     static final long FUSE_HAS_EXPIRE_ONLY = 1L << 35;
@@ -93,6 +94,42 @@ class PassthroughProtocolTest {
         MemorySegment open = initRequest(base | FUSE_INIT_EXT | FUSE_PASSTHROUGH);
         open.set(ValueLayout.JAVA_INT, IN_HEADER.at("opcode"), 14);
         assertFalse(PassthroughProtocol.offersPassthrough(open, len), "not an INIT");
+    }
+
+    @Test
+    void anInitOfferingIoUringIsRecognisedApartFromPassthrough() {
+        long base = FUSE_ASYNC_READ | FUSE_SPLICE_WRITE | FUSE_INIT_EXT;
+        int len = IN_HEADER.size + INIT_IN.size;
+        assertTrue(PassthroughProtocol.offersIoUring(initRequest(base | FUSE_OVER_IO_URING), len));
+        assertFalse(PassthroughProtocol.offersPassthrough(initRequest(base | FUSE_OVER_IO_URING), len));
+        assertFalse(PassthroughProtocol.offersIoUring(initRequest(base | FUSE_PASSTHROUGH), len));
+        assertFalse(PassthroughProtocol.offersIoUring(initRequest((base & ~FUSE_INIT_EXT) | FUSE_OVER_IO_URING), len),
+                "flags2 is meaningless without FUSE_INIT_EXT");
+        assertFalse(PassthroughProtocol.offersIoUring(initRequest(base | FUSE_OVER_IO_URING), IN_HEADER.size + 16),
+                "an old kernel's INIT has no flags2");
+    }
+
+    @Test
+    void acceptingIoUringAloneSetsItsBitAndLeavesTheStackDepthUnset() {
+        ByteBuffer b = le(OUT_HEADER.size + LIBFUSE_INIT_OUT);
+        b.putInt(OUT_HEADER.at("len"), b.capacity()).putInt(OUT_HEADER.at("error"), 0).putLong(OUT_HEADER.at("unique"), 2);
+        int o = OUT_HEADER.size;
+        b.putInt(o + INIT_OUT.at("major"), 7).putInt(o + INIT_OUT.at("minor"), 19).putInt(o + INIT_OUT.at("flags"), (int) FUSE_ASYNC_READ);
+        MemorySegment reply = native_(b, OUT_HEADER.size + INIT_OUT.size);
+
+        long length = PassthroughProtocol.accept(reply, b.capacity(), (int) (FUSE_OVER_IO_URING >>> 32));
+
+        assertEquals(OUT_HEADER.size + INIT_OUT.size, length);
+        ByteBuffer r = reply.asSlice(0, length).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        long caps = Integer.toUnsignedLong(r.getInt(o + INIT_OUT.at("flags"))) | (long) r.getInt(o + INIT_OUT.at("flags2")) << 32;
+        assertEquals(FUSE_ASYNC_READ | FUSE_INIT_EXT | FUSE_OVER_IO_URING, caps);
+        assertEquals(0, r.getInt(o + INIT_OUT.at("max_stack_depth")), "only passthrough reads the stack depth");
+
+        MemorySegment both = native_(b, OUT_HEADER.size + INIT_OUT.size);
+        long l2 = PassthroughProtocol.accept(both, b.capacity(), (int) ((FUSE_OVER_IO_URING | FUSE_PASSTHROUGH) >>> 32));
+        ByteBuffer r2 = both.asSlice(0, l2).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals((FUSE_OVER_IO_URING | FUSE_PASSTHROUGH) >>> 32, r2.getInt(o + INIT_OUT.at("flags2")));
+        assertEquals(1, r2.getInt(o + INIT_OUT.at("max_stack_depth")));
     }
 
     @Test

@@ -62,6 +62,12 @@ final class MountCommand implements Callable<Integer> {
                     + " (Linux 6.9+, as root), which reads them straight from the blob")
     boolean noKernelPassthrough;
 
+    @Option(names = "--io-uring",
+            description = "take requests through io_uring when the kernel lets FUSE servers use it (Linux 6.14+ with"
+                    + " fuse.enable_uring=1): about 1.5x the 4 KiB random reads, 15-20%% less sequential throughput of"
+                    + " reassembled files")
+    boolean ioUring;
+
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
@@ -149,7 +155,7 @@ final class MountCommand implements Callable<Integer> {
         }
         return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads,
                 conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup,
-                !noKernelPassthrough);
+                !noKernelPassthrough, ioUring);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -161,6 +167,9 @@ final class MountCommand implements Callable<Integer> {
         cmd.add(Integer.toString(threads));
         if (noKernelPassthrough) {
             cmd.add("--no-kernel-passthrough");
+        }
+        if (ioUring) {
+            cmd.add("--io-uring");
         }
         cmd.addAll(conversion.args());
         cmd.add("--grace");

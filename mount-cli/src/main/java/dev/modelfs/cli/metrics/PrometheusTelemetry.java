@@ -54,6 +54,8 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
     private final Counter nfsCalls;
     /** FUSE opens handed to the kernel's passthrough (a mount only). */
     private final Counter passthroughOpens;
+    /** FUSE requests that came through io_uring (a mount only). */
+    private final Counter ringRequests;
     /** By client address; beyond {@value #MAX_CLIENTS}, under the key {@value #OTHER}; no address: {@value #UNKNOWN}. */
     private final ConcurrentHashMap<Object, CounterDataPoint[]> nfsByClient = new ConcurrentHashMap<>();
     private static final String UNKNOWN = "unknown";
@@ -84,6 +86,9 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
         passthroughOpens = nfs ? null : Counter.builder().name("modelfs_kernel_passthrough_opens_total")
                 .help("Opens of whole-blob files handed to the kernel's FUSE passthrough: their reads go from the blob to the"
                         + " reader without reaching modelfs, so they are in no modelfs_read_* figure")
+                .withoutExemplars().register(registry);
+        ringRequests = nfs ? null : Counter.builder().name("modelfs_fuse_io_uring_requests_total")
+                .help("FUSE requests that came through io_uring instead of /dev/fuse (a mount with --io-uring)")
                 .withoutExemplars().register(registry);
         if (nfs) {
             nfsCalls = Counter.builder().name("modelfs_nfs_operations_total")
@@ -174,6 +179,13 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
     public void conversion(long cpuNanos) {
         conversions.inc();
         conversionCpu.inc(cpuNanos * 1e-9);
+    }
+
+    @Override
+    public void fuseRingRequest() {
+        if (ringRequests != null) {
+            ringRequests.inc();
+        }
     }
 
     @Override

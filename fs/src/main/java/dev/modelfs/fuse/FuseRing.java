@@ -1,0 +1,572 @@
+package dev.modelfs.fuse;
+
+import java.io.IOException;
+import java.lang.foreign.AddressLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+
+import dev.modelfs.read.OpenedSource;
+
+/**
+ * FUSE over io_uring (Linux 6.14+, {@code fuse.enable_uring=1}): once the kernel has the INIT reply that accepts
+ * {@code FUSE_OVER_IO_URING}, every request but {@code FORGET} and {@code INTERRUPT} (which stay on {@code /dev/fuse},
+ * where {@link FuseWorkers} serve them) reaches this process as the completion of an {@code IORING_OP_URING_CMD}, and
+ * its reply goes back in the same system call that fetches the next one ({@code FUSE_IO_URING_CMD_COMMIT_AND_FETCH}):
+ * one {@code io_uring_enter} per request instead of a {@code read} and a {@code write} on the device, and no wake-up
+ * of a thread that then has to find work.
+ *
+ * <p>The kernel keeps one queue per possible CPU and puts a request on the queue of the CPU that made it. Each of this
+ * class's threads has its own ring and one entry on every queue (a header buffer and a payload buffer the kernel
+ * copies requests into and replies out of), so every thread can take a request from any CPU, and a queue has as many
+ * requests in service at once as there are threads. A {@code READ} is answered here: {@link OpenedSource#read} puts
+ * the bytes straight into the entry's payload buffer. Every other request is rebuilt as the contiguous message
+ * libfuse expects ({@code fuse_in_header}, the opcode's own header, the payload) and processed by libfuse with a
+ * channel of this thread's whose {@code send} puts the reply into the entry (an OPEN reply rewritten for kernel
+ * passthrough as {@link PassthroughChannels} does on the device).
+ *
+ * <p>Invariants: the rings exist before INIT is answered, so FUSE_OVER_IO_URING is accepted only when this process
+ * can serve it (once the kernel has it, new requests wait until every queue has an entry); every request fetched is
+ * committed exactly once, with its reply or an errno; a thread ends when all its entries have ended (the kernel ends
+ * them with {@code ENOTCONN} or {@code ECONNABORTED} when the mount goes away); nothing is allocated per request.
+ */
+final class FuseRing {
+    private static final Logger LOG = Logger.getLogger(FuseRing.class.getName());
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final AddressLayout ADDR = ValueLayout.ADDRESS;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+    /** {@code struct fuse_uring_req_header}: in_out (128 bytes), op_in (128), ring_ent_in_out (32). */
+    static final long HEADER_BYTES = 288;
+    static final long OP_IN = 128;
+    static final long OP_IN_BYTES = 128;
+    static final long ENT_COMMIT_ID = 256 + 8;
+    static final long ENT_PAYLOAD_SZ = 256 + 16;
+    /** {@code struct fuse_uring_cmd_req} in the submission entry's command area: flags, commit_id, qid. */
+    static final long CMD_COMMIT_ID = IoUring.SQE_CMD + 8;
+    static final long CMD_QID = IoUring.SQE_CMD + 16;
+    static final int CMD_REGISTER = 1;
+    static final int CMD_COMMIT_AND_FETCH = 2;
+    static final int OPCODE_READ = 15;
+    /** {@code fuse_read_in} in op_in: fh, offset, size. */
+    private static final long READ_FH = OP_IN;
+    private static final long READ_OFFSET = OP_IN + 8;
+    private static final long READ_SIZE = OP_IN + 16;
+    private static final long IN_HEADER = PassthroughProtocol.IN_HEADER;
+    private static final long OUT_HEADER = PassthroughProtocol.OUT_HEADER;
+
+    private static final int EIO = 5;
+    private static final int EBADF = 9;
+    private static final int EAGAIN = 11;
+    private static final int ENOTCONN = 107;
+    private static final int ECONNABORTED = 103;
+    private static final int ENODEV = 19;
+
+    private static final MethodHandle PROCESS;
+    private static final MethodHandle CHAN_NEW;
+    private static final MethodHandle CHAN_DESTROY;
+
+    static {
+        SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
+        PROCESS = LINKER.downcallHandle(fuse.find("fuse_session_process").orElseThrow(),
+                FunctionDescriptor.ofVoid(ADDR, ADDR, LONG, ADDR));
+        CHAN_NEW = LINKER.downcallHandle(fuse.find("fuse_chan_new").orElseThrow(),
+                FunctionDescriptor.of(ADDR, ADDR, INT, LONG, ADDR));
+        CHAN_DESTROY = LINKER.downcallHandle(fuse.find("fuse_chan_destroy").orElseThrow(), FunctionDescriptor.ofVoid(ADDR));
+        SET_AFFINITY = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_setaffinity").orElseThrow(),
+                FunctionDescriptor.of(INT, INT, LONG, ADDR));
+    }
+
+    /** Entries a thread has on its own CPU's queue (it has one on every other queue). */
+    static final int HOME_ENTRIES = 2;
+    private static final MethodHandle SET_AFFINITY;
+
+    /** How many unexpected failures were logged (at most 20, so that a failing ring cannot flood the log). */
+    private static final AtomicInteger LOGGED = new AtomicInteger();
+
+    private final ModelFs fs;
+    private final int devFd;
+    private final int queues;
+    private final List<Worker> workers = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private final Arena arena;
+    private volatile boolean passthrough;
+    private boolean closed;
+
+    private FuseRing(ModelFs fs, int devFd, int queues, Arena arena) {
+        this.fs = fs;
+        this.devFd = devFd;
+        this.queues = queues;
+        this.arena = arena;
+    }
+
+    /** Whether the running kernel lets FUSE servers use io_uring ({@code /sys/module/fuse/parameters/enable_uring}). */
+    static boolean kernelAllows() {
+        try {
+            return Files.readString(Path.of("/sys/module/fuse/parameters/enable_uring")).trim().equals("Y");
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The kernel's queue count: one per possible CPU ({@code /sys/devices/system/cpu/possible}, such as {@code 0-7}).
+     *
+     * @throws IOException when the file is missing or not a list of CPU ranges
+     */
+    static int possibleCpus() throws IOException {
+        return cpuCount(Files.readString(Path.of("/sys/devices/system/cpu/possible")));
+    }
+
+    /**
+     * The CPUs a kernel CPU list ({@code 0-7}, {@code 0,2-3}) numbers: its highest number plus one.
+     *
+     * @throws IOException when {@code list} is not a CPU list of at most 4096 CPUs
+     */
+    static int cpuCount(String list) throws IOException {
+        int max = -1;
+        try {
+            for (String part : list.trim().split(",", -1)) {
+                String[] range = part.split("-", -1);
+                int lo = Integer.parseInt(range[0].trim());
+                int hi = Integer.parseInt(range[range.length - 1].trim());
+                if (range.length > 2 || lo < 0 || hi < lo) {
+                    throw new NumberFormatException(part);
+                }
+                max = Math.max(max, hi);
+            }
+        } catch (NumberFormatException e) {
+            throw new IOException("not a CPU list: " + list.trim(), e);
+        }
+        if (max < 0 || max > 4095) {
+            throw new IOException("not a CPU list of at most 4096 CPUs: " + list.trim());
+        }
+        return max + 1;
+    }
+
+    /**
+     * Rings for {@code threads} threads serving {@code fs} over device descriptor {@code devFd} with libfuse session
+     * {@code session}; payload buffers of {@code payloadBytes} (at least the kernel's largest request or reply:
+     * {@code max_write} and {@code max_pages} pages, which for libfuse 2.9 is the channel's buffer size).
+     *
+     * @throws IOException when a ring cannot be made (nothing is left open then)
+     */
+    static FuseRing create(ModelFs fs, int devFd, MemorySegment session, int threads, long payloadBytes) throws IOException {
+        int queues = possibleCpus();
+        Arena arena = Arena.ofShared();
+        FuseRing r = new FuseRing(fs, devFd, queues, arena);
+        try {
+            for (int t = 0; t < threads; t++) {
+                r.workers.add(r.new Worker(t, session, payloadBytes));
+            }
+            return r;
+        } catch (IOException | RuntimeException e) {
+            r.close();
+            throw e;
+        } catch (Throwable t) {
+            r.close();
+            throw new IOException("fuse-over-io_uring: " + t, t);
+        }
+    }
+
+    /** Threads (each with one entry on every queue). */
+    int threads() {
+        return workers.size();
+    }
+
+    /** Queues (possible CPUs). */
+    int queues() {
+        return queues;
+    }
+
+    /**
+     * Starts the threads, which register their entries; call once the kernel has the INIT reply that accepted
+     * FUSE_OVER_IO_URING. {@code passthrough}: OPEN replies name backing files ({@link PassthroughChannels}).
+     */
+    synchronized void start(boolean passthrough) {
+        this.passthrough = passthrough;
+        for (Worker w : workers) {
+            Thread t = new Thread(w::run, "modelfs-uring-" + w.index);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+        LOG.info("fuse-over-io_uring: " + workers.size() + " threads on " + queues + " queues (one per possible CPU)");
+    }
+
+    /**
+     * Waits up to {@code millis} for the threads (they end once the mount is gone), then releases the rings; true
+     * when everything was released (a thread still running keeps them, as the process is about to end anyway).
+     */
+    synchronized boolean stop(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (Thread t : threads) {
+            try {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            if (t.isAlive()) {
+                return false;
+            }
+        }
+        close();
+        return true;
+    }
+
+    /** Releases rings, channels and buffers: for rings never started, or whose threads have ended. */
+    synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Worker w : workers) {
+            w.release();
+        }
+        arena.close();
+    }
+
+    /**
+     * The queue of each entry of a thread whose CPU is {@code cpu}: {@code home} entries on its own CPU's queue,
+     * then one on each other queue of the {@code queues}.
+     */
+    static int[] entryQueues(int cpu, int queues, int home) {
+        int[] q = new int[home + queues - 1];
+        int e = 0;
+        for (int i = 0; i < home; i++) {
+            q[e++] = cpu;
+        }
+        for (int other = 0; other < queues; other++) {
+            if (other != cpu) {
+                q[e++] = other;
+            }
+        }
+        return q;
+    }
+
+    /**
+     * Keeps the calling thread on CPU {@code cpu}, where the requests of its home queue are made: the reader that
+     * waits for a reply and the thread that makes it then share a core and its caches, and waking one another needs
+     * no interrupt between cores. Best effort: a CPU outside this process's set leaves the thread where it was.
+     */
+    private static void pin(int cpu) {
+        try (Arena a = Arena.ofConfined()) {
+            long bytes = Math.max(128, (cpu / 64 + 1) * 8L);
+            MemorySegment mask = a.allocate(bytes, 8);
+            mask.set(LONG, (cpu / 64) * 8L, 1L << (cpu % 64));
+            int r = (int) SET_AFFINITY.invokeExact(0, bytes, mask);
+            if (r != 0) {
+                LOG.fine("fuse-over-io_uring: thread not kept on CPU " + cpu);
+            }
+        } catch (Throwable t) {
+            LOG.fine("sched_setaffinity: " + t);
+        }
+    }
+
+    private static void logOnce(String what) {
+        if (LOGGED.getAndIncrement() < 20) {
+            LOG.warning("fuse-over-io_uring: " + what);
+        }
+    }
+
+    /**
+     * One thread's ring and entries: entry {@code e} is on queue {@code qidOf[e]} ({@link #entryQueues}), and its
+     * index is the {@code user_data} of its submissions and completions.
+     */
+    private final class Worker {
+        final int index;
+        final int cpu;
+        final int[] qidOf;
+        final int entries;
+        final IoUring ring;
+        final MemorySegment session;
+        /** The entries' {@code fuse_uring_req_header}s, {@value #HEADER_BYTES} bytes each. */
+        final MemorySegment headers;
+        final MemorySegment[] payloads;
+        final long payloadBytes;
+        final MemorySegment iovecs;
+        /** The message libfuse processes: the request rebuilt, then its reply gathered. */
+        final MemorySegment request;
+        final MemorySegment reply;
+        final MemorySegment channel;
+        /** The entry whose request libfuse is processing, its opcode, and whether its reply came. */
+        int current;
+        int currentOpcode;
+        boolean replied;
+
+        Worker(int index, MemorySegment session, long payloadBytes) throws Throwable {
+            this.index = index;
+            this.session = session;
+            this.payloadBytes = payloadBytes;
+            this.cpu = index % queues;
+            this.qidOf = entryQueues(cpu, queues, HOME_ENTRIES);
+            this.entries = qidOf.length;
+            this.headers = arena.allocate(HEADER_BYTES * entries, 4096);
+            this.payloads = new MemorySegment[entries];
+            for (int e = 0; e < entries; e++) {
+                payloads[e] = arena.allocate(payloadBytes, 4096);
+            }
+            this.iovecs = arena.allocate(32L * entries, 8);
+            this.request = arena.allocate(IN_HEADER + OP_IN_BYTES + payloadBytes, 4096);
+            this.reply = arena.allocate(OUT_HEADER + payloadBytes, 4096);
+            MethodHandle send = MethodHandles.lookup().findVirtual(Worker.class, "send",
+                    MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class)).bindTo(this);
+            MemorySegment ops = arena.allocate(ADDR, 3);       // struct fuse_chan_ops: receive, send, destroy
+            ops.setAtIndex(ADDR, 1, LINKER.upcallStub(send, FunctionDescriptor.of(INT, ADDR, ADDR, LONG), arena));
+            this.channel = (MemorySegment) CHAN_NEW.invokeExact(ops, devFd, IN_HEADER + OP_IN_BYTES + payloadBytes, MemorySegment.NULL);
+            if (channel.equals(MemorySegment.NULL)) {
+                throw new IOException("fuse_chan_new failed");
+            }
+            this.ring = IoUring.open(Math.min(4096, entries), arena);   // one submission per entry at a time
+            if (!ring.selfTest()) {
+                ring.close();
+                throw new IOException("io_uring refuses submissions here");
+            }
+        }
+
+        void release() {
+            ring.close();
+            try {
+                CHAN_DESTROY.invokeExact(channel);
+            } catch (Throwable t) {
+                LOG.fine("fuse_chan_destroy: " + t);
+            }
+        }
+
+        void run() {
+            pin(cpu);
+            int live = 0;
+            try {
+                live = registerAll();
+            } catch (Throwable t) {
+                LOG.severe("fuse-over-io_uring thread " + index + " could not register: " + t);
+            }
+            if (live == 0) {
+                abandon();
+                return;
+            }
+            try {
+                boolean[] fetched = new boolean[entries];
+                int retries = 0;
+                while (live > 0) {
+                    int r = ring.submitAndWait(1);
+                    if (r < 0) {                                // the entries stay with the kernel: cannot happen
+                        LOG.severe("fuse-over-io_uring thread " + index + ": io_uring_enter failed, errno " + -r);
+                        return;
+                    }
+                    int n = ring.ready();
+                    MemorySegment cq = ring.completions();
+                    for (int i = 0; i < n; i++) {
+                        long c = ring.completion(i);
+                        long e = cq.get(LONG, c + IoUring.CQE_USER_DATA);
+                        int res = cq.get(INT, c + IoUring.CQE_RES);
+                        if (e < 0 || e >= entries) {
+                            continue;                           // not an entry's (the self-test's no-op)
+                        }
+                        int entry = (int) e;
+                        if (res == -EAGAIN && !fetched[entry] && retries++ < 1000) {
+                            Thread.sleep(1);                    // not initialized yet: register again
+                            register(entry);
+                            continue;
+                        }
+                        if (res < 0) {
+                            live--;
+                            if (res != -ENOTCONN && res != -ECONNABORTED && res != -ENODEV) {
+                                logOnce("entry " + entry + " of thread " + index + " ended: errno " + -res);
+                            }
+                            continue;
+                        }
+                        fetched[entry] = true;
+                        try {
+                            serve(entry);
+                        } catch (Throwable t) {                 // escaped every guard: the request fails, the thread goes on
+                            logOnce("request failed: " + t);
+                            fail(entry);
+                        }
+                        commit(entry);
+                    }
+                    ring.consume(n);
+                }
+            } catch (Throwable t) {
+                LOG.severe("fuse-over-io_uring thread " + index + " stopped: " + t);
+            }
+        }
+
+        /** Queues the registration of every entry and submits them: the entries registered (0 on failure). */
+        private int registerAll() {
+            for (int e = 0; e < entries; e++) {
+                register(e);
+            }
+            int r = ring.submitAndWait(0);
+            if (r < 0) {
+                LOG.severe("fuse-over-io_uring: registering entries: errno " + -r);
+                return 0;
+            }
+            return entries;
+        }
+
+        /** Queues the registration of entry {@code e}: its header and payload buffers, on its queue. */
+        private void register(int e) {
+            iovecs.set(ADDR, 32L * e, headers.asSlice(HEADER_BYTES * e, HEADER_BYTES));
+            iovecs.set(LONG, 32L * e + 8, HEADER_BYTES);
+            iovecs.set(ADDR, 32L * e + 16, payloads[e]);
+            iovecs.set(LONG, 32L * e + 24, payloadBytes);
+            long s = command(e, CMD_REGISTER, qidOf[e]);
+            ring.submissions().set(ADDR, s + IoUring.SQE_ADDR, iovecs.asSlice(32L * e, 32));
+            ring.submissions().set(INT, s + IoUring.SQE_LEN, 2);
+            ring.push();
+        }
+
+        /**
+         * Tells the kernel this thread will not serve: a registration for a queue that does not exist fails, and a
+         * failed registration makes the kernel give up io_uring for the mount and send requests through
+         * {@code /dev/fuse} again (they wait for the ring until then).
+         */
+        private void abandon() {
+            try {
+                long s = command(-1, CMD_REGISTER, 0xFFFF);
+                ring.submissions().set(ADDR, s + IoUring.SQE_ADDR, iovecs.asSlice(0, 32));
+                ring.submissions().set(INT, s + IoUring.SQE_LEN, 2);
+                ring.push();
+                ring.submitAndWait(0);
+            } catch (Throwable t) {
+                LOG.severe("fuse-over-io_uring: could not give up the ring: " + t);
+            }
+        }
+
+        /** Fills a free submission entry with FUSE command {@code op} for entry {@code e} on queue {@code qid}; not pushed. */
+        private long command(int e, int op, int qid) {
+            long s = ring.next();
+            MemorySegment sq = ring.submissions();
+            sq.set(ValueLayout.JAVA_BYTE, s + IoUring.SQE_OPCODE, IoUring.OP_URING_CMD);
+            sq.set(INT, s + IoUring.SQE_FD, devFd);
+            sq.set(INT, s + IoUring.SQE_CMD_OP, op);
+            sq.set(LONG, s + IoUring.SQE_USER_DATA, e);
+            sq.set(ValueLayout.JAVA_SHORT, s + CMD_QID, (short) qid);
+            return s;
+        }
+
+        /** Queues entry {@code e}'s reply and its fetch of the next request. */
+        private void commit(int e) {
+            long s = command(e, CMD_COMMIT_AND_FETCH, qidOf[e]);
+            ring.submissions().set(LONG, s + CMD_COMMIT_ID, headers.get(LONG, HEADER_BYTES * e + ENT_COMMIT_ID));
+            ring.push();
+        }
+
+        /** Answers the request in entry {@code e}: its reply is in the entry when this returns. */
+        private void serve(int e) {
+            long h = HEADER_BYTES * e;
+            int opcode = headers.get(INT, h + PassthroughProtocol.IN_OPCODE);
+            if (opcode != OPCODE_READ && process(e, h, opcode)) {
+                fs.ringRequest();
+                return;                                         // libfuse's reply is in place
+            }
+            long unique = headers.get(LONG, h + PassthroughProtocol.IN_UNIQUE);
+            long length = opcode == OPCODE_READ ? read(e, h) : -EIO;
+            int error = length < 0 ? (int) length : 0;
+            length = Math.max(0, length);
+            headers.set(INT, h + PassthroughProtocol.OUT_LEN, (int) (OUT_HEADER + length));
+            headers.set(INT, h + PassthroughProtocol.OUT_ERROR, error);
+            headers.set(LONG, h + PassthroughProtocol.OUT_UNIQUE, unique);
+            headers.set(INT, h + ENT_PAYLOAD_SZ, (int) length);
+            fs.ringRequest();
+        }
+
+        /** Puts an EIO reply to the request in entry {@code e} into the entry. */
+        private void fail(int e) {
+            long h = HEADER_BYTES * e;
+            headers.set(INT, h + PassthroughProtocol.OUT_LEN, (int) OUT_HEADER);
+            headers.set(INT, h + PassthroughProtocol.OUT_ERROR, -EIO);
+            headers.set(LONG, h + PassthroughProtocol.OUT_UNIQUE, headers.get(LONG, h + ENT_COMMIT_ID));
+            headers.set(INT, h + ENT_PAYLOAD_SZ, 0);
+        }
+
+        /** A READ into entry {@code e}'s payload: the bytes read, or a negated errno. */
+        private long read(int e, long h) {
+            long fh = headers.get(LONG, h + READ_FH);
+            long offset = headers.get(LONG, h + READ_OFFSET);
+            long size = Math.min(Integer.toUnsignedLong(headers.get(INT, h + READ_SIZE)), payloadBytes);
+            OpenedSource src = fs.openSource(fh);
+            if (src == null) {
+                return -EBADF;
+            }
+            long start = System.nanoTime();
+            try {
+                long n = src.read(offset, payloads[e], 0, size);
+                fs.readDone(src, n, start);
+                return n;
+            } catch (Throwable t) {
+                return fs.readFailed(fh, t);
+            }
+        }
+
+        /**
+         * Rebuilds the request of entry {@code e} and has libfuse process it: true when its reply was put in the entry,
+         * false when none came or the request could not be rebuilt (the caller answers EIO).
+         */
+        private boolean process(int e, long h, int opcode) {
+            long length = Integer.toUnsignedLong(headers.get(INT, h + PassthroughProtocol.IN_LEN));
+            long payloadLength = Integer.toUnsignedLong(headers.get(INT, h + ENT_PAYLOAD_SZ));
+            long opLength = length - IN_HEADER - payloadLength;
+            if (opLength < 0 || opLength > OP_IN_BYTES || payloadLength > payloadBytes) {
+                logOnce("a request of opcode " + opcode + " does not fit its entry (" + length + " bytes)");
+                return false;
+            }
+            MemorySegment.copy(headers, h, request, 0, IN_HEADER);
+            MemorySegment.copy(headers, h + OP_IN, request, IN_HEADER, opLength);
+            MemorySegment.copy(payloads[e], 0, request, IN_HEADER + opLength, payloadLength);
+            current = e;
+            currentOpcode = opcode;
+            replied = false;
+            try {
+                PROCESS.invokeExact(session, request, length, channel);
+            } catch (Throwable t) {
+                logOnce("libfuse failed on opcode " + opcode + ": " + t);
+            }
+            if (!replied) {
+                logOnce("libfuse sent no reply to opcode " + opcode);
+            }
+            return replied;
+        }
+
+        /**
+         * The channel's {@code int send(struct fuse_chan *ch, const struct iovec iov[], size_t count)}: puts libfuse's
+         * reply into the current entry (header, then payload); never throws.
+         */
+        @SuppressWarnings("unused")
+        int send(MemorySegment ch, MemorySegment iov, long count) {
+            try {
+                long length = PassthroughChannels.gather(iov, count, reply);
+                if (length < OUT_HEADER) {
+                    return -EIO;
+                }
+                if (currentOpcode == PassthroughProtocol.OPCODE_OPEN && passthrough) {
+                    PassthroughChannels.rewriteOpen(fs, reply, length);
+                }
+                long h = HEADER_BYTES * current;
+                MemorySegment.copy(reply, 0, headers, h, OUT_HEADER);
+                MemorySegment.copy(reply, OUT_HEADER, payloads[current], 0, length - OUT_HEADER);
+                headers.set(INT, h + ENT_PAYLOAD_SZ, (int) (length - OUT_HEADER));
+                replied = true;
+                return 0;
+            } catch (Throwable t) {
+                return -EIO;
+            }
+        }
+    }
+}
