@@ -55,6 +55,11 @@ public final class GatedTelemetry implements Telemetry {
     }
 
     @Override
+    public void fuseRingRequest() {
+        target.fuseRingRequest();
+    }
+
+    @Override
     public void nfsCall(int procedure, InetAddress client) {
         target.nfsCall(procedure, client);
     }

@@ -40,7 +40,7 @@ class KernelPassthroughTest {
     private static final Pattern METRICS_AT = Pattern.compile("metrics at http://(\\S+)/metrics");
 
     /** The value of the sample {@code name} (with its labels, as written in the text format) at the mount's endpoint. */
-    private static double metric(CliMount m, String name) throws IOException, InterruptedException {
+    static double metric(CliMount m, String name) throws IOException, InterruptedException {
         Matcher at = METRICS_AT.matcher(m.log());
         assertTrue(at.find(), m.log());
         String text = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + at.group(1) + "/metrics"))
@@ -54,7 +54,7 @@ class KernelPassthroughTest {
     }
 
     /** The blob a file's bytes name: {@code blobs/sha256-<hex of the bytes>} must exist (an oracle independent of modelfs). */
-    private static Path blobOf(Path store, byte[] bytes) throws Exception {
+    static Path blobOf(Path store, byte[] bytes) throws Exception {
         Path blob = store.resolve("blobs/sha256-" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)));
         assertTrue(Files.isRegularFile(blob), "no blob holds the bytes read: " + blob);
         return blob;

@@ -142,7 +142,7 @@ class SmallReadsTest {
     }
 
     /** Reads {@code p} with {@code O_DIRECT} in 4 KiB blocks (every block of a small file, else 300 of them) against {@code expected}. */
-    private static void assertDirectReadsMatch(Path p, byte[] expected) throws IOException {
+    static void assertDirectReadsMatch(Path p, byte[] expected) throws IOException {
         ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK).limit(BLOCK);
         long blocks = (expected.length + BLOCK - 1) / BLOCK;
         Random rnd = new Random(p.toString().hashCode());
