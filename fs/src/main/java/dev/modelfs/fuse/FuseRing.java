@@ -199,13 +199,14 @@ final class FuseRing {
      */
     synchronized void start(boolean passthrough) {
         this.passthrough = passthrough;
+        // logged before any entry is registered: whoever sees a request answered through a ring can find this line
+        LOG.info("fuse-over-io_uring: " + workers.size() + " threads on " + queues + " queues (one per possible CPU)");
         for (Worker w : workers) {
             Thread t = new Thread(w::run, "modelfs-uring-" + w.index);
             t.setDaemon(true);
             threads.add(t);
             t.start();
         }
-        LOG.info("fuse-over-io_uring: " + workers.size() + " threads on " + queues + " queues (one per possible CPU)");
     }
 
     /**
