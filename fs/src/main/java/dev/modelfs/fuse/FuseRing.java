@@ -30,9 +30,10 @@ import dev.modelfs.read.OpenedSource;
  * of a thread that then has to find work.
  *
  * <p>The kernel keeps one queue per possible CPU and puts a request on the queue of the CPU that made it. Each of this
- * class's threads has its own ring and one entry on every queue (a header buffer and a payload buffer the kernel
- * copies requests into and replies out of), so every thread can take a request from any CPU, and a queue has as many
- * requests in service at once as there are threads. A {@code READ} is answered here: {@link OpenedSource#read} puts
+ * class's threads has its own ring, is kept on one CPU and has entries (a header buffer and a payload buffer the kernel
+ * copies requests into and replies out of) on that CPU's queue and on the next one ({@link #entryQueues}): the reader
+ * waiting on a CPU is answered by the thread on that CPU, and a queue with more requests than its own thread takes
+ * lends them to a neighbour. A {@code READ} is answered here: {@link OpenedSource#read} puts
  * the bytes straight into the entry's payload buffer. Every other request is rebuilt as the contiguous message
  * libfuse expects ({@code fuse_in_header}, the opcode's own header, the payload) and processed by libfuse with a
  * channel of this thread's whose {@code send} puts the reply into the entry (an OPEN reply rewritten for kernel
@@ -41,7 +42,8 @@ import dev.modelfs.read.OpenedSource;
  * <p>Invariants: the rings exist before INIT is answered, so FUSE_OVER_IO_URING is accepted only when this process
  * can serve it (once the kernel has it, new requests wait until every queue has an entry); every request fetched is
  * committed exactly once, with its reply or an errno; a thread ends when all its entries have ended (the kernel ends
- * them with {@code ENOTCONN} or {@code ECONNABORTED} when the mount goes away); nothing is allocated per request.
+ * them with {@code ENOTCONN} or {@code ECONNABORTED} when the mount goes away); a {@code READ} allocates nothing
+ * (a request libfuse processes costs the upcall's argument objects, as on {@code /dev/fuse}).
  */
 final class FuseRing {
     private static final Logger LOG = Logger.getLogger(FuseRing.class.getName());
@@ -171,7 +173,7 @@ final class FuseRing {
         FuseRing r = new FuseRing(fs, devFd, queues, arena);
         try {
             for (int t = 0; t < threads; t++) {
-                r.workers.add(r.new Worker(t, session, payloadBytes));
+                r.workers.add(r.new Worker(t, threads, session, payloadBytes));
             }
             return r;
         } catch (IOException | RuntimeException e) {
@@ -183,7 +185,7 @@ final class FuseRing {
         }
     }
 
-    /** Threads (each with one entry on every queue). */
+    /** Threads. */
     int threads() {
         return workers.size();
     }
@@ -243,21 +245,29 @@ final class FuseRing {
     }
 
     /**
-     * The queue of each entry of a thread whose CPU is {@code cpu}: {@code home} entries on its own CPU's queue,
-     * then one on each other queue of the {@code queues}.
+     * The queue of each entry of thread {@code index} of {@code threads}, with {@code queues} queues: {@code home}
+     * entries on the queue of its own CPU ({@code index mod queues}), one on each queue no thread is kept on that
+     * falls to it ({@code index + threads}, {@code index + 2 threads}, ... when there are fewer threads than CPUs),
+     * and one on the next CPU's queue, where it helps when that queue has more requests than its own thread takes.
+     * Every queue thus has an entry (the kernel waits for that before it uses the rings), and a thread has at most
+     * {@code home + ceil(queues / threads) + 1} entries, not one per CPU.
      */
-    static int[] entryQueues(int cpu, int queues, int home) {
-        int[] q = new int[home + queues - 1];
-        int e = 0;
+    static int[] entryQueues(int index, int threads, int queues, int home) {
+        int own = index % queues;
+        List<Integer> q = new ArrayList<>();
         for (int i = 0; i < home; i++) {
-            q[e++] = cpu;
+            q.add(own);
         }
-        for (int other = 0; other < queues; other++) {
-            if (other != cpu) {
-                q[e++] = other;
+        if (index < queues) {
+            for (int orphan = index + threads; orphan < queues; orphan += threads) {
+                q.add(orphan);
             }
         }
-        return q;
+        int next = (own + 1) % queues;
+        if (!q.contains(next)) {
+            q.add(next);
+        }
+        return q.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /**
@@ -310,12 +320,12 @@ final class FuseRing {
         int currentOpcode;
         boolean replied;
 
-        Worker(int index, MemorySegment session, long payloadBytes) throws Throwable {
+        Worker(int index, int threadCount, MemorySegment session, long payloadBytes) throws Throwable {
             this.index = index;
             this.session = session;
             this.payloadBytes = payloadBytes;
             this.cpu = index % queues;
-            this.qidOf = entryQueues(cpu, queues, HOME_ENTRIES);
+            this.qidOf = entryQueues(index, threadCount, queues, HOME_ENTRIES);
             this.entries = qidOf.length;
             this.headers = arena.allocate(HEADER_BYTES * entries, 4096);
             this.payloads = new MemorySegment[entries];
