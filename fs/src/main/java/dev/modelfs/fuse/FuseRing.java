@@ -216,17 +216,8 @@ final class FuseRing {
      * when everything was released (a thread still running keeps them, as the process is about to end anyway).
      */
     synchronized boolean stop(long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (Thread t : threads) {
-            try {
-                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-            if (t.isAlive()) {
-                return false;
-            }
+        if (!ThreadJoins.all(threads, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis))) {
+            return false;
         }
         close();
         return true;

@@ -267,17 +267,8 @@ final class FuseWorkers {
             return true;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (Thread t : threads) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            try {
-                t.join(Math.max(1, left));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-            if (t.isAlive()) {
-                return false;
-            }
+        if (!ThreadJoins.all(threads, deadline)) {
+            return false;
         }
         if (ring != null && !ring.stop(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
             return false;
