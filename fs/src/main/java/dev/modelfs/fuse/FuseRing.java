@@ -223,9 +223,12 @@ final class FuseRing {
         return true;
     }
 
-    /** Releases rings, channels and buffers: for rings never started, or whose threads have ended. */
+    /**
+     * Releases rings, channels and buffers: for rings never started, or whose threads have ended (while one runs,
+     * nothing is released: the kernel may still write into its entries).
+     */
     synchronized void close() {
-        if (closed) {
+        if (closed || threads.stream().anyMatch(Thread::isAlive)) {
             return;
         }
         closed = true;
@@ -326,18 +329,23 @@ final class FuseRing {
             this.iovecs = arena.allocate(32L * entries, 8);
             this.request = arena.allocate(IN_HEADER + OP_IN_BYTES + payloadBytes, 4096);
             this.reply = arena.allocate(OUT_HEADER + payloadBytes, 4096);
-            MethodHandle send = MethodHandles.lookup().findVirtual(Worker.class, "send",
-                    MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class)).bindTo(this);
-            MemorySegment ops = arena.allocate(ADDR, 3);       // struct fuse_chan_ops: receive, send, destroy
-            ops.setAtIndex(ADDR, 1, LINKER.upcallStub(send, FunctionDescriptor.of(INT, ADDR, ADDR, LONG), arena));
-            this.channel = (MemorySegment) CHAN_NEW.invokeExact(ops, devFd, IN_HEADER + OP_IN_BYTES + payloadBytes, MemorySegment.NULL);
-            if (channel.equals(MemorySegment.NULL)) {
-                throw new IOException("fuse_chan_new failed");
-            }
             this.ring = IoUring.open(Math.min(4096, entries), arena);   // one submission per entry at a time
-            if (!ring.selfTest()) {
-                ring.close();
-                throw new IOException("io_uring refuses submissions here");
+            try {
+                if (!ring.selfTest()) {
+                    throw new IOException("io_uring refuses submissions here");
+                }
+                MethodHandle send = MethodHandles.lookup().findVirtual(Worker.class, "send",
+                        MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class)).bindTo(this);
+                MemorySegment ops = arena.allocate(ADDR, 3);   // struct fuse_chan_ops: receive, send, destroy
+                ops.setAtIndex(ADDR, 1, LINKER.upcallStub(send, FunctionDescriptor.of(INT, ADDR, ADDR, LONG), arena));
+                this.channel = (MemorySegment) CHAN_NEW.invokeExact(ops, devFd, IN_HEADER + OP_IN_BYTES + payloadBytes,
+                        MemorySegment.NULL);
+                if (channel.equals(MemorySegment.NULL)) {
+                    throw new IOException("fuse_chan_new failed");
+                }
+            } catch (Throwable t) {
+                ring.close();                                   // the channel, the last step, was not made
+                throw t;
             }
         }
 
