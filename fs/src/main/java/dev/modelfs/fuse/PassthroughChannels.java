@@ -24,7 +24,10 @@ import java.util.logging.Logger;
  * {@code FUSE_PASSTHROUGH} when the kernel offers it, and an OPEN reply names the blob's registration
  * ({@link PassthroughOpens}) when the open file has one. The workers process requests of these two opcodes with a
  * libfuse channel of this class (the device's descriptor and buffer size, a {@code send} upcall that rewrites and
- * writes the reply), every other request with the kernel's channel, so a read costs one opcode comparison.
+ * writes the reply), every other request with the kernel's channel, so a read costs one opcode comparison. The same
+ * INIT reply accepts {@code FUSE_OVER_IO_URING} when the mount asked for it and its rings are ready ({@link FuseRing}),
+ * which are started once that reply is written; OPEN replies that come through a ring are rewritten by
+ * {@link #rewriteOpen}, as here.
  *
  * <p>Invariants: a reply is written to the device exactly once, rewritten or as libfuse made it; the upcalls never
  * throw (a failure answers a negated errno to libfuse, as its own channel does); with passthrough turned off

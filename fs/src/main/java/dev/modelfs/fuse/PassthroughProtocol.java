@@ -4,10 +4,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The parts of the kernel's FUSE protocol ({@code <linux/fuse.h>}, 7.40 and later) that kernel passthrough needs and
- * libfuse 2.9, which speaks 7.19, does not know: reading whether the kernel's {@code FUSE_INIT} offers
- * {@code FUSE_PASSTHROUGH}, accepting it in libfuse's INIT reply, and turning a successful OPEN reply into a
- * passthrough open of a registered backing file. Offsets are those of the kernel's structures on a little-endian
+ * The parts of the kernel's FUSE protocol ({@code <linux/fuse.h>}, 7.40 and later) that kernel passthrough and FUSE
+ * over io_uring need and libfuse 2.9, which speaks 7.19, does not know: reading whether the kernel's {@code FUSE_INIT}
+ * offers {@code FUSE_PASSTHROUGH} or {@code FUSE_OVER_IO_URING}, accepting them in libfuse's INIT reply, and turning a
+ * successful OPEN reply into a passthrough open of a registered backing file. Offsets are those of the kernel's structures on a little-endian
  * LP64 machine; nothing here calls the kernel. The request and reply headers defined here are also those
  * {@link SmallReads} decodes and writes.
  *
