@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * files' checker (numpy, gguf-py and safetensors are their oracles) pass, a whole-blob file gives its blob's bytes
  * and is opened with kernel passthrough (an OPEN reply rewritten on its way through the ring), {@code O_DIRECT}
  * 4 KiB reads give the blob's bytes, the metrics count the requests that came through the ring, and the mount stops
- * cleanly. Without the kernel's consent the mount says how to give it and serves through {@code /dev/fuse}.
+ * cleanly, also when unmounted under a reader, which reads on through the rings to the end. Without the kernel's consent the mount says how to give it and serves through {@code /dev/fuse}.
  * Fails when this kernel has no FUSE over io_uring (Linux 6.14+ with {@code CONFIG_FUSE_IO_URING}).
  */
 class FuseIoUringTest {
@@ -73,6 +73,36 @@ class FuseIoUringTest {
             assertTrue(after > first + 600, "every read above came through the rings: " + first + " -> " + after);
             assertFalse(m.log().contains("SEVERE") || m.log().contains("fuse-over-io_uring: entry"), m.log());
         }
+    }
+
+    /**
+     * {@code modelfs unmount} while a file modelfs serves through the rings is half read: the mount is detached, the
+     * reader reads on through the rings to the blob's end, and once it closes the file the kernel ends the rings'
+     * entries, their threads end and the process exits 0.
+     */
+    @Test
+    void aReaderReadsOnThroughTheRingsAfterUnmountAndTheProcessThenEnds() throws Exception {
+        kernelAllows(true);
+        Path blob = SmallStore.addModel(tmp.resolve("store"), "big", 24 << 20, 7);
+        CliMount m = CliMount.start(tmp.resolve("store"), tmp.resolve("mnt"), "--io-uring", "--no-kernel-passthrough",
+                "--no-warmup", "--metrics", "127.0.0.1:0");
+        try (java.io.InputStream in = Files.newInputStream(m.mountpoint.resolve("big/model.gguf"))) {
+            java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+            got.write(in.readNBytes(5 << 20));
+            double before = KernelPassthroughTest.metric(m, "modelfs_fuse_io_uring_requests_total");
+            assertTrue(before >= 40, "5 MiB read through the rings (128 KiB requests at most): " + before);
+            Env.Run un = Env.run(60, CliMount.command("unmount", "--wait", "1", m.mountpoint.toString()));
+            assertEquals(0, un.exit(), un.output());
+            assertFalse(dev.modelfs.fuse.MountTable.isMounted(m.mountpoint), "no new path reaches the mount");
+            got.write(in.readAllBytes());
+            assertArrayEquals(Files.readAllBytes(blob), got.toByteArray(), "the reader got the blob's bytes to the end");
+            assertTrue(KernelPassthroughTest.metric(m, "modelfs_fuse_io_uring_requests_total") >= before + 100,
+                    "the last 19 MiB came through the rings after the unmount too");
+        }
+        assertTrue(m.process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "exits once the file is closed:\n" + m.log());
+        assertEquals(0, m.process.exitValue(), m.log());
+        assertTrue(m.log().contains("fuse-over-io_uring: "), m.log());
+        assertFalse(m.log().contains("SEVERE"), m.log());
     }
 
     @Test
