@@ -38,7 +38,7 @@ final class FuseReadWarmup {
     static final int CALLS = 6000;
     /** At most this many runs ({@code JitQueue.settle}): what one run compiled at a lower tier reaches C2 in the next. */
     static final int PASSES = 6;
-    private static final long LARGE = 128 << 10;
+    static final long LARGE = 128 << 10;
     private static final long SMALL = 4 << 10;
     private static final long REGION = 32L << 20;
     /** At most this many segment boundaries are read across per file. */
@@ -63,6 +63,14 @@ final class FuseReadWarmup {
 
     /** Reads each of {@code files} (paths below the root) through {@code readBufStub}; returns the files read. */
     static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files) {
+        return run(fs, readBufStub, files, null);
+    }
+
+    /**
+     * Like {@link #run(ModelFs, MemorySegment, Collection)}, and also serves as many synthetic READs of each file
+     * through {@code ring} (a mount with {@code --io-uring}; null: none), the code that answers the rings' READs.
+     */
+    static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files, RingEntries ring) {
         MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         int read = 0;
@@ -93,6 +101,9 @@ final class FuseReadWarmup {
                         long offset = i % 4 == 2 && boundaries.length > 0
                                 ? Math.max(0, boundaries[(i / 4) % boundaries.length] - LARGE / 2)
                                 : (i / 2) * LARGE % region;
+                        if (ring != null) {
+                            ring.warmRead(fi.get(ValueLayout.JAVA_LONG, FuseStructs.FI_FH), offset, (int) size);
+                        }
                         if ((int) readBuf.invokeExact(pathC, bufp, size, offset, fi) == 0) {
                             MemorySegment bv = bufp.get(ValueLayout.ADDRESS, 0).reinterpret(FuseStructs.BUFVEC.byteSize());
                             MemorySegment mem = bv.get(ValueLayout.ADDRESS, FuseStructs.BV_BUF_MEM);

@@ -6,11 +6,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,8 +15,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
-
-import dev.modelfs.read.OpenedSource;
 
 /**
  * FUSE over io_uring (Linux 6.14+, {@code fuse.enable_uring=1}): once the kernel has the INIT reply that accepts
@@ -33,11 +28,8 @@ import dev.modelfs.read.OpenedSource;
  * class's threads has its own ring, is kept on one CPU and has entries (a header buffer and a payload buffer the kernel
  * copies requests into and replies out of) on that CPU's queue and on the next one ({@link #entryQueues}): the reader
  * waiting on a CPU is answered by the thread on that CPU, and a queue with more requests than its own thread takes
- * lends them to a neighbour. A {@code READ} is answered here: {@link OpenedSource#read} puts
- * the bytes straight into the entry's payload buffer. Every other request is rebuilt as the contiguous message
- * libfuse expects ({@code fuse_in_header}, the opcode's own header, the payload) and processed by libfuse with a
- * channel of this thread's whose {@code send} puts the reply into the entry (an OPEN reply rewritten for kernel
- * passthrough as {@link PassthroughChannels} does on the device).
+ * lends them to a neighbour. How a request is answered is {@link RingEntries}': a {@code READ} straight into the
+ * entry's payload buffer, anything else by libfuse with a channel that puts the reply into the entry.
  *
  * <p>Invariants: the rings exist before INIT is answered, so FUSE_OVER_IO_URING is accepted only when this process
  * can serve it (once the kernel has it, new requests wait until every queue has an entry); every request fetched is
@@ -63,39 +55,16 @@ final class FuseRing {
     static final long CMD_QID = IoUring.SQE_CMD + 16;
     static final int CMD_REGISTER = 1;
     static final int CMD_COMMIT_AND_FETCH = 2;
-    static final int OPCODE_READ = 15;
-    /** {@code fuse_read_in} in op_in: fh, offset, size. */
-    private static final long READ_FH = OP_IN;
-    private static final long READ_OFFSET = OP_IN + 8;
-    private static final long READ_SIZE = OP_IN + 16;
-    private static final long IN_HEADER = PassthroughProtocol.IN_HEADER;
-    private static final long OUT_HEADER = PassthroughProtocol.OUT_HEADER;
 
-    private static final int EIO = 5;
-    private static final int EBADF = 9;
     private static final int EAGAIN = 11;
     private static final int ENOTCONN = 107;
     private static final int ECONNABORTED = 103;
     private static final int ENODEV = 19;
 
-    private static final MethodHandle PROCESS;
-    private static final MethodHandle CHAN_NEW;
-    private static final MethodHandle CHAN_DESTROY;
-
-    static {
-        SymbolLookup fuse = SymbolLookup.libraryLookup("libfuse.so.2", Arena.global());
-        PROCESS = LINKER.downcallHandle(fuse.find("fuse_session_process").orElseThrow(),
-                FunctionDescriptor.ofVoid(ADDR, ADDR, LONG, ADDR));
-        CHAN_NEW = LINKER.downcallHandle(fuse.find("fuse_chan_new").orElseThrow(),
-                FunctionDescriptor.of(ADDR, ADDR, INT, LONG, ADDR));
-        CHAN_DESTROY = LINKER.downcallHandle(fuse.find("fuse_chan_destroy").orElseThrow(), FunctionDescriptor.ofVoid(ADDR));
-        SET_AFFINITY = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_setaffinity").orElseThrow(),
-                FunctionDescriptor.of(INT, INT, LONG, ADDR));
-    }
-
-    /** Entries a thread has on its own CPU's queue (it has one on every other queue). */
+    /** Entries a thread has on its own CPU's queue. */
     static final int HOME_ENTRIES = 2;
-    private static final MethodHandle SET_AFFINITY;
+    private static final MethodHandle SET_AFFINITY = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("sched_setaffinity").orElseThrow(), FunctionDescriptor.of(INT, INT, LONG, ADDR));
 
     /** How many unexpected failures were logged (at most 20, so that a failing ring cannot flood the log). */
     private static final AtomicInteger LOGGED = new AtomicInteger();
@@ -299,63 +268,30 @@ final class FuseRing {
         final int[] qidOf;
         final int entries;
         final IoUring ring;
-        final MemorySegment session;
-        /** The entries' {@code fuse_uring_req_header}s, {@value #HEADER_BYTES} bytes each. */
-        final MemorySegment headers;
-        final MemorySegment[] payloads;
-        final long payloadBytes;
+        final RingEntries slots;
         final MemorySegment iovecs;
-        /** The message libfuse processes: the request rebuilt, then its reply gathered. */
-        final MemorySegment request;
-        final MemorySegment reply;
-        final MemorySegment channel;
-        /** The entry whose request libfuse is processing, its opcode, and whether its reply came. */
-        int current;
-        int currentOpcode;
-        boolean replied;
 
-        Worker(int index, int threadCount, MemorySegment session, long payloadBytes) throws Throwable {
+        Worker(int index, int threadCount, MemorySegment session, long payloadBytes) throws IOException {
             this.index = index;
-            this.session = session;
-            this.payloadBytes = payloadBytes;
             this.cpu = index % queues;
             this.qidOf = entryQueues(index, threadCount, queues, HOME_ENTRIES);
             this.entries = qidOf.length;
-            this.headers = arena.allocate(HEADER_BYTES * entries, 4096);
-            this.payloads = new MemorySegment[entries];
-            for (int e = 0; e < entries; e++) {
-                payloads[e] = arena.allocate(payloadBytes, 4096);
-            }
             this.iovecs = arena.allocate(32L * entries, 8);
-            this.request = arena.allocate(IN_HEADER + OP_IN_BYTES + payloadBytes, 4096);
-            this.reply = arena.allocate(OUT_HEADER + payloadBytes, 4096);
             this.ring = IoUring.open(Math.min(4096, entries), arena);   // one submission per entry at a time
             try {
                 if (!ring.selfTest()) {
                     throw new IOException("io_uring refuses submissions here");
                 }
-                MethodHandle send = MethodHandles.lookup().findVirtual(Worker.class, "send",
-                        MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class)).bindTo(this);
-                MemorySegment ops = arena.allocate(ADDR, 3);   // struct fuse_chan_ops: receive, send, destroy
-                ops.setAtIndex(ADDR, 1, LINKER.upcallStub(send, FunctionDescriptor.of(INT, ADDR, ADDR, LONG), arena));
-                this.channel = (MemorySegment) CHAN_NEW.invokeExact(ops, devFd, IN_HEADER + OP_IN_BYTES + payloadBytes,
-                        MemorySegment.NULL);
-                if (channel.equals(MemorySegment.NULL)) {
-                    throw new IOException("fuse_chan_new failed");
-                }
-            } catch (Throwable t) {
-                ring.close();                                   // the channel, the last step, was not made
-                throw t;
+                this.slots = new RingEntries(fs, entries, payloadBytes, session, devFd, () -> passthrough, arena);
+            } catch (IOException | RuntimeException e) {
+                ring.close();                                   // the entries' channel, the last step, was not made
+                throw e;
             }
         }
 
         void release() {
             ring.close();
-            try {
-                CHAN_DESTROY.invokeExact(channel);
-            } catch (Throwable t) {
-                LOG.fine("fuse_chan_destroy: " + t);
-            }
+            slots.release();
         }
 
         void run() {
@@ -403,10 +339,10 @@ final class FuseRing {
                         }
                         fetched[entry] = true;
                         try {
-                            serve(entry);
+                            slots.serve(entry);
                         } catch (Throwable t) {                 // escaped every guard: the request fails, the thread goes on
                             logOnce("request failed: " + t);
-                            fail(entry);
+                            slots.fail(entry);
                         }
                         commit(entry);
                     }
@@ -432,10 +368,10 @@ final class FuseRing {
 
         /** Queues the registration of entry {@code e}: its header and payload buffers, on its queue. */
         private void register(int e) {
-            iovecs.set(ADDR, 32L * e, headers.asSlice(HEADER_BYTES * e, HEADER_BYTES));
+            iovecs.set(ADDR, 32L * e, slots.headers().asSlice(HEADER_BYTES * e, HEADER_BYTES));
             iovecs.set(LONG, 32L * e + 8, HEADER_BYTES);
-            iovecs.set(ADDR, 32L * e + 16, payloads[e]);
-            iovecs.set(LONG, 32L * e + 24, payloadBytes);
+            iovecs.set(ADDR, 32L * e + 16, slots.payload(e));
+            iovecs.set(LONG, 32L * e + 24, slots.payloadBytes());
             long s = command(e, CMD_REGISTER, qidOf[e]);
             ring.submissions().set(ADDR, s + IoUring.SQE_ADDR, iovecs.asSlice(32L * e, 32));
             ring.submissions().set(INT, s + IoUring.SQE_LEN, 2);
@@ -474,109 +410,8 @@ final class FuseRing {
         /** Queues entry {@code e}'s reply and its fetch of the next request. */
         private void commit(int e) {
             long s = command(e, CMD_COMMIT_AND_FETCH, qidOf[e]);
-            ring.submissions().set(LONG, s + CMD_COMMIT_ID, headers.get(LONG, HEADER_BYTES * e + ENT_COMMIT_ID));
+            ring.submissions().set(LONG, s + CMD_COMMIT_ID, slots.commitId(e));
             ring.push();
-        }
-
-        /** Answers the request in entry {@code e}: its reply is in the entry when this returns. */
-        private void serve(int e) {
-            long h = HEADER_BYTES * e;
-            int opcode = headers.get(INT, h + PassthroughProtocol.IN_OPCODE);
-            if (opcode != OPCODE_READ && process(e, h, opcode)) {
-                fs.ringRequest();
-                return;                                         // libfuse's reply is in place
-            }
-            long unique = headers.get(LONG, h + PassthroughProtocol.IN_UNIQUE);
-            long length = opcode == OPCODE_READ ? read(e, h) : -EIO;
-            int error = length < 0 ? (int) length : 0;
-            length = Math.max(0, length);
-            headers.set(INT, h + PassthroughProtocol.OUT_LEN, (int) (OUT_HEADER + length));
-            headers.set(INT, h + PassthroughProtocol.OUT_ERROR, error);
-            headers.set(LONG, h + PassthroughProtocol.OUT_UNIQUE, unique);
-            headers.set(INT, h + ENT_PAYLOAD_SZ, (int) length);
-            fs.ringRequest();
-        }
-
-        /** Puts an EIO reply to the request in entry {@code e} into the entry. */
-        private void fail(int e) {
-            long h = HEADER_BYTES * e;
-            headers.set(INT, h + PassthroughProtocol.OUT_LEN, (int) OUT_HEADER);
-            headers.set(INT, h + PassthroughProtocol.OUT_ERROR, -EIO);
-            headers.set(LONG, h + PassthroughProtocol.OUT_UNIQUE, headers.get(LONG, h + ENT_COMMIT_ID));
-            headers.set(INT, h + ENT_PAYLOAD_SZ, 0);
-        }
-
-        /** A READ into entry {@code e}'s payload: the bytes read, or a negated errno. */
-        private long read(int e, long h) {
-            long fh = headers.get(LONG, h + READ_FH);
-            long offset = headers.get(LONG, h + READ_OFFSET);
-            long size = Math.min(Integer.toUnsignedLong(headers.get(INT, h + READ_SIZE)), payloadBytes);
-            OpenedSource src = fs.openSource(fh);
-            if (src == null) {
-                return -EBADF;
-            }
-            long start = System.nanoTime();
-            try {
-                long n = src.read(offset, payloads[e], 0, size);
-                fs.readDone(src, n, start);
-                return n;
-            } catch (Throwable t) {
-                return fs.readFailed(fh, t);
-            }
-        }
-
-        /**
-         * Rebuilds the request of entry {@code e} and has libfuse process it: true when its reply was put in the entry,
-         * false when none came or the request could not be rebuilt (the caller answers EIO).
-         */
-        private boolean process(int e, long h, int opcode) {
-            long length = Integer.toUnsignedLong(headers.get(INT, h + PassthroughProtocol.IN_LEN));
-            long payloadLength = Integer.toUnsignedLong(headers.get(INT, h + ENT_PAYLOAD_SZ));
-            long opLength = length - IN_HEADER - payloadLength;
-            if (opLength < 0 || opLength > OP_IN_BYTES || payloadLength > payloadBytes) {
-                logOnce("a request of opcode " + opcode + " does not fit its entry (" + length + " bytes)");
-                return false;
-            }
-            MemorySegment.copy(headers, h, request, 0, IN_HEADER);
-            MemorySegment.copy(headers, h + OP_IN, request, IN_HEADER, opLength);
-            MemorySegment.copy(payloads[e], 0, request, IN_HEADER + opLength, payloadLength);
-            current = e;
-            currentOpcode = opcode;
-            replied = false;
-            try {
-                PROCESS.invokeExact(session, request, length, channel);
-            } catch (Throwable t) {
-                logOnce("libfuse failed on opcode " + opcode + ": " + t);
-            }
-            if (!replied) {
-                logOnce("libfuse sent no reply to opcode " + opcode);
-            }
-            return replied;
-        }
-
-        /**
-         * The channel's {@code int send(struct fuse_chan *ch, const struct iovec iov[], size_t count)}: puts libfuse's
-         * reply into the current entry (header, then payload); never throws.
-         */
-        @SuppressWarnings("unused")
-        int send(MemorySegment ch, MemorySegment iov, long count) {
-            try {
-                long length = PassthroughChannels.gather(iov, count, reply);
-                if (length < OUT_HEADER) {
-                    return -EIO;
-                }
-                if (currentOpcode == PassthroughProtocol.OPCODE_OPEN && passthrough) {
-                    PassthroughChannels.rewriteOpen(fs, reply, length);
-                }
-                long h = HEADER_BYTES * current;
-                MemorySegment.copy(reply, 0, headers, h, OUT_HEADER);
-                MemorySegment.copy(reply, OUT_HEADER, payloads[current], 0, length - OUT_HEADER);
-                headers.set(INT, h + ENT_PAYLOAD_SZ, (int) (length - OUT_HEADER));
-                replied = true;
-                return 0;
-            } catch (Throwable t) {
-                return -EIO;
-            }
         }
     }
 }

@@ -10,6 +10,7 @@ import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -78,7 +79,7 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
                 if (opts.warmup()) {
-                    warmFuse(fs, readBuf, served.tree(), budget);
+                    warmFuse(fs, readBuf, served.tree(), budget, opts.ioUring());
                 }
                 gate.open();                                            // before the kernel mount exists
             });
@@ -93,20 +94,23 @@ public final class MountSession implements AutoCloseable {
      * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
      * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting.
      */
-    private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget) {
+    private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget,
+                                 boolean ioUring) {
         long t0 = System.nanoTime();
         int files = 0;
-        try {
+        // passes run on threads of their own (JitQueue): the rings' warm-up entries are shared, used by one at a time
+        try (Arena arena = Arena.ofShared()) {
+            RingEntries ring = ioUring ? RingEntries.forWarmup(fs, arena) : null;
             List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels());
             int[] read = {0};
             JitQueue.settle(() -> {
-                read[0] = FuseReadWarmup.run(fs, readBuf, plain);
+                read[0] = FuseReadWarmup.run(fs, readBuf, plain, ring);
                 FuseReadWarmup.runWorkerLoop();
             }, FuseReadWarmup.PASSES, budget.jitWait());
             files = read[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (RuntimeException | Error e) {         // never a reason not to mount
+        } catch (IOException | RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }
         KernelWarmup.frontEndDone("FUSE", files, t0, budget);
