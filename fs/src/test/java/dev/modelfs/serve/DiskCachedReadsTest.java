@@ -95,7 +95,21 @@ class DiskCachedReadsTest {
             assertEquals(plain, TinyGgufStore.digests(served));
             assertEquals(unnamedChunks(served), served.chunks().conversions(), "only chunks without a persistent name converted again");
             assertEquals(first.writes() + first.hits(), second.hits(), "every named chunk came from disk");
-            assertTrue(first.hits() > 0, "views showing the same tensor in the same type share chunks on disk");
+            // whether the first run's later views hit what its earlier ones wrote depends on how fast its writer was;
+            // that the tree's views name the same chunks, so that they share one file on disk, does not
+            Set<String> names = new java.util.HashSet<>();
+            long named = 0;
+            for (ConvertedData d : convertedData(served)) {
+                for (long c = 0; c < (d.length() + d.chunkBytes() - 1) / d.chunkBytes(); c++) {
+                    if (d.persistentName(c) != null) {
+                        names.add(d.persistentName(c));
+                        named++;
+                    }
+                }
+            }
+            assertEquals(named, second.hits(), "each named chunk of each view read from disk");
+            assertTrue(names.size() < named, "views showing the same tensor in the same type share chunks on disk: "
+                    + names.size() + " files for " + named + " chunks");
         }
     }
 
