@@ -35,7 +35,7 @@ import java.util.List;
  * @param ioUring     take requests through io_uring when the kernel lets FUSE servers ({@code fuse.enable_uring=1},
  *                    Linux 6.14+): {@code FuseRing}, {@code --io-uring}. Off by default: it answers 4 KiB random reads
  *                    about 1.5x as fast, but copies every blob byte it serves once more (no {@code splice}), which
- *                    costs sequential reads of reassembled files 15-33 % (BENCHMARKS.md, stop 26)
+ *                    costs sequential reads of reassembled files 15-34 % (BENCHMARKS.md, stop 26)
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                            long refreshMillis, boolean debug, int threads, Path cacheDir, long cacheDirBytes,

@@ -65,7 +65,7 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--io-uring",
             description = "take requests through io_uring when the kernel lets FUSE servers use it (Linux 6.14+ with"
                     + " fuse.enable_uring=1): about 1.5x the 4 KiB random reads, but sequential reads of reassembled"
-                    + " files are 15-33%% slower")
+                    + " files are 15-34%% slower")
     boolean ioUring;
 
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
