@@ -9,12 +9,9 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.telemetry.GatedTelemetry;
-import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.warmup.KernelWarmup;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -32,28 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
 class FuseReadWarmupTest {
     @TempDir
     Path tmp;
-
-    /** Counts reads; everything else is ignored. */
-    private static final class CountingTelemetry implements Telemetry {
-        final AtomicLong reads = new AtomicLong();
-
-        @Override
-        public void read(FileKind kind, long bytes, long nanos) {
-            reads.incrementAndGet();
-        }
-
-        @Override
-        public void conversion(long cpuNanos) {
-        }
-
-        @Override
-        public void error(String errno, String model) {
-        }
-
-        @Override
-        public void nfsCall(int procedure, InetAddress client) {
-        }
-    }
 
     @Test
     void theWorkerLoopRunsOverASessionOfItsOwnWithoutAMount() throws Throwable {
