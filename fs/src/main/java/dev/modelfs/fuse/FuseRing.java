@@ -154,16 +154,6 @@ final class FuseRing {
         }
     }
 
-    /** Threads. */
-    int threads() {
-        return workers.size();
-    }
-
-    /** Queues (possible CPUs). */
-    int queues() {
-        return queues;
-    }
-
     /**
      * Starts the threads, which register their entries; call once the kernel has the INIT reply that accepted
      * FUSE_OVER_IO_URING. {@code passthrough}: OPEN replies name backing files ({@link PassthroughChannels}).
@@ -252,7 +242,8 @@ final class FuseRing {
         }
     }
 
-    private static void logOnce(String what) {
+    /** Logs an unexpected failure of a ring, at most 20 times in all (a failing ring cannot flood the log). */
+    static void logOnce(String what) {
         if (LOGGED.getAndIncrement() < 20) {
             LOG.warning("fuse-over-io_uring: " + what);
         }

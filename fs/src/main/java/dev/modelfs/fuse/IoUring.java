@@ -245,11 +245,6 @@ final class IoUring implements AutoCloseable {
         return ok;
     }
 
-    /** Submission entries the ring holds. */
-    int capacity() {
-        return sqEntries;
-    }
-
     /**
      * The offset in {@link #submissions} of the next free submission entry, zeroed, to fill and then {@link #push};
      * its array slot is set now.
@@ -257,9 +252,6 @@ final class IoUring implements AutoCloseable {
      * @throws IllegalStateException when every entry is taken and not yet submitted
      */
     long next() {
-        if (unsubmitted >= sqEntries) {
-            throw new IllegalStateException("io_uring: submission queue full");
-        }
         int head = (int) INT_VH.getAcquire(ring, sqHead);
         if (tail - head >= sqEntries) {
             throw new IllegalStateException("io_uring: submission queue full");

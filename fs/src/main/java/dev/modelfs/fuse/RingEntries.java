@@ -11,7 +11,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
@@ -64,9 +63,6 @@ final class RingEntries {
                 FunctionDescriptor.of(ADDR, ADDR, INT, LONG, ADDR));
         CHAN_DESTROY = LINKER.downcallHandle(fuse.find("fuse_chan_destroy").orElseThrow(), FunctionDescriptor.ofVoid(ADDR));
     }
-
-    /** How many unexpected failures were logged (at most 20, so that a failing ring cannot flood the log). */
-    private static final AtomicInteger LOGGED = new AtomicInteger();
 
     private final ModelFs fs;
     private final MemorySegment session;
@@ -181,12 +177,6 @@ final class RingEntries {
         return error != 0 ? error : headers.get(INT, ENT_PAYLOAD_SZ);
     }
 
-    private static void logOnce(String what) {
-        if (LOGGED.getAndIncrement() < 20) {
-            LOG.warning("fuse-over-io_uring: " + what);
-        }
-    }
-
     /** Answers the request in entry {@code e}: its reply is in the entry when this returns. */
     void serve(int e) {
         long h = HEADER_BYTES * e;
@@ -243,7 +233,7 @@ final class RingEntries {
         long payloadLength = Integer.toUnsignedLong(headers.get(INT, h + ENT_PAYLOAD_SZ));
         long opLength = length - IN_HEADER - payloadLength;
         if (opLength < 0 || opLength > OP_IN_BYTES || payloadLength > payloadBytes) {
-            logOnce("a request of opcode " + opcode + " does not fit its entry (" + length + " bytes)");
+            FuseRing.logOnce("a request of opcode " + opcode + " does not fit its entry (" + length + " bytes)");
             return false;
         }
         MemorySegment.copy(headers, h, request, 0, IN_HEADER);
@@ -255,10 +245,10 @@ final class RingEntries {
         try {
             PROCESS.invokeExact(session, request, length, channel);
         } catch (Throwable t) {
-            logOnce("libfuse failed on opcode " + opcode + ": " + t);
+            FuseRing.logOnce("libfuse failed on opcode " + opcode + ": " + t);
         }
         if (!replied) {
-            logOnce("libfuse sent no reply to opcode " + opcode);
+            FuseRing.logOnce("libfuse sent no reply to opcode " + opcode);
         }
         return replied;
     }
