@@ -50,7 +50,7 @@ class LayeringTest {
         MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
         MAY_IMPORT.put("warmup", List.of("bytes", "cache", "read", "store", "tree"));
         MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
-        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree"));
+        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
         MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
                 "store", "synth", "telemetry", "tree", "warmup"));
     }
@@ -103,12 +103,12 @@ class LayeringTest {
     }
 
     @Test
-    void onlyTheirAdaptersUseJnrFuseOncrpc4jPicocliAndThePrometheusClient() {
+    void onlyTheirAdaptersUseJnrFuseOncrpc4jGrizzlyPicocliAndThePrometheusClient() {
         classes().that().resideOutsideOfPackage("dev.modelfs.fuse..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("jnr..", "ru.serce.jnrfuse..")))
                 .check(MAIN);
         classes().that().resideOutsideOfPackage("dev.modelfs.nfs..")
-                .should().onlyDependOnClassesThat(not(resideInAnyPackage("org.dcache..")))
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("org.dcache..", "org.glassfish.grizzly..")))
                 .check(MAIN);
         classes().that().resideOutsideOfPackage("dev.modelfs.cli..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("picocli..")))
@@ -116,6 +116,65 @@ class LayeringTest {
         classes().that().resideOutsideOfPackage("dev.modelfs.cli.metrics..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("io.prometheus..")))
                 .check(MAIN);
+    }
+
+    /**
+     * Module → the modelfs modules its classes may use (DESIGN.md §2.1): the core ({@code fs}) knows no front end,
+     * and the front ends ({@code fuse}, {@code nfs}) do not know each other.
+     */
+    static final Map<String, List<String>> MODULE_MAY_USE = new LinkedHashMap<>();
+
+    static {
+        MODULE_MAY_USE.put("cache", List.of());
+        MODULE_MAY_USE.put("fs", List.of("cache"));
+        MODULE_MAY_USE.put("fuse", List.of("cache", "fs"));
+        MODULE_MAY_USE.put("nfs", List.of("cache", "fs"));
+        MODULE_MAY_USE.put("mount-cli", List.of("cache", "fs", "fuse", "nfs"));
+    }
+
+    /** The module a class was compiled into: {@code <module>/target/classes} or the jar {@code modelfs-<module>-*.jar}. */
+    static String moduleOf(com.tngtech.archunit.core.domain.JavaClass c) {
+        String uri = c.getSource().map(s -> s.getUri().toString()).orElse("");
+        for (String m : MODULE_MAY_USE.keySet()) {
+            if (uri.contains("/" + m + "/target/classes/") || uri.contains("/modelfs-" + m + "-")) {
+                return m;
+            }
+        }
+        return "";
+    }
+
+    @Test
+    void everyModuleUsesOnlyTheModulesBelowIt() {
+        Map<String, Set<String>> used = new LinkedHashMap<>();
+        MAIN.forEach(c -> {
+            String from = moduleOf(c);
+            c.getDirectDependenciesFromSelf().forEach(d -> {
+                String to = moduleOf(d.getTargetClass());
+                if (!from.isEmpty() && !to.isEmpty() && !to.equals(from)) {
+                    used.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+                }
+            });
+        });
+        assertTrue(used.keySet().containsAll(List.of("fs", "fuse", "nfs", "mount-cli")), "every module's classes were seen: " + used);
+        List<String> wrong = new ArrayList<>();
+        used.forEach((from, tos) -> tos.stream().filter(t -> !MODULE_MAY_USE.get(from).contains(t))
+                .forEach(t -> wrong.add(from + " -> " + t)));
+        assertTrue(wrong.isEmpty(), "module dependencies not in DESIGN.md §2.1: " + wrong);
+    }
+
+    /** The core and the cache use no front end's library: jnr-fuse, oncrpc4j, Grizzly, picocli, Prometheus. */
+    @Test
+    void theCoreUsesNoFrontEndLibrary() {
+        List<String> wrong = new ArrayList<>();
+        MAIN.forEach(c -> {
+            if (Set.of("fs", "cache").contains(moduleOf(c))) {
+                c.getDirectDependenciesFromSelf().stream().map(d -> d.getTargetClass().getPackageName())
+                        .filter(pk -> pk.startsWith("jnr") || pk.startsWith("ru.serce") || pk.startsWith("org.dcache")
+                                || pk.startsWith("org.glassfish") || pk.startsWith("picocli") || pk.startsWith("io.prometheus"))
+                        .forEach(pk -> wrong.add(c.getName() + " -> " + pk));
+            }
+        });
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
     }
 
     /** The rule can fail: a class of {@code store} (in test sources) that imports {@code tree} breaks it. */

@@ -5,6 +5,7 @@ import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
+import dev.modelfs.serve.FrontEnd;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.JitQueue;
@@ -26,7 +27,7 @@ import java.util.logging.Logger;
  * files until they are closed or the grace period ends, then unmounts and releases everything; it is
  * idempotent.
  */
-public final class MountSession implements AutoCloseable {
+public final class MountSession implements FrontEnd {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
 
     private final Path mountpoint;
@@ -34,7 +35,7 @@ public final class MountSession implements AutoCloseable {
     /** The file system (its callbacks are held by the workers while mounted); stopping tells it to refuse opens. */
     private final ModelFs fs;
     private final FuseWorkers workers;
-    private boolean closed;
+    private volatile boolean closed;
 
     private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
         this.fs = fs;
@@ -138,29 +139,26 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
-    /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
-    public String conversionSummary() {
-        return served.conversionSummary();
-    }
-
     /** The tree, mappings and chunk cache this mount serves. */
+    @Override
     public ServedTree served() {
         return served;
     }
 
     /** Files open on the mount now. */
+    @Override
     public int openFiles() {
         return fs.openFiles();
     }
 
 
-    /** The default grace period of {@link #stop}: open files are served this long after a stop begins. */
-    public static final Duration DEFAULT_GRACE = Duration.ofMinutes(5);
+    /** The default grace period of {@link #stop} ({@link FrontEnd#DEFAULT_GRACE}). */
+    public static final Duration DEFAULT_GRACE = FrontEnd.DEFAULT_GRACE;
 
-    /** {@link #stop} with the {@link #DEFAULT_GRACE default grace period}. */
+    /** Whether the mount is still in the mount table (false once unmounted from outside, or stopped). */
     @Override
-    public void close() {
-        stop(DEFAULT_GRACE);
+    public boolean serving() {
+        return !closed && MountTable.isMounted(mountpoint);
     }
 
     /**
@@ -170,6 +168,7 @@ public final class MountSession implements AutoCloseable {
      * ends are cut off (their readers get ENOTCONN once the process exits). Idempotent; blocks for at most
      * about {@code grace} plus a few seconds.
      */
+    @Override
     public synchronized void stop(Duration grace) {
         if (closed) {
             return;
