@@ -226,7 +226,7 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles());
+                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles(), stop);
                 int[] read = {0};
                 long passesEnd = deadline.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
                 JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop, passesEnd),
@@ -325,8 +325,13 @@ public final class KernelWarmup {
      * {@code maxModels} models ({@link PlainFiles}).
      */
     public static List<Path> plainFilesToRead(StoreTree tree, int maxModels) {
+        return plainFilesToRead(tree, maxModels, () -> false);
+    }
+
+    /** The same, looking at no further model once {@code stop} holds (a front end's {@link WarmupDeadline}). */
+    public static List<Path> plainFilesToRead(StoreTree tree, int maxModels, BooleanSupplier stop) {
         PlainFiles pick = new PlainFiles();
-        forEachFile(tree, maxModels, () -> false, pick::offer);
+        forEachFile(tree, maxModels, stop, pick::offer);
         return pick.chosen();
     }
 
@@ -368,8 +373,13 @@ public final class KernelWarmup {
      * file without conversions, whole; at most {@code maxRegions}, kernels in the order they are found.
      */
     static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions) {
+        return regionsToRead(tree, maxModels, maxRegions, () -> false);
+    }
+
+    /** The same, looking at no further model once {@code stop} holds. */
+    static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions, BooleanSupplier stop) {
         Map<String, ReadPathWarmup.Region> best = new LinkedHashMap<>();
-        forEachFile(tree, maxModels, () -> false, (p, f) -> {
+        forEachFile(tree, maxModels, stop, (p, f) -> {
             ByteSource source = f.source();
             if (source.convertedData().isEmpty()) {
                 offer(best, maxRegions, new ReadPathWarmup.Region(p, f, "", 0, f.size()));

@@ -105,7 +105,7 @@ public final class MountSession implements FrontEnd {
         // passes run on threads of their own (JitQueue): the rings' warm-up entries are shared, used by one at a time
         try (Arena arena = Arena.ofShared()) {
             RingEntries ring = ioUring ? RingEntries.forWarmup(fs, arena) : null;
-            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels());
+            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels(), deadline::passed);
             int[] read = {0};
             JitQueue.settle(() -> {
                 read[0] = FuseReadWarmup.run(fs, readBuf, plain, ring);

@@ -74,7 +74,7 @@ public final class NfsSession implements FrontEnd {
     private static void warmReads(NfsServer server, ServedTree served, NfsServer.Config config, KernelWarmup.Budget budget,
                                   WarmupDeadline deadline, BooleanSupplier stop) {
         long t0 = System.nanoTime();
-        List<String> files = KernelWarmup.plainFilesToRead(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
+        List<String> files = KernelWarmup.plainFilesToRead(served.tree(), budget.maxModels(), deadline.or(stop)).stream().map(Path::toString).toList();
         int[] read = {0};
         try {
             JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, config.uid(), config.gid(), deadline.or(stop)),
