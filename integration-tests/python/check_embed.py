@@ -15,7 +15,8 @@ SentenceTransformer, kept at OUT/<source>):
 * AutoTokenizer.from_pretrained(MOUNT/<dir>) encodes hf_models.SAMPLE_TEXTS, special-token strings, digits,
   accents and emoji (single texts with and without special tokens, and a pair) like the source's tokenizer;
 * SentenceTransformer(MOUNT/<dir>) and SentenceTransformer(MOUNT/<dir>/fp32) embed the texts like the source
-  SentenceTransformer (with the same weights): cosine > 0.99999 and every value within 1e-4.
+  SentenceTransformer (with the same weights): cosine > 0.99999 and every value within 1e-4 (F16 GGUFs loaded in
+  float32: their config.json says float16, and sentence-transformers would compute in it).
 Prints one line per failed check and "N passed, M failed"; exit status 1 on failure.
 """
 from __future__ import annotations
@@ -127,9 +128,11 @@ def check_model(r, d, mdir, src, e):
     st_ref = SentenceTransformer(src, device="cpu")
     st_ref[0].auto_model.load_state_dict(oracle_state(st_ref[0].auto_model, e["ggml_type"]))
     want = st_ref.encode(TEXTS, convert_to_numpy=True)
+    # an F16 GGUF's folder says torch_dtype float16 (so do the copies in fp32/ etc.): compared in float32 here
+    kw = {"model_kwargs": {"dtype": torch.float32}} if e["ggml_type"] == "F16" else {}
     for sub in ("", "fp32"):
         try:
-            st = SentenceTransformer(os.path.join(mdir, sub) if sub else mdir, device="cpu")
+            st = SentenceTransformer(os.path.join(mdir, sub) if sub else mdir, device="cpu", **kw)
             have = st.encode(TEXTS, convert_to_numpy=True)
             diff = float(np.abs(have - want).max()) if have.shape == want.shape else float("inf")
             cos = float(min(np.sum(have * want, axis=1) / np.linalg.norm(have, axis=1) / np.linalg.norm(want, axis=1))) \

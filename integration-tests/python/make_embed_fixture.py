@@ -11,8 +11,8 @@ writes
                            stored as one model layer with a GGUF config blob, as Ollama stores a GGUF model
     OUT/expected.json      make_fixture's schema; "embed": {<model dir>: {"source", "kind", "pooling", "ggml_type"}}
 
-Cases: bert (BertModel, WordPiece, mean pooling; all-minilm), bert with CLS pooling (mxbai-embed-large,
-snowflake-arctic-embed), nomic (NomicBertModel, mean; nomic-embed-text), xlmr (XLMRobertaModel with a
+Cases: bert (BertModel, WordPiece, mean pooling; all-minilm; mxbai-embed-large and snowflake-arctic-embed are
+BERT with CLS pooling, which xlmr covers), nomic (NomicBertModel, mean; nomic-embed-text), xlmr (XLMRobertaModel with a
 SentencePiece Unigram tokenizer, CLS; bge-m3) and qwen3 (Qwen3 with last-token pooling and an appended
 <|endoftext|>; qwen3-embedding). llama.cpp's converter reads the pooling type from the source's modules.json.
 
@@ -40,13 +40,12 @@ import hf_models as H  # noqa: E402
 HIDDEN = 64
 # (case, kind, pooling, GGUF tensor types to store)
 CASES = [
-    ("bert", "bert", "mean", ("F32", "Q8_0")),
-    ("bert-cls", "bert", "cls", ("F16",)),
+    ("bert", "bert", "mean", ("F32", "Q8_0", "F16")),
     ("nomic", "nomic", "mean", ("F32",)),
     ("xlmr", "xlmr", "cls", ("F32",)),
     ("qwen3", "qwen3", "lasttoken", ("F32",)),
 ]
-MODEL_NAME = {"bert": "all-minilm-tiny", "bert-cls": "mxbai-embed-tiny", "nomic": "nomic-embed-tiny",
+MODEL_NAME = {"bert": "all-minilm-tiny", "nomic": "nomic-embed-tiny",
               "xlmr": "bge-m3-tiny", "qwen3": "qwen3-embedding-tiny"}
 FAMILY = {"bert": "bert", "nomic": "nomic-bert", "xlmr": "bert", "qwen3": "qwen3"}
 SPECIAL_TEXTS = {"bert": ["[CLS] hello [SEP] world [MASK] 42", "A [SEP]B[PAD]"],
@@ -118,6 +117,7 @@ def make_source(kind, pooling, out, work):
             processors.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False),
             processors.TemplateProcessing(single="$A <|endoftext|>", pair="$A <|endoftext|> $B:1 <|endoftext|>:1",
                                           special_tokens=[("<|endoftext|>", eot)])])
+        tok.chat_template = None   # else sentence-transformers 6 embeds a plain string as a chat message
         cfg = H.model_config("qwen3", len(tok), tok)
         cfg.tie_word_embeddings = True
         model = T.Qwen3ForCausalLM(cfg)
