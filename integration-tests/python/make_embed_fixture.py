@@ -7,7 +7,8 @@ writes
     OUT/src/<case>/        the source: a tiny random model made by transformers' own class, with a trained
                            tokenizer, saved as a SentenceTransformer (Transformer, Pooling, Normalize): the oracle
     OUT/store/             an Ollama store: each source converted by llama.cpp's convert_hf_to_gguf.py (run
-                           in-process from MODELFS_LLAMA_CPP_SRC, F32), some re-encoded as Q8_0/F16 by gguf-py,
+                           in-process from MODELFS_LLAMA_CPP_SRC, F32), some re-encoded as Q8_0/F16 with that
+                           converter's own gguf-py,
                            stored as one model layer with a GGUF config blob, as Ollama stores a GGUF model
     OUT/expected.json      make_fixture's schema; "embed": {<model dir>: {"source", "kind", "pooling", "ggml_type"}}
 
@@ -179,37 +180,40 @@ def nomic_original(src, out):
         json.dump(c, f, indent=2)
 
 
-def convert(pairs):
-    """llama.cpp's convert_hf_to_gguf.py --outtype f32 for each (dir, out, pre) in a child process (the converter
-    needs its own gguf-py)."""
-    import subprocess
-    args = [x for p in pairs for x in p]
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", *args], check=True, stdout=subprocess.DEVNULL)
-
-
-def _convert_main(args):
+def use_llama_cpp_gguf():
+    """Puts llama.cpp's converter and its own gguf-py first on the path, before anything imports gguf: this process
+    converts in-process (one Python start-up less) and re-encodes with that gguf-py's quantizer (the checker reads the
+    files with the pinned gguf package, in its own process)."""
     import hf_gguf_fixtures as HG
+    if "gguf" in sys.modules:
+        raise RuntimeError("gguf imported before llama.cpp's gguf-py was put on the path")
     src = HG.llama_cpp_src()
     sys.path.insert(0, os.path.join(src, "gguf-py"))
     sys.path.insert(0, src)
+    return src
+
+
+def convert(src, pairs):
+    """llama.cpp's convert_hf_to_gguf.py --outtype f32 for each (dir, out, pre), in this process."""
+    import contextlib
+    import io
     import conversion.base as B
-    for hf_dir, out_path, pre in zip(args[0::3], args[1::3], args[2::3]):
+    for hf_dir, out_path, pre in pairs:
         B.TextModel.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre   # home-made tokenizers have no known hash
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f32", "--outfile", out_path]
         try:
-            runpy.run_path(sys.argv[0], run_name="__main__")
+            with contextlib.redirect_stdout(io.StringIO()):
+                runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
             if e.code:
                 raise
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[1] == "--convert":
-        _convert_main(argv[2:])
-        return 0
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
+    src = use_llama_cpp_gguf()
     import hf_gguf_fixtures as HG
     import make_fixture as MF
     out = os.path.abspath(argv[1])
@@ -226,7 +230,7 @@ def main(argv):
                 nomic_original(d, conv)
             srcs[case] = d
             pairs.append((conv, os.path.join(work, case + ".f32.gguf"), "qwen2" if kind == "qwen3" else "default"))
-        convert(pairs)
+        convert(src, pairs)
         fx.embed = {}
         for case, kind, pooling, types in CASES:
             f32 = os.path.join(work, case + ".f32.gguf")
