@@ -16,7 +16,8 @@ import java.util.Optional;
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
  * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
  * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
- * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
+ * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name (an encoder's fused
+ * {@code attn_qkv}, which the HF side splits, is named by {@link #splitQkv()} instead). Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,

@@ -233,8 +233,8 @@ public final class EncoderTokenizerFiles {
                 : List.of(new Object[] {"bos_token", v.bos()}, new Object[] {"eos_token", v.eos()}, new Object[] {"cls_token", v.bos()},
                         new Object[] {"sep_token", v.eos()}, new Object[] {"unk_token", v.unk()}, new Object[] {"pad_token", v.pad()},
                         new Object[] {"mask_token", s.mask()});
-        for (Object[] e : all) {
-            if (e[1] != null) {
+        for (Object[] e : all) {   // an UNUSED placeholder is no special token (llama.cpp's converter loses XLM-R's <mask> so)
+            if (e[1] != null && v.types()[(Integer) e[1]] != GgufVocab.UNUSED) {
                 out.put((String) e[0], hfText(v, (Integer) e[1]));
             }
         }

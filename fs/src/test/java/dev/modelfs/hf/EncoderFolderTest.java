@@ -140,8 +140,9 @@ class EncoderFolderTest {
     @Test
     void xlmRobertaGetsItsCutPositionRowsBackAsZerosAndAUnigramTokenizer() throws Exception {
         List<GgufKv> v = List.of(kv("tokenizer.ggml.model", GgufValueType.STRING, "t5"),
-                strings("tokenizer.ggml.tokens", List.of("<s>", "<pad>", "</s>", "<unk>", "\u2581a", "b")),
-                ints("tokenizer.ggml.token_type", List.of(3, 3, 3, 2, 1, 1)),
+                strings("tokenizer.ggml.tokens", List.of("<s>", "<pad>", "</s>", "<unk>", "\u2581a", "[PAD5]")),
+                ints("tokenizer.ggml.token_type", List.of(3, 3, 3, 2, 1, 5)),
+                kv("tokenizer.ggml.mask_token_id", GgufValueType.UINT32, 5),   // the converter's lost <mask>
                 kv("tokenizer.ggml.scores", GgufValueType.ARRAY, new GgufArray(GgufValueType.FLOAT32, List.of(0f, 0f, 0f, 0f, -1.5f, -2f))),
                 kv("tokenizer.ggml.bos_token_id", GgufValueType.UINT32, 0),
                 kv("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 2),
@@ -172,6 +173,10 @@ class EncoderFolderTest {
         assertEquals(6, pair.size());
         assertEquals("</s>", pair.get(3).get("SpecialToken").get("id").asText());
         assertTrue(JSON.readTree(f.sentenceTransformers().get("1_Pooling/config.json")).get("pooling_mode_cls_token").asBoolean());
+        JsonNode tc = JSON.readTree(f.tokenizerConfig());
+        assertEquals("<s>", tc.get("cls_token").asText());
+        assertEquals("</s>", tc.get("sep_token").asText());
+        assertFalse(tc.has("mask_token"), "an UNUSED placeholder is no mask token");
     }
 
     @Test
