@@ -18,7 +18,7 @@ import java.util.Map;
  * <ul>
  * <li>{@code tokenizer.ggml.model} {@code bert} (WPM): a {@code tokenizers} WordPiece model. llama.cpp's converter
  *   writes every non-control token in "phantom space" form ({@code ##x} as {@code x}, a word-initial {@code x} as
- *   {@code ▁x}); the inverse gives the WordPiece vocabulary. BertNormalizer with
+ *   {@code ▁x}), Ollama's every token but a {@code [bracketed]} one; the inverse gives the WordPiece vocabulary. BertNormalizer with
  *   {@code tokenizer.ggml.normalizer.lowercase} (default true) and {@code .strip_accents} (default: lowercase),
  *   BertPreTokenizer, {@code [CLS] $A [SEP]} (llama.cpp always adds bos and sep to a WPM text).</li>
  * <li>{@code t5} (UGM, XLM-RoBERTa's SentencePiece Unigram): a Unigram model with the scores, the
@@ -68,7 +68,11 @@ public final class EncoderTokenizerFiles {
         if (!wordPiece(v) || v.types()[id] == GgufVocab.CONTROL) {
             return t;
         }
-        return t.startsWith(SPACE) ? t.substring(SPACE.length()) : "##" + t;
+        if (t.startsWith(SPACE)) {
+            return t.substring(SPACE.length());
+        }
+        // Ollama's converter (convert/convert_bert.go) keeps every [bracketed] token as it is
+        return t.length() >= 2 && t.startsWith("[") && t.endsWith("]") ? t : "##" + t;
     }
 
     /** {@code tokenizer.json}. */

@@ -85,15 +85,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         Long ctx = m.integer(p + "context_length", null);
         try {
             vocab = GgufVocab.read(g);
-            if (EncoderTokenizerFiles.handles(vocab)) {
-                tokJson = EncoderTokenizerFiles.tokenizerJson(vocab, g);
-                tokConfig = EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx);
-                specialMap = EncoderTokenizerFiles.specialTokensMap(vocab, g);
-            } else {
-                tokJson = TokenizerFiles.tokenizerJson(vocab);
-                tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx);
-                specialMap = TokenizerFiles.specialTokensMap(vocab);
-            }
+            boolean encoder = EncoderTokenizerFiles.handles(vocab);
+            tokJson = tokenizerJson(vocab, g);
+            tokConfig = encoder ? EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx) : TokenizerFiles.tokenizerConfig(vocab, ctx);
+            specialMap = encoder ? EncoderTokenizerFiles.specialTokensMap(vocab, g) : TokenizerFiles.specialTokensMap(vocab);
         } catch (HfUnsupported e) {
             tokProblem = e.getMessage();
             vocab = null;
@@ -211,7 +206,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * encoder vocabulary, else {@link TokenizerFiles}).
      */
     public static byte[] tokenizerJsonOf(GgufFile g) {
-        GgufVocab v = GgufVocab.read(g);
+        return tokenizerJson(GgufVocab.read(g), g);
+    }
+
+    private static byte[] tokenizerJson(GgufVocab v, GgufFile g) {
         return EncoderTokenizerFiles.handles(v) ? EncoderTokenizerFiles.tokenizerJson(v, g) : TokenizerFiles.tokenizerJson(v);
     }
 

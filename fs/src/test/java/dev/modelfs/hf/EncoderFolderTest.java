@@ -73,8 +73,8 @@ class EncoderFolderTest {
     /** llama.cpp's converter's form of a WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] control, phantom-space words. */
     static List<GgufKv> wordPiece() {
         return List.of(kv("tokenizer.ggml.model", GgufValueType.STRING, "bert"),
-                strings("tokenizer.ggml.tokens", List.of("[PAD]", "[UNK]", "[CLS]", "[SEP]", "\u2581hello", "lo")),
-                ints("tokenizer.ggml.token_type", List.of(3, 3, 3, 3, 1, 1)),
+                strings("tokenizer.ggml.tokens", List.of("[PAD]", "[UNK]", "[CLS]", "[SEP]", "\u2581hello", "lo", "[unused0]")),
+                ints("tokenizer.ggml.token_type", List.of(3, 3, 3, 3, 1, 1, 1)),
                 kv("tokenizer.ggml.bos_token_id", GgufValueType.UINT32, 2),
                 kv("tokenizer.ggml.seperator_token_id", GgufValueType.UINT32, 3),
                 kv("tokenizer.ggml.unknown_token_id", GgufValueType.UINT32, 1),
@@ -106,6 +106,7 @@ class EncoderFolderTest {
         assertEquals(4, tok.get("model").get("vocab").get("hello").asInt());
         assertEquals(5, tok.get("model").get("vocab").get("##lo").asInt());
         assertEquals(2, tok.get("model").get("vocab").get("[CLS]").asInt());
+        assertEquals(6, tok.get("model").get("vocab").get("[unused0]").asInt(), "Ollama's converter keeps [bracketed] tokens");
         assertTrue(tok.get("normalizer").get("lowercase").asBoolean());
         assertTrue(tok.get("normalizer").get("strip_accents").asBoolean());
         assertEquals("[CLS]", tok.get("post_processor").get("single").get(0).get("SpecialToken").get("id").asText());
