@@ -52,6 +52,8 @@ class DocReferencesTest {
             // safetensors (Rust) errors
             "HeaderTooLarge", "HeaderTooSmall", "InternalError", "InvalidHeader", "InvalidHeaderDeserialization", "InvalidHeaderLength",
             "InvalidOffset", "MetadataIncompleteBuffer", "MisalignedSlice", "TensorInvalidInfo", "ValidationOverflow",
+            // sentence-transformers modules
+            "SentenceTransformer", "Transformer", "Pooling", "Normalize",
             // gguf-py, llama.cpp's converter, Python, the Prometheus client, JUnit's surefire naming
             "GGUFReader", "LlamaHfVocab", "HTTPServer", "Test", "Tests", "TestCase",
             // libfuse, jnr-fuse, oncrpc4j, Grizzly, the JVM, systemd
