@@ -1,0 +1,3 @@
+module modelfs.dev/integration-tests/go
+
+go 1.19
