@@ -28,7 +28,8 @@ import java.util.Set;
  * {@code tie_word_embeddings} is true. Small JSON files only; no tensor data is read.
  */
 public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig, byte[] tokenizerJson,
-                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors) {
+                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors,
+                       ChatTemplate chatTemplate) {
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
@@ -46,14 +47,23 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * when it has one (Llama 3.x rope scaling), else null.
      */
     public static HfFolder of(GgufFile g, float[] ropeFreqs) {
+        return of(g, ropeFreqs, null);
+    }
+
+    /**
+     * The folder of {@code g}, whose {@code tokenizer_config.json} carries the GGUF's chat template or,
+     * without one, {@code ollamaTemplate} (the model's Ollama template layer, or null) translated to Jinja
+     * ({@link ChatTemplate}).
+     */
+    public static HfFolder of(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
         try {
-            return build(g, ropeFreqs);
+            return build(g, ropeFreqs, ollamaTemplate);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
     }
 
-    private static HfFolder build(GgufFile g, float[] ropeFreqs) {
+    private static HfFolder build(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
         GgufMeta m = new GgufMeta(g);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
@@ -80,14 +90,17 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         String tokProblem = null;
         byte[] tokJson = null, tokConfig = null, specialMap = null;
         Long ctx = m.integer(p + "context_length", null);
+        ChatTemplate chat = ChatTemplate.NONE;
         try {
             vocab = GgufVocab.read(g);
+            chat = ChatTemplate.choose(vocab.chatTemplate(), ollamaTemplate);
             tokJson = TokenizerFiles.tokenizerJson(vocab);
-            tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx);
+            tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx, chat.jinja());
             specialMap = TokenizerFiles.specialTokensMap(vocab);
         } catch (HfUnsupported e) {
             tokProblem = e.getMessage();
             vocab = null;
+            chat = ChatTemplate.NONE;
         }
 
         ObjectNode c = ConfigKeys.toHf(arch, kvs);
@@ -128,7 +141,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             default -> "float32";
         });
         return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
-                tokProblem, List.copyOf(tensors));
+                tokProblem, List.copyOf(tensors), chat);
     }
 
     private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv) {

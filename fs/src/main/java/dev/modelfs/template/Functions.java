@@ -67,7 +67,7 @@ final class Functions {
                 exactly(name, args, 1);
                 Val a = args.getFirst();
                 if (!LISTS.contains(a.type())) {
-                    throw new TemplateRefusal("len of a " + a.type().name().toLowerCase() + " is not translated (len of a list is)");
+                    throw new TemplateRefusal("len of a " + JinjaTranslator.describe(a) + " is not translated (len of a list is)");
                 }
                 yield new Val("(" + a.expr() + "|length)", Type.INT);
             }
@@ -77,7 +77,7 @@ final class Functions {
                 }
                 Val a = args.getFirst();
                 if (!LISTS.contains(a.type())) {
-                    throw new TemplateRefusal("slice of a " + a.type().name().toLowerCase() + " is not translated (slice of a list is)");
+                    throw new TemplateRefusal("slice of a " + JinjaTranslator.describe(a) + " is not translated (slice of a list is)");
                 }
                 integer(name, args.get(1));
                 String to = "";
@@ -91,7 +91,7 @@ final class Functions {
                 exactly(name, args, 2);
                 Val a = args.getFirst();
                 if (a.type() != Type.MSGS) {
-                    throw new TemplateRefusal("index of a " + a.type().name().toLowerCase() + " is not translated (index of .Messages is)");
+                    throw new TemplateRefusal("index of a " + JinjaTranslator.describe(a) + " is not translated (index of .Messages is)");
                 }
                 integer(name, args.get(1));
                 yield new Val(a.expr() + "[" + args.get(1).expr() + "]", Type.MSG);
@@ -101,7 +101,7 @@ final class Functions {
                 List<String> parts = new ArrayList<>();
                 for (Val a : args) {
                     if (a.type() != Type.STR) {
-                        throw new TemplateRefusal("print of a " + a.type().name().toLowerCase() + " is not translated (of strings it is)");
+                        throw new TemplateRefusal("print of a " + JinjaTranslator.describe(a) + " is not translated (of strings it is)");
                     }
                     parts.add(a.expr());
                 }
@@ -117,11 +117,11 @@ final class Functions {
 
     private static String compare(String fn, Val a, String op, Val b) {
         if (!BASIC.contains(a.type()) || !BASIC.contains(b.type())) {
-            throw new TemplateRefusal(fn + " of a " + a.type().name().toLowerCase() + " and a " + b.type().name().toLowerCase()
+            throw new TemplateRefusal(fn + " of a " + JinjaTranslator.describe(a) + " and a " + JinjaTranslator.describe(b)
                     + " is not translated (of strings, numbers and booleans it is)");
         }
         if (a.type() != b.type()) {
-            throw new TemplateRefusal(fn + " of a " + a.type().name().toLowerCase() + " and a " + b.type().name().toLowerCase()
+            throw new TemplateRefusal(fn + " of a " + JinjaTranslator.describe(a) + " and a " + JinjaTranslator.describe(b)
                     + " fails in Go (incompatible types for comparison)");
         }
         return a.expr() + " " + op + " " + b.expr();
@@ -139,7 +139,7 @@ final class Functions {
 
     private static void integer(String fn, Val v) {
         if (v.type() != Type.INT) {
-            throw new TemplateRefusal(fn + " with a " + v.type().name().toLowerCase() + " index is not translated");
+            throw new TemplateRefusal(fn + " with a " + JinjaTranslator.describe(v) + " index is not translated");
         }
     }
 
@@ -193,7 +193,7 @@ final class Functions {
     }
 
     private static String badVerb(char verb, Val a) {
-        throw new TemplateRefusal("printf %" + verb + " of a " + a.type().name().toLowerCase() + " is not translated");
+        throw new TemplateRefusal("printf %" + verb + " of a " + JinjaTranslator.describe(a) + " is not translated");
     }
 
     private static void atLeast(String fn, List<Val> args, int n) {

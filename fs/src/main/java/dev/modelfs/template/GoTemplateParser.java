@@ -50,8 +50,8 @@ public final class GoTemplateParser {
         }
         GoTemplateParser p = new GoTemplateParser(lex(template));
         List<Node> body = p.list();
-        if (p.next < p.items.size()) {
-            throw new TemplateRefusal("unexpected {{" + p.items.get(p.next).keyword() + "}}");
+        if (p.stop != null) {
+            throw new TemplateRefusal("does not parse: unexpected {{" + p.stop.keyword() + "}}");
         }
         return body;
     }
@@ -335,6 +335,7 @@ public final class GoTemplateParser {
                 default -> out.add(new Action(pipe(t, false)));
             }
         }
+        stop = null;   // the end of the input
         depth--;
         return List.copyOf(out);
     }

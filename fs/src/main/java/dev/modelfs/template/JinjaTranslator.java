@@ -252,7 +252,7 @@ public final class JinjaTranslator {
         }
     }
 
-    private static String describe(Val v) {
+    static String describe(Val v) {
         return switch (v.type()) {
             case STR -> "string";
             case INT -> "number";
