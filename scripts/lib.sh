@@ -153,3 +153,9 @@ ensure_packaging_tools() {
 ensure_prometheus() {
   command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
 }
+
+# Go's own text/template, the oracle of the chat-template translation (ChatTemplateTest builds
+# integration-tests/go/render_template.go with it): Debian's golang-go, standard library only.
+ensure_go() {
+  command -v go >/dev/null || need_root_or_say "Go (the chat-template oracle)" --no-install-recommends golang-go
+}

@@ -1,3 +1,0 @@
-module modelfs.dev/integration-tests/go
-
-go 1.19
