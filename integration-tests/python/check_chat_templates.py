@@ -10,7 +10,9 @@ tokenize=False, add_generation_prompt=False and True) on the conversations below
 what RENDERER (integration-tests/go/render_template.go, built once by the test: Go's text/template on
 the data Ollama's template.Execute passes) renders from the model's ollama/template for the same
 messages. A GGUF with its own tokenizer.chat_template keeps it; a template the fixture says cannot be
-translated has no chat_template. Nothing here uses modelfs code.
+translated has no chat_template. Tools and tool calls are not translated: a template that reads them
+must raise when they are passed, one that does not must render as without them. Nothing here uses
+modelfs code.
 """
 from __future__ import annotations
 
@@ -50,6 +52,15 @@ CONVERSATIONS = [
     # a single user message
     [msg(U, "only")],
 ]
+
+TOOL = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
+                                         "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                        "required": ["city"]}}}
+# an assistant message with a tool call (Hugging Face's form)
+WITH_TOOL_CALL = [msg(U, "weather in Paris?"),
+                  {"role": A, "content": "", "tool_calls": [{"type": "function", "function": {"name": "get_weather",
+                                                                                         "arguments": {"city": "Paris"}}}]},
+                  msg(T, "sunny"), msg(U, "thanks")]
 
 
 def main():
@@ -94,6 +105,24 @@ def main():
                     r.fail(f"{d}: apply_chat_template on conversation {i} failed: {type(e).__name__}: {e}")
             go_cases.append({"template": c["template"], "messages": conv})
             where.append((d, i))
+        # tools and tool calls are not translated: a template that reads them refuses them, one that does
+        # not renders as without them (Go's renderer gets neither)
+        extra = {"tools": lambda: tok.apply_chat_template(CONVERSATIONS[1], tools=[TOOL], tokenize=False,
+                                                          add_generation_prompt=True),
+                 "tool_calls": lambda: tok.apply_chat_template(WITH_TOOL_CALL, tokenize=False, add_generation_prompt=True)}
+        for what, call in extra.items():
+            refuses = c["reads_tools"] if what == "tools" else c["reads_tool_calls"]
+            try:
+                got = call()
+            except Exception as e:  # noqa: BLE001
+                r.ok(refuses and "translated from an Ollama template" in str(e),
+                     f"{d}: apply_chat_template with {what} failed: {type(e).__name__}: {e}")
+                continue
+            if r.ok(not refuses, f"{d}: the template reads {what} but rendered them: {got!r}"):
+                rendered[(d, what, True)] = got
+                go_cases.append({"template": c["template"],
+                                 "messages": CONVERSATIONS[1] if what == "tools" else WITH_TOOL_CALL})
+                where.append((d, what))
 
     # one run of Go's renderer for every case
     p = subprocess.run([a.renderer], input=json.dumps(go_cases), capture_output=True, text=True, timeout=300)
@@ -105,11 +134,12 @@ def main():
         if not r.ok("text" in g, f"{d}: Go's text/template failed on conversation {i}: {g.get('error')}"):
             continue
         # the oracle is not vacuous: every prompt reaches Go's output (a template drops none)
-        for m in CONVERSATIONS[i]:
+        # (a legacy template loses a prompt answered by an empty response: the last one only for the tool call)
+        for m in (CONVERSATIONS[1] if i == "tools" else WITH_TOOL_CALL[-1:] if i == "tool_calls" else CONVERSATIONS[i]):
             if m["role"] == U:
                 r.ok(m["content"].strip() in g["text"] or d.endswith("go-constructs"),
                      f"{d}: Go's rendering of conversation {i} lacks {m['content']!r}")
-        for agp in (False, True):
+        for agp in ((True,) if isinstance(i, str) else (False, True)):
             got = rendered.get((d, i, agp))
             if got is not None:
                 r.ok(got == g["text"], f"{d}: conversation {i}, add_generation_prompt={agp}: apply_chat_template gives\n"

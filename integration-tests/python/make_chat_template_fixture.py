@@ -8,7 +8,8 @@ writes
                          tokenizer.chat_template) shared by every model `chat/<name>`, each with its own
                          template layer: every template of chat_templates_corpus.json (Ollama's
                          template/*.gotmpl), the templates of OWN below (the legacy .System/.Prompt/.Response
-                         form, a prompt layer, Go constructs the library does not use, refusals), and one
+                         form, a prompt layer, Go constructs the library does not use, the forms of the
+                         registry's templates with tools in chat_templates/, refusals), and one
                          GGUF that carries its own tokenizer.chat_template beside a template layer
     OUT/chat_templates.json
                          per model dir: the Go template, whether tokenizer_config.json must carry a
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -31,8 +33,8 @@ import make_fixture as M  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# library templates that use what is not translated, and the words of the reason
-LIBRARY_REFUSED = {"command-r": "ranging over .Tools"}
+# library templates that use what is not translated, and the words of the reason (none today)
+LIBRARY_REFUSED: dict[str, str] = {}
 
 # templates written for this test: (name, media type, template, refusal words or None)
 OWN = [
@@ -53,6 +55,9 @@ OWN = [
      "{{- if gt (len (slice $.Messages $i)) 1 }} | {{ else }} <end>{{ end }}\n{{- else }}no messages{{ end }}\n"
      "{{- with $x := index .Messages 0 }} first={{ $x.Role }}{{ end }} think={{ .Think }} "
      "{{ printf \"%s-%v-%d%%\" \"a\" true 3 }} {{ not .Tools }} {{ or .System \"no system\" }} {% raw %}{#\r\n", None),
+    # the forms of the registry's templates with tools (llama3.1-like, qwen2.5-like with a legacy branch)
+    ("tools-llama31-form", M.MT_TEMPLATE, open(os.path.join(HERE, "chat_templates", "tools-llama31-form.gotmpl")).read(), None),
+    ("tools-qwen25-form", M.MT_TEMPLATE, open(os.path.join(HERE, "chat_templates", "tools-qwen25-form.gotmpl")).read(), None),
     ("refused-json", M.MT_TEMPLATE, "{{ range .Messages }}{{ .Role }}: {{ json .Content }}\n{{ end }}", "the function json"),
     ("refused-define", M.MT_TEMPLATE, "{{ define \"turn\" }}{{ .Content }}{{ end }}{{ range .Messages }}{{ template \"turn\" . }}{{ end }}",
      "named templates"),
@@ -86,7 +91,10 @@ def main(argv):
         m.layer(media_type, template.encode("utf-8"))
         m.finish()
         cases[m.dir] = {"template": template, "translated": refused is None and gguf_template is None,
-                        "refusal": refused, "gguf_chat_template": gguf_template}
+                        "refusal": refused, "gguf_chat_template": gguf_template,
+                        # a template that reads tool definitions or tool calls must refuse them (they are not translated)
+                        "reads_tools": bool(re.search(r"\.Tools\b", template)),
+                        "reads_tool_calls": bool(re.search(r"\.ToolCalls\b", template))}
 
     for name, template in sorted(library.items()):
         add(name, M.MT_TEMPLATE, template, LIBRARY_REFUSED.get(name))

@@ -39,6 +39,9 @@ import java.util.Map;
  * group of the conversation with {@code .System}, {@code .Prompt}, {@code .Response}, the last run cut
  * after {@code .Response} (Ollama's legacy form). Values are typed while translating so that what Go
  * prints differently from Jinja (booleans, missing keys, lists) is printed as Go prints it or refused.
+ * Tool definitions and tool calls are not translated: a template that reads {@code .Tools} or a
+ * message's {@code .ToolCalls} gets guards that raise an error when {@code tools} or a message's
+ * {@code tool_calls} are passed, so those lists are always empty where the body reads them.
  *
  * <p>Invariants: the output uses no trim markers and no whitespace between statements, every
  * statement tag is {@code {%+ ... +%}} and literal text that Jinja would read as markup (or whose
@@ -62,6 +65,8 @@ public final class JinjaTranslator {
     private Val dot;
     private int counter;
     private int rangeDepth;
+    /** The template reads .Tools / a message's .ToolCalls: the Jinja refuses messages that carry them (guards). */
+    private boolean tools, toolCalls;
 
     private JinjaTranslator(Map<String, Val> root, int counter) {
         this.root = root;
@@ -84,15 +89,28 @@ public final class JinjaTranslator {
         }
         StringBuilder j = new StringBuilder();
         j.append("{#- Translated by modelfs from Ollama's Go template (docs/FORMATS.md 7.9) -#}");
-        j.append(OllamaForm.PREAMBLE);
+        String translated;
+        boolean usesTools, usesToolCalls;
         if (messages) {
-            j.append(body(body, OllamaForm.messagesRoot(), 0));
+            JinjaTranslator t = body(body, OllamaForm.messagesRoot(), 0);
+            translated = t.out.toString();
+            usesTools = t.tools;
+            usesToolCalls = t.toolCalls;
         } else {
             List<Node> cut = OllamaForm.cutAfterResponse(body);
-            String pair = body(body, OllamaForm.legacyRoot(), 0);
-            String last = body(cut, OllamaForm.legacyRoot(), 1_000_000);
-            j.append(OllamaForm.legacy(pair, last));
+            JinjaTranslator pair = body(body, OllamaForm.legacyRoot(), 0);
+            JinjaTranslator last = body(cut, OllamaForm.legacyRoot(), 1_000_000);
+            translated = OllamaForm.legacy(pair.out.toString(), last.out.toString());
+            usesTools = pair.tools || last.tools;
+            usesToolCalls = pair.toolCalls || last.toolCalls;
         }
+        if (usesTools) {
+            j.append(OllamaForm.NO_TOOLS);
+        }
+        if (usesToolCalls) {
+            j.append(OllamaForm.NO_TOOL_CALLS);
+        }
+        j.append(OllamaForm.PREAMBLE).append(translated);
         // Jinja drops one newline at the very end of a template (keep_trailing_newline=False)
         if (j.charAt(j.length() - 1) == '\n') {
             j.setLength(j.length() - 1);
@@ -101,12 +119,12 @@ public final class JinjaTranslator {
         return j.toString();
     }
 
-    private static String body(List<Node> nodes, Map<String, Val> root, int counterStart) {
+    private static JinjaTranslator body(List<Node> nodes, Map<String, Val> root, int counterStart) {
         JinjaTranslator t = new JinjaTranslator(root, counterStart);
         t.dot = new Val(null, Type.ROOT);
         t.scopes.push(new HashMap<>());
         t.list(nodes);
-        return t.out.toString();
+        return t;
     }
 
     // ---- output ----
@@ -214,10 +232,13 @@ public final class JinjaTranslator {
     private void range(Range r) {
         Pipe p = r.pipe();
         Val over = pipe(new Pipe(List.of(), false, p.commands()));
+        if (over.type() == Type.TOOLS || over.type() == Type.TOOLCALLS) {
+            // the guards (OllamaForm.NO_TOOLS, NO_TOOL_CALLS) keep these lists empty: only the else part runs
+            list(r.otherwise());
+            return;
+        }
         Type elem = switch (over.type()) {
             case MSGS -> Type.MSG;
-            case TOOLS -> throw new TemplateRefusal("ranging over .Tools (tool definitions) is not translated");
-            case TOOLCALLS -> throw new TemplateRefusal("ranging over .ToolCalls is not translated");
             default -> throw new TemplateRefusal("ranging over a " + describe(over) + " is not translated (over .Messages it is)");
         };
         String it = "o" + (++counter);
@@ -386,14 +407,21 @@ public final class JinjaTranslator {
 
     private Val field(Val v, String name) {
         return switch (v.type()) {
-            case ROOT -> root.getOrDefault(name, new Val("none", Type.NOVALUE));
+            case ROOT -> {
+                Val f = root.getOrDefault(name, new Val("none", Type.NOVALUE));
+                tools |= f.type() == Type.TOOLS;
+                yield f;
+            }
             case MSG -> switch (name) {
                 case "Role" -> new Val(v.expr() + "['role']", Type.STR);
                 case "Content" -> new Val(v.expr() + "['content']", Type.STR);
                 case "Thinking" -> new Val(v.expr() + "['thinking']", Type.STR);
                 case "ToolName" -> new Val(v.expr() + "['tool_name']", Type.STR);
                 case "ToolCallID" -> new Val(v.expr() + "['tool_call_id']", Type.STR);
-                case "ToolCalls" -> new Val(v.expr() + "['tool_calls']", Type.TOOLCALLS);
+                case "ToolCalls" -> {
+                    toolCalls = true;
+                    yield new Val(v.expr() + "['tool_calls']", Type.TOOLCALLS);
+                }
                 case "Images" -> throw new TemplateRefusal("a message's .Images is not translated");
                 default -> throw new TemplateRefusal("a message has no field ." + name + " (Ollama's execution would fail)");
             };

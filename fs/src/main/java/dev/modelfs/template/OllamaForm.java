@@ -62,6 +62,16 @@ final class OllamaForm {
             + s("endif")
             + s("endfor");
 
+    /** Raises when tool definitions are passed: a template that reads .Tools is translated for none (§7.9). */
+    static final String NO_TOOLS = s("if tools is defined and tools")
+            + "{{ raise_exception('this chat template was translated from an Ollama template without its tool definitions: pass no tools') }}"
+            + s("endif");
+
+    /** Raises when a message carries tool calls: a template that reads .ToolCalls is translated for none (§7.9). */
+    static final String NO_TOOL_CALLS = s("for om in messages") + s("if om['tool_calls'] is defined and om['tool_calls']")
+            + "{{ raise_exception('this chat template was translated from an Ollama template without its tool calls: pass messages without tool_calls') }}"
+            + s("endif") + s("endfor");
+
     private static String s(String stmt) {
         return "{%+ " + stmt + " +%}";
     }

@@ -98,6 +98,16 @@ class JinjaTranslatorTest {
     }
 
     @Test
+    void toolsAndToolCallsAreGuardedAndTheirRangesKeepOnlyTheElse() {
+        String j = JinjaTranslator.translate("{{ if .Tools }}T{{ end }}{{ range .Messages }}{{ range .ToolCalls }}{{ json .Function }}"
+                + "{{ else }}none{{ end }}{{ end }}{{ range $.Tools }}{{ .Function.Name }}{{ end }}");
+        assertTrue(j.contains(OllamaForm.NO_TOOLS) && j.contains(OllamaForm.NO_TOOL_CALLS), j);
+        assertEquals("{%+ if (tools or []) +%}T{%+ endif +%}{%+ for o1 in ollama.msgs +%}none{%+ endfor +%}", body(j));
+        String plain = JinjaTranslator.translate(CHATML);
+        assertFalse(plain.contains(OllamaForm.NO_TOOLS) || plain.contains(OllamaForm.NO_TOOL_CALLS), plain);
+    }
+
+    @Test
     void identifiersAreOllamasVars() {
         assertEquals(List.of("$", "$m", "content", "messages", "role"),
                 OllamaForm.identifiers(GoTemplateParser.parse("{{ range $m := $.Messages }}{{ $m.Role }}{{ .Content }}{{ end }}")));
@@ -108,8 +118,8 @@ class JinjaTranslatorTest {
     @Test
     void refusals() {
         for (String[] c : new String[][] {
-                {"{{ range .Tools }}{{ .Function.Name }}{{ end }}{{ .Messages }}", "ranging over .Tools"},
                 {"{{ range .Messages }}{{ .ToolCalls }}{{ end }}", "printing a list of tool calls"},
+                {"{{ range .Messages }}{{ end }}{{ .Tools }}", "printing a list of tools"},
                 {"{{ range .Messages }}{{ .Images }}{{ end }}", ".Images"},
                 {"{{ range .Messages }}{{ .Nope }}{{ end }}", "no field .Nope"},
                 {"{{ range .Messages }}{{ . }}{{ end }}", "printing a message"},
