@@ -154,7 +154,7 @@ ensure_prometheus() {
   command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
 }
 
-# Go's own text/template, the oracle of the chat-template translation (ChatTemplateTest builds
+# Go's own text/template, the oracle of the chat-template translation (OllamaChatTemplatesTest builds
 # integration-tests/go/render_template.go with it): Debian's golang-go, standard library only.
 ensure_go() {
   command -v go >/dev/null || need_root_or_say "Go (the chat-template oracle)" --no-install-recommends golang-go

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link JinjaTranslator}: the shape of the Jinja it writes and every refusal. That the Jinja renders what
- * Go renders is checked against Go's own text/template by {@code ChatTemplateTest} (integration-tests).
+ * Go renders is checked against Go's own text/template by {@code OllamaChatTemplatesTest} (integration-tests).
  */
 class JinjaTranslatorTest {
     private static final String CHATML = "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n";

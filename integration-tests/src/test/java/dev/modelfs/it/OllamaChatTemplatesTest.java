@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ({@link GoRenderer}) for multi-turn conversations with and without a system prompt, with and without
  * {@code add_generation_prompt}; {@code modelfs show} names the reason of every refusal.
  */
-class ChatTemplateTest {
+class OllamaChatTemplatesTest {
     static final Path out = Path.of("target", "chat-template-fixture").toAbsolutePath();
 
     @RegisterExtension
