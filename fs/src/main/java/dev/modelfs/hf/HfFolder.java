@@ -63,6 +63,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         }
     }
 
+    /**
+     * This folder with the Ollama template unreadable ({@code reason}): unchanged when the GGUF has its own
+     * template or there is no tokenizer, else without a chat template and with the reason.
+     */
+    public HfFolder withUnreadableTemplate(String reason) {
+        if (tokenizerConfig == null || chatTemplate.jinja() != null) {
+            return this;
+        }
+        return new HfFolder(arch, config, generationConfig, tokenizerJson, tokenizerConfig, specialTokensMap, tokenizerProblem,
+                tensors, new ChatTemplate(null, null, "the Ollama template layer cannot be read: " + reason));
+    }
+
     private static HfFolder build(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
         GgufMeta m = new GgufMeta(g);
         String archName = m.string("general.architecture", null);

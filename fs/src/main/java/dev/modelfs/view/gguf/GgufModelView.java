@@ -123,15 +123,16 @@ public final class GgufModelView implements ModelView {
      *                       {@link ArithmeticException}) saying why the model has none
      */
     public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf model) {
-        String template = null;
-        if (model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
-            try {
-                template = OllamaTemplateText.of(store, m);
-            } catch (IOException e) {
-                LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
-            }
+        float[] ropeFreqs = GgufHfFiles.ropeFreqs(store, model.layer(), model.file());
+        if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
+            return HfFolder.of(model.file(), ropeFreqs);
         }
-        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()), template);
+        try {
+            return HfFolder.of(model.file(), ropeFreqs, OllamaTemplateText.of(store, m));
+        } catch (IOException e) {
+            LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
+            return HfFolder.of(model.file(), ropeFreqs).withUnreadableTemplate(e.getMessage());
+        }
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
