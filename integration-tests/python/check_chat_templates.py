@@ -11,8 +11,8 @@ what RENDERER (integration-tests/go/render_template.go, built once by the test: 
 the data Ollama's template.Execute passes) renders from the model's ollama/template for the same
 messages. A GGUF with its own tokenizer.chat_template keeps it; a template the fixture says cannot be
 translated has no chat_template. Tools and tool calls are not translated: a template that reads them
-must raise when they are passed, one that does not must render as without them. Nothing here uses
-modelfs code.
+must raise when they are passed, one that does not must render as without them. enable_thinking=True
+must render as Go with .Think and .IsThinkSet true. Nothing here uses modelfs code.
 """
 from __future__ import annotations
 
@@ -109,9 +109,12 @@ def main():
         # not renders as without them (Go's renderer gets neither)
         extra = {"tools": lambda: tok.apply_chat_template(CONVERSATIONS[1], tools=[TOOL], tokenize=False,
                                                           add_generation_prompt=True),
-                 "tool_calls": lambda: tok.apply_chat_template(WITH_TOOL_CALL, tokenize=False, add_generation_prompt=True)}
+                 "tool_calls": lambda: tok.apply_chat_template(WITH_TOOL_CALL, tokenize=False, add_generation_prompt=True),
+                 # Ollama's .Think and .IsThinkSet from the enable_thinking argument
+                 "think": lambda: tok.apply_chat_template(CONVERSATIONS[1], tokenize=False, add_generation_prompt=True,
+                                                          enable_thinking=True)}
         for what, call in extra.items():
-            refuses = c["reads_tools"] if what == "tools" else c["reads_tool_calls"]
+            refuses = {"tools": c["reads_tools"], "tool_calls": c["reads_tool_calls"], "think": False}[what]
             try:
                 got = call()
             except Exception as e:  # noqa: BLE001
@@ -120,8 +123,8 @@ def main():
                 continue
             if r.ok(not refuses, f"{d}: the template reads {what} but rendered them: {got!r}"):
                 rendered[(d, what, True)] = got
-                go_cases.append({"template": c["template"],
-                                 "messages": CONVERSATIONS[1] if what == "tools" else WITH_TOOL_CALL})
+                go_cases.append({"template": c["template"], "think": True if what == "think" else None,
+                                 "messages": WITH_TOOL_CALL if what == "tool_calls" else CONVERSATIONS[1]})
                 where.append((d, what))
 
     # one run of Go's renderer for every case
@@ -135,7 +138,7 @@ def main():
             continue
         # the oracle is not vacuous: every prompt reaches Go's output (a template drops none)
         # (a legacy template loses a prompt answered by an empty response: the last one only for the tool call)
-        for m in (CONVERSATIONS[1] if i == "tools" else WITH_TOOL_CALL[-1:] if i == "tool_calls" else CONVERSATIONS[i]):
+        for m in (CONVERSATIONS[1] if i in ("tools", "think") else WITH_TOOL_CALL[-1:] if i == "tool_calls" else CONVERSATIONS[i]):
             if m["role"] == U:
                 r.ok(m["content"].strip() in g["text"] or d.endswith("go-constructs"),
                      f"{d}: Go's rendering of conversation {i} lacks {m['content']!r}")
