@@ -118,7 +118,7 @@ public final class GoTemplateParser {
                     throw new TemplateRefusal("does not parse: unclosed action");
                 }
                 char c = s.charAt(i);
-                if (space(c) && i + 3 < s.length() + 0 && s.charAt(i + 1) == '-' && s.startsWith("}}", i + 2)) {
+                if (space(c) && i + 1 < s.length() && s.charAt(i + 1) == '-' && s.startsWith("}}", i + 2)) {
                     trimNext = true;
                     pos = i + 4;
                     break;
