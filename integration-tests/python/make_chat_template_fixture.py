@@ -6,10 +6,12 @@
 writes
     OUT/store/           the Ollama store: one tiny llama GGUF (a SentencePiece vocabulary, no
                          tokenizer.chat_template) shared by every model `chat/<name>`, each with its own
-                         template layer: every template of chat_templates_corpus.json (Ollama's
-                         template/*.gotmpl), the templates of OWN below (the legacy .System/.Prompt/.Response
-                         form, a prompt layer, Go constructs the library does not use, the forms of the
-                         registry's templates with tools in chat_templates/, refusals), and one
+                         template layer: every template of chat_templates_corpus.json (the project's own
+                         templates, one per chat format of Ollama's library, written from each format's
+                         public description, not copied), the templates of OWN below (the legacy
+                         .System/.Prompt/.Response form, a prompt layer, Go constructs the library does not
+                         use, our own templates with tools in the Llama 3.1 and Qwen 2.5 styles in
+                         chat_templates/, refusals), and one
                          GGUF that carries its own tokenizer.chat_template beside a template layer
     OUT/chat_templates.json
                          per model dir: the Go template, whether tokenizer_config.json must carry a
@@ -33,8 +35,8 @@ import make_fixture as M  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# library templates that use what is not translated, and the words of the reason (none today)
-LIBRARY_REFUSED: dict[str, str] = {}
+# corpus templates that use what is not translated, and the words of the reason (none today)
+CORPUS_REFUSED: dict[str, str] = {}
 
 # templates written for this test: (name, media type, template, refusal words or None)
 OWN = [
@@ -55,7 +57,7 @@ OWN = [
      "{{- if gt (len (slice $.Messages $i)) 1 }} | {{ else }} <end>{{ end }}\n{{- else }}no messages{{ end }}\n"
      "{{- with $x := index .Messages 0 }} first={{ $x.Role }}{{ end }} think={{ .Think }} "
      "{{ printf \"%s-%v-%d%%\" \"a\" true 3 }} {{ not .Tools }} {{ or .System \"no system\" }} {% raw %}{#\r\n", None),
-    # the forms of the registry's templates with tools (llama3.1-like, qwen2.5-like with a legacy branch)
+    # our own templates with tools: Llama 3.1 style (ipython results, JSON calls), Qwen 2.5 style (<tool_call>, with a legacy branch)
     ("tools-llama31-form", M.MT_TEMPLATE, open(os.path.join(HERE, "chat_templates", "tools-llama31-form.gotmpl")).read(), None),
     ("tools-qwen25-form", M.MT_TEMPLATE, open(os.path.join(HERE, "chat_templates", "tools-qwen25-form.gotmpl")).read(), None),
     ("refused-json", M.MT_TEMPLATE, "{{ range .Messages }}{{ .Role }}: {{ json .Content }}\n{{ end }}", "the function json"),
@@ -79,7 +81,7 @@ def main(argv):
         return 2
     out = argv[1]
     with open(os.path.join(HERE, "chat_templates_corpus.json"), encoding="utf-8") as f:
-        library = json.load(f)["templates"]
+        corpus = json.load(f)["templates"]
     fx = M.Fixture(out)
     model = tiny_gguf(fx)
     cases = {}
@@ -96,12 +98,12 @@ def main(argv):
                         "reads_tools": bool(re.search(r"\.Tools\b", template)),
                         "reads_tool_calls": bool(re.search(r"\.ToolCalls\b", template))}
 
-    for name, template in sorted(library.items()):
-        add(name, M.MT_TEMPLATE, template, LIBRARY_REFUSED.get(name))
+    for name, template in sorted(corpus.items()):
+        add(name, M.MT_TEMPLATE, template, CORPUS_REFUSED.get(name))
     for name, media_type, template, refused in OWN:
         add(name, media_type, template, refused)
     own = tiny_gguf(fx, [("tokenizer.chat_template", "STRING", GGUF_OWN_TEMPLATE)])
-    add("gguf-template", M.MT_TEMPLATE, library["chatml"], None, gguf=own, gguf_template=GGUF_OWN_TEMPLATE)
+    add("gguf-template", M.MT_TEMPLATE, corpus["chatml"], None, gguf=own, gguf_template=GGUF_OWN_TEMPLATE)
     with open(os.path.join(out, "chat_templates.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
     print(f"chat template fixture written to {out}: {len(cases)} models")

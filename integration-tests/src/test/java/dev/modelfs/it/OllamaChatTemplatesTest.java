@@ -11,8 +11,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Chat templates of Hugging Face folders (issue 34, docs/SEMANTICS.md "Chat template") on a real mount
- * of a store made by {@code make_chat_template_fixture.py}: a tiny GGUF under every template Ollama
- * ships (and templates of the legacy form, Go constructs the library does not use, refusals).
+ * of a store made by {@code make_chat_template_fixture.py}: a tiny GGUF under every template of
+ * {@code chat_templates_corpus.json} (the project's own templates, one per chat format of Ollama's
+ * library) and of the legacy form, Go constructs the library does not use, tools, refusals.
  * {@code check_chat_templates.py} loads each folder with {@code AutoTokenizer.from_pretrained} and
  * requires {@code apply_chat_template} to render what Go's own {@code text/template} renders
  * ({@link GoRenderer}) for multi-turn conversations with and without a system prompt, with and without
