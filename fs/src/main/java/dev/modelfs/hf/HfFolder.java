@@ -26,12 +26,13 @@ import java.util.Set;
  * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
  * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
  * {@code tie_word_embeddings} is true. {@code sentenceTransformers} maps the sentence-transformers files (path in the
- * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other. Small JSON files
+ * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other; {@code chatTemplate}
+ * is where {@code tokenizer_config.json}'s {@code chat_template} came from, or why there is none. Small JSON files
  * only; no tensor data is read.
  */
 public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig, byte[] tokenizerJson,
                        byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors,
-                       Map<String, byte[]> sentenceTransformers) {
+                       Map<String, byte[]> sentenceTransformers, ChatTemplate chatTemplate) {
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
@@ -49,14 +50,35 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * when it has one (Llama 3.x rope scaling), else null.
      */
     public static HfFolder of(GgufFile g, float[] ropeFreqs) {
+        return of(g, ropeFreqs, null);
+    }
+
+    /**
+     * The folder of {@code g}, whose {@code tokenizer_config.json} carries the GGUF's chat template or,
+     * without one, {@code ollamaTemplate} (the model's Ollama template layer, or null) translated to Jinja
+     * ({@link ChatTemplate}).
+     */
+    public static HfFolder of(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
         try {
-            return build(g, ropeFreqs);
+            return build(g, ropeFreqs, ollamaTemplate);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
     }
 
-    private static HfFolder build(GgufFile g, float[] ropeFreqs) {
+    /**
+     * This folder with the Ollama template unreadable ({@code reason}): unchanged when the GGUF has its own
+     * template or there is no tokenizer, else without a chat template and with the reason.
+     */
+    public HfFolder withUnreadableTemplate(String reason) {
+        if (tokenizerConfig == null || chatTemplate.jinja() != null) {
+            return this;
+        }
+        return new HfFolder(arch, config, generationConfig, tokenizerJson, tokenizerConfig, specialTokensMap, tokenizerProblem,
+                tensors, sentenceTransformers, new ChatTemplate(null, null, "the Ollama template layer cannot be read: " + reason));
+    }
+
+    private static HfFolder build(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
         GgufMeta m = new GgufMeta(g);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
@@ -83,15 +105,22 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         String tokProblem = null;
         byte[] tokJson = null, tokConfig = null, specialMap = null;
         Long ctx = m.integer(p + "context_length", null);
+        ChatTemplate chat = ChatTemplate.NONE;
         try {
             vocab = GgufVocab.read(g);
-            boolean encoder = EncoderTokenizerFiles.handles(vocab);
             tokJson = tokenizerJson(vocab, g);
-            tokConfig = encoder ? EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx) : TokenizerFiles.tokenizerConfig(vocab, ctx);
-            specialMap = encoder ? EncoderTokenizerFiles.specialTokensMap(vocab, g) : TokenizerFiles.specialTokensMap(vocab);
+            if (EncoderTokenizerFiles.handles(vocab)) {            // an embedding model: no chat template
+                tokConfig = EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx);
+                specialMap = EncoderTokenizerFiles.specialTokensMap(vocab, g);
+            } else {
+                chat = ChatTemplate.choose(vocab.chatTemplate(), ollamaTemplate);
+                tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx, chat.jinja());
+                specialMap = TokenizerFiles.specialTokensMap(vocab);
+            }
         } catch (HfUnsupported e) {
             tokProblem = e.getMessage();
             vocab = null;
+            chat = ChatTemplate.NONE;
         }
 
         ObjectNode c = ConfigKeys.toHf(arch, kvs);
@@ -137,7 +166,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         });
         Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
         return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
-                tokProblem, List.copyOf(tensors), st);
+                tokProblem, List.copyOf(tensors), st, chat);
     }
 
     private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv, long positionRowsCut) {

@@ -48,10 +48,12 @@ class DocReferencesTest {
             "MakeLinearLayer", "Manifests", "MediaTypeImageDraft", "MinOllamaVersion", "Models", "NewLayer", "NewLayerFromLayer",
             "PackFactor", "Params", "ParseName", "ParseNameBare", "ParseNameFromFilepath", "ParseNamedManifest", "PullModel",
             "QuantizedLinear", "ReadConfigJSON", "Replacements", "SaveSafetensorsWithMetadata", "Serve", "ShouldQuantize", "Split",
-            "TensorType", "TransformRepackFP4", "Var", "WriteGGUF", "WriteManifest", "Bits", "format.HumanNumber", "quant.PackFactor",
+            "TensorType", "template.Execute", "Vars", "Response", "TransformRepackFP4", "Var", "WriteGGUF", "WriteManifest", "Bits", "format.HumanNumber", "quant.PackFactor",
             // safetensors (Rust) errors
             "HeaderTooLarge", "HeaderTooSmall", "InternalError", "InvalidHeader", "InvalidHeaderDeserialization", "InvalidHeaderLength",
             "InvalidOffset", "MetadataIncompleteBuffer", "MisalignedSlice", "TensorInvalidInfo", "ValidationOverflow",
+            // Jinja2 and Python
+            "ImmutableSandboxedEnvironment", "None",
             // sentence-transformers modules
             "SentenceTransformer", "Transformer", "Pooling", "Normalize",
             // gguf-py, llama.cpp's converter, Python, the Prometheus client, JUnit's surefire naming

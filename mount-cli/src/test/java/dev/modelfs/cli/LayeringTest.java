@@ -40,7 +40,8 @@ class LayeringTest {
         MAY_IMPORT.put("arch", List.of("format"));
         MAY_IMPORT.put("quant", List.of("format"));
         MAY_IMPORT.put("model", List.of("cache", "format", "quant", "store"));
-        MAY_IMPORT.put("hf", List.of("arch", "format"));
+        MAY_IMPORT.put("template", List.of());
+        MAY_IMPORT.put("hf", List.of("arch", "format", "template"));
         MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
         MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
         MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
@@ -52,7 +53,7 @@ class LayeringTest {
         MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
         MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
         MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
-                "store", "synth", "telemetry", "tree", "warmup"));
+                "store", "synth", "telemetry", "template", "tree", "warmup"));
     }
 
     private static final JavaClasses MAIN = new ClassFileImporter()
