@@ -15,7 +15,11 @@ import java.util.List;
  * tensors and the {@code gemma3.*} and {@code tokenizer.*} keys are left out.
  */
 public record Gemma3Clip() implements DialectHandler {
-    /** {@code kGemma3ClipRenames}, in Ollama's order. */
+    /**
+     * {@code kGemma3ClipRenames}, in Ollama's order, except that the SigLIP MLP gets llama.cpp's current names
+     * ({@code fc1} the up projection): Ollama's table gives the legacy swapped names, which clip.cpp detects by
+     * shape and swaps back when loading; the file served has the names llama.cpp's converter writes.
+     */
     private static final List<String[]> RENAMES = List.of(
             new String[] {"v.patch_embedding", "v.patch_embd"},
             new String[] {"v.position_embedding", "v.position_embd"},
@@ -23,8 +27,8 @@ public record Gemma3Clip() implements DialectHandler {
             new String[] {".layer_norm1", ".ln1"},
             new String[] {".layer_norm2", ".ln2"},
             new String[] {".attn_output", ".attn_out"},
-            new String[] {".mlp.fc1", ".ffn_down"},
-            new String[] {".mlp.fc2", ".ffn_up"},
+            new String[] {".mlp.fc1", ".ffn_up"},     // Ollama: ffn_down, the legacy names clip.cpp swaps back
+            new String[] {".mlp.fc2", ".ffn_down"},   // Ollama: ffn_up
             new String[] {"mm.mm_input_projection", "mm.input_projection"},
             new String[] {"mm.mm_soft_emb_norm", "mm.soft_emb_norm"});
 

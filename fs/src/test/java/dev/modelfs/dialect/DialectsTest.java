@@ -93,7 +93,7 @@ class DialectsTest {
         assertEquals(List.of(0.5f, 0.5f, 0.5f), ((GgufArray) h.kv("clip.vision.image_mean").value()).values());
         assertTrue(h.kvs().stream().noneMatch(kv -> kv.key().startsWith("gemma3.") || kv.key().startsWith("tokenizer.")));
         assertEquals(List.of("v.patch_embd.weight", "v.position_embd.weight", "v.blk.0.ln1.weight", "v.blk.0.attn_out.weight",
-                "v.blk.0.ffn_down.weight", "v.post_ln.weight", "mm.input_projection.weight", "mm.soft_emb_norm.weight"),
+                "v.blk.0.ffn_up.weight", "v.post_ln.weight", "mm.input_projection.weight", "mm.soft_emb_norm.weight"),
                 h.tensors().stream().map(GgufTensorInfo::name).toList());
         assertEquals(GgmlType.F32, h.tensor("v.patch_embd.weight").type());
         assertEquals(GgmlType.F32, h.tensor("v.position_embd.weight").type());
