@@ -94,14 +94,15 @@ def published_layout(out_dir: str) -> None:
 
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
-def convert_reference(src: str, hf_dir: str, out: str, mmproj: bool) -> None:
-    """convert_hf_to_gguf.py --outtype f16 [--mmproj], in a child process (it needs its own gguf-py)."""
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, hf_dir, out] + (["--mmproj"] if mmproj else []),
+def convert_reference(src: str, hf_dir: str, text_out: str, mmproj_out: str) -> None:
+    """convert_hf_to_gguf.py --outtype f16, then the same with --mmproj, in one child process (the converter
+    needs its own gguf-py, not the pinned one this process imports)."""
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, hf_dir, text_out, mmproj_out],
                    check=True, stdout=subprocess.DEVNULL)
 
 
 def _convert_main(args) -> None:
-    src, hf_dir, out = args[:3]
+    src, hf_dir, text_out, mmproj_out = args
     sys.path.insert(0, os.path.join(src, "gguf-py"))
     sys.path.insert(0, src)
     import conversion.base as B
@@ -110,12 +111,13 @@ def _convert_main(args) -> None:
     for obj in vars(B).values():
         if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
             obj.get_vocab_base_pre = lambda self, tokenizer: "qwen2"
-    sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + args[3:]
-    try:
-        runpy.run_path(sys.argv[0], run_name="__main__")
-    except SystemExit as e:
-        if e.code:
-            raise
+    for out, extra in ((text_out, []), (mmproj_out, ["--mmproj"])):
+        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + extra
+        try:
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        except SystemExit as e:
+            if e.code:
+                raise
 
 
 # --- (b) Ollama's dialect: convert/convert_gemma3.go --------------------------------------------------
@@ -318,8 +320,7 @@ def main(argv) -> int:
     make_gemma3(hf)
     ref_text = os.path.join(out, "ref", "gemma3.gguf")
     ref_mmproj = os.path.join(out, "ref", "gemma3-mmproj.gguf")
-    convert_reference(src, hf, ref_text, False)
-    convert_reference(src, hf, ref_mmproj, True)
+    convert_reference(src, hf, ref_text, ref_mmproj)
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:

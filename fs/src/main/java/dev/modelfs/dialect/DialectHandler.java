@@ -11,7 +11,8 @@ import dev.modelfs.format.gguf.GgufFile;
  * either a whole {@link Translation} or a {@link dev.modelfs.format.FormatException} /
  * {@link IllegalArgumentException} saying where the header contradicts itself.
  */
-public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tokenizer, ClipProjectorType {
+public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tokenizer, ClipProjectorType, GptOss, Lfm2, Olmo3, Laguna, Qwen3Next,
+        SnowflakeCharsmap {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

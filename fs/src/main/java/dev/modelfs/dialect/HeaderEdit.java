@@ -102,6 +102,15 @@ final class HeaderEdit {
         copy(from, to);
     }
 
+    /** {@code rename_kv_prefix}: every {@code from*} key copied to {@code to*} (the old keys stay, as Ollama leaves them). */
+    void copyPrefix(String from, String to) {
+        for (GgufKv kv : new ArrayList<>(kvs.values())) {
+            if (kv.key().startsWith(from)) {
+                copy(kv.key(), to + kv.key().substring(from.length()));
+            }
+        }
+    }
+
     void remove(String key) {
         if (kvs.remove(key) != null) {
             keyEdits.add("-" + key);
@@ -187,6 +196,24 @@ final class HeaderEdit {
             int at = s.name.indexOf(needle);
             if (s.dropped == null && at >= 0) {
                 s.name = s.name.substring(0, at) + replacement + s.name.substring(at + needle.length());
+            }
+        }
+    }
+
+    /** {@code rename_tensor}: the kept tensor named {@code from}, if any, renamed. */
+    void rename(String from, String to) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(from)) {
+                s.name = to;
+            }
+        }
+    }
+
+    /** Every kept tensor whose name ends with {@code suffix} gets {@code replacement} in its place. */
+    void renameSuffix(String suffix, String replacement) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.endsWith(suffix)) {
+                s.name = s.name.substring(0, s.name.length() - suffix.length()) + replacement;
             }
         }
     }
