@@ -12,7 +12,10 @@ OUT/dialect_expected.json lists per model the reference files, the sample texts 
 Nothing here uses modelfs code.
 
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
-scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters.
+scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
+dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
+Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
+adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 """
 from __future__ import annotations
 
@@ -94,25 +97,27 @@ def published_layout(out_dir: str) -> None:
 
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
-def convert_reference(src: str, hf_dir: str, text_out: str, mmproj_out: str) -> None:
-    """convert_hf_to_gguf.py --outtype f16, then the same with --mmproj, in one child process (the converter
-    needs its own gguf-py, not the pinned one this process imports)."""
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, hf_dir, text_out, mmproj_out],
-                   check=True, stdout=subprocess.DEVNULL)
+def convert_reference(src: str, jobs) -> None:
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
+    in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
+    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
 
 
 def _convert_main(args) -> None:
-    src, hf_dir, text_out, mmproj_out = args
+    src = args[0]
     sys.path.insert(0, os.path.join(src, "gguf-py"))
     sys.path.insert(0, src)
     import conversion.base as B
-    # the fixture's tokenizer is trained here, so the converter does not know its pre-tokenizer hash;
-    # its regex is Qwen2's (as run_convert.py says)
-    for obj in vars(B).values():
-        if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
-            obj.get_vocab_base_pre = lambda self, tokenizer: "qwen2"
-    for out, extra in ((text_out, []), (mmproj_out, ["--mmproj"])):
-        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + extra
+    for i in range(1, len(args), 4):
+        pre, hf_dir, out, face = args[i:i + 4]
+        # the fixtures' tokenizers are trained here, so the converter does not know their pre-tokenizer hash:
+        # the name the real model's tokenizer has (run_convert.py does the same)
+        for obj in vars(B).values():
+            if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
+                obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
+        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
+            (["--mmproj"] if face == "mmproj" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -183,12 +188,13 @@ def checkpoint_name(key: str) -> str:
 
 def ollama_kind(name: str, shape) -> str:
     """tensorBase.Kind() (convert/reader.go) of an F16 conversion: the listed names and 1-D tensors F32, else F16."""
-    if name.endswith(".bias") or name.endswith(".ffn_gate_inp.weight") or name == "v.position_embd.weight" or len(shape) == 1:
+    if (name.endswith((".bias", ".ffn_gate_inp.weight", ".shortconv.conv.weight", ".ssm_conv1d.weight"))
+            or name in ("token_types.weight", "v.position_embd.weight") or len(shape) == 1):
         return "F32"
     return "F16"
 
 
-def ref_tokenizer_kvs(ref_path: str):
+def ref_tokenizer_kvs(ref_path: str, arch: str = "gemma3"):
     """The vocabulary as Ollama's parseTokenizer reads tokenizer.json (tokens by id with the added tokens,
     types, merges, the special token ids and add_* flags); taken from the reference GGUF, which holds the same
     lists, with pinned gguf-py."""
@@ -204,7 +210,25 @@ def ref_tokenizer_kvs(ref_path: str):
               "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
         if val(k) is not None:
             kv[k] = val(k)
-    return kv, int(r.fields["gemma3.context_length"].contents())
+    return kv, int(r.fields[arch + ".context_length"].contents())
+
+
+def model_parameters_kv(w, tok, tokens, types, merges=True) -> None:
+    """ModelParameters.KV (convert/convert.go): file type F16, quantization version, the vocabulary."""
+    w.add_uint32("general.file_type", 1)
+    w.add_uint32("general.quantization_version", 2)
+    w.add_string("tokenizer.ggml.model", tok["tokenizer.ggml.model"])
+    w.add_string("tokenizer.ggml.pre", tok["tokenizer.ggml.pre"])
+    w.add_array("tokenizer.ggml.tokens", list(tokens))
+    w.add_array("tokenizer.ggml.scores", [0.0] * len(tokens))   # Vocabulary.Scores of a BPE tokenizer.json: zeros
+    w.add_array("tokenizer.ggml.token_type", list(types))
+    w.add_array("tokenizer.ggml.merges", list(tok["tokenizer.ggml.merges"]) if merges else [])
+    for k in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"):
+        if k in tok:
+            w.add_uint32(k, int(tok[k]))
+    for k in ("tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
+        if k in tok:
+            w.add_bool(k, bool(tok[k]))
 
 
 def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int | None = None) -> dict:
@@ -216,25 +240,11 @@ def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int |
     text, vision = cfg["text_config"], cfg["vision_config"]
     tok, _ = ref_tokenizer_kvs(ref_text)
     w = gguf.GGUFWriter(out_path, "gemma3")   # general.architecture = "gemma3" (gemma3Model.KV)
-    # ModelParameters.KV (convert/convert.go)
-    w.add_uint32("general.file_type", 1)
-    w.add_uint32("general.quantization_version", 2)
     tokens = list(tok["tokenizer.ggml.tokens"]) + [f"<unused_image_{i}>" for i in range(EXTRA_TOKENS)]
     types = list(tok["tokenizer.ggml.token_type"]) + [4] * EXTRA_TOKENS
     if keep_tokens is not None:
         tokens, types = tokens[:keep_tokens], types[:keep_tokens]
-    w.add_string("tokenizer.ggml.model", tok["tokenizer.ggml.model"])
-    w.add_string("tokenizer.ggml.pre", tok["tokenizer.ggml.pre"])
-    w.add_array("tokenizer.ggml.tokens", tokens)
-    w.add_array("tokenizer.ggml.scores", [0.0] * len(tokens))   # Vocabulary.Scores of a BPE tokenizer.json: zeros
-    w.add_array("tokenizer.ggml.token_type", types)
-    w.add_array("tokenizer.ggml.merges", list(tok["tokenizer.ggml.merges"]) if keep_tokens is None else [])
-    for k in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"):
-        if k in tok:
-            w.add_uint32(k, int(tok[k]))
-    for k in ("tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
-        if k in tok:
-            w.add_bool(k, bool(tok[k]))
+    model_parameters_kv(w, tok, tokens, types, merges=keep_tokens is None)
     # gemma3Model.KV, the default (multimodal) branch: no rms epsilon, no rope freq bases, the vision keys.
     # head counts: the switch on block count gives them for the published 34/48/62-layer models; the tiny
     # model takes its text config's (the default branch reads top-level fields a Gemma3Config lacks)
@@ -280,6 +290,96 @@ def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int |
     return {"tensors": written, "extra_tokens": EXTRA_TOKENS}
 
 
+# --- lfm2: Ollama's converter as of commit 01cf7445f (convert/convert_lfm2.go, "model: add lfm2 architecture") ---
+
+def make_lfm2(out_dir: str) -> None:
+    """A tiny Lfm2ForCausalLM (short-convolution and attention layers) with hf_models' byte-level BPE tokenizer.
+    block_auto_adjust_ff_dim makes the real FFN width (128) differ from intermediate_size (192), as in the
+    published LFM2 files whose lfm2.feed_forward_length handle_lfm2 corrects."""
+    import torch
+    import transformers as T
+    tok = H.train_tokenizer("qwen3")
+    cfg = T.Lfm2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=192, num_hidden_layers=4, num_attention_heads=4,
+                       num_key_value_heads=2, max_position_embeddings=512, block_multiple_of=64, block_auto_adjust_ff_dim=True,
+                       layer_types=["conv", "full_attention", "conv", "full_attention"], conv_L_cache=3,
+                       eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(1)
+    model = T.Lfm2ForCausalLM(cfg)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.08)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tok.save_pretrained(out_dir)
+
+
+LFM2_REPLACEMENTS = [   # lfm2Model.Replacements() at 01cf7445f: the embedding norm written as output_norm
+    "model.embed_tokens", "token_embd",
+    "model.embedding_norm", "output_norm",
+    "model.layers", "blk",
+    "operator_norm", "attn_norm",
+    "self_attn.q_proj", "attn_q",
+    "self_attn.k_proj", "attn_k",
+    "self_attn.v_proj", "attn_v",
+    "self_attn.out_proj", "attn_output",
+    "self_attn.q_layernorm", "attn_q_norm",
+    "self_attn.k_layernorm", "attn_k_norm",
+    "conv.conv", "shortconv.conv",
+    "conv.in_proj", "shortconv.in_proj",
+    "conv.out_proj", "shortconv.out_proj",
+    "feed_forward.w1", "ffn_gate",
+    "feed_forward.w2", "ffn_down",
+    "feed_forward.w3", "ffn_up",
+    "ffn_norm", "ffn_norm",
+]
+
+
+def lfm2_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
+    import gguf
+    from safetensors.numpy import load_file
+    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
+    tok, _ = ref_tokenizer_kvs(ref_text, "lfm2")
+    w = gguf.GGUFWriter(out_path, "lfm2")
+    model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])
+    # lfm2Model.KV at 01cf7445f: feed_forward_length = intermediate_size, per-layer KV heads from layer_types;
+    # rope_theta: published config.json files carry it at the top level (transformers 4), this one in rope_parameters
+    n = cfg["num_hidden_layers"]
+    w.add_uint32("lfm2.vocab_size", cfg["vocab_size"])
+    w.add_uint32("lfm2.block_count", n)
+    w.add_uint32("lfm2.embedding_length", cfg["hidden_size"])
+    w.add_uint32("lfm2.feed_forward_length", cfg["intermediate_size"])
+    w.add_uint32("lfm2.context_length", cfg["max_position_embeddings"])
+    w.add_uint32("lfm2.attention.head_count", cfg["num_attention_heads"])
+    w.add_array("lfm2.attention.head_count_kv", [cfg["num_key_value_heads"] if cfg["layer_types"][i] == "full_attention" else 0
+                                                 for i in range(n)])
+    w.add_uint32("lfm2.attention.key_length", cfg["hidden_size"] // cfg["num_attention_heads"])
+    w.add_uint32("lfm2.attention.value_length", cfg["hidden_size"] // cfg["num_attention_heads"])
+    w.add_float32("lfm2.attention.layer_norm_rms_epsilon", cfg["norm_eps"])
+    w.add_float32("lfm2.rope.freq_base", cfg.get("rope_theta") or cfg["rope_parameters"]["rope_theta"])
+    w.add_uint32("lfm2.shortconv.l_cache", cfg["conv_L_cache"])
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    written = []
+    for key in sorted(sd):   # lfm2Model.Tensors: conv weights [D, 1, K] squeezed to [D, K]
+        name = go_replace(key, LFM2_REPLACEMENTS)
+        data = sd[key].astype(np.float32)
+        if name.endswith("shortconv.conv.weight") and data.ndim == 3 and data.shape[1] == 1:
+            data = data.reshape(data.shape[0], data.shape[2])
+        kind = ollama_kind(name, data.shape)
+        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        written.append(name)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"tensors": written}
+
+
 # --- the store ---------------------------------------------------------------------------------------
 
 def put_blob(store: str, data: bytes) -> str:
@@ -320,7 +420,10 @@ def main(argv) -> int:
     make_gemma3(hf)
     ref_text = os.path.join(out, "ref", "gemma3.gguf")
     ref_mmproj = os.path.join(out, "ref", "gemma3-mmproj.gguf")
-    convert_reference(src, hf, ref_text, ref_mmproj)
+    hf_lfm2 = os.path.join(work, "lfm2")
+    make_lfm2(hf_lfm2)
+    ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -334,7 +437,15 @@ def main(argv) -> int:
         "blob": put_model(store, "dialect-gemma3", blob, "gemma3"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))],
-        "hf_architecture": "Gemma3ForCausalLM"}
+        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True}
+    lfm2_file = os.path.join(out, "ref", "lfm2-dialect.gguf")
+    info = lfm2_dialect(hf_lfm2, ref_lfm2, lfm2_file)
+    with open(lfm2_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf_lfm2)
+    expected["models"]["dialect-lfm2"] = {
+        "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
+        "texts": H.SAMPLE_TEXTS, "mmproj": False}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
@@ -342,7 +453,7 @@ def main(argv) -> int:
                                                       "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
-    print(json.dumps({k: {"blob": v["blob"], "dropped": len(v["dropped"])} for k, v in expected["models"].items()}))
+    print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))
     return 0
 
 

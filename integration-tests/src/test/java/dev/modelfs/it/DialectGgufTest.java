@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
- * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models written in Ollama's dialect by
+ * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 with its vision tower,
+ * lfm2) written in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
@@ -56,6 +57,10 @@ class DialectGgufTest {
         d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
         assertTrue(clip.contains("computed v.patch_embedding.weight v.patch_embd.weight"), clip.toString());
         assertTrue(clip.contains("renamed v.post_layernorm.weight v.post_ln.weight"), clip.toString());
+        JsonNode lfm2 = show("dialect-lfm2", true).get("gguf_dialect");
+        assertEquals(1, lfm2.size(), "no clip face: " + lfm2);
+        assertEquals("renamed output_norm.weight token_embd_norm.weight", lfm2.get(0).get("tensors").get(0).get("change").asText() + " "
+                + lfm2.get(0).get("tensors").get(0).get("from").asText() + " " + lfm2.get(0).get("tensors").get(0).get("to").asText());
         JsonNode bad = show("dialect-gemma3-bad", false).get("gguf_dialect").get(0);
         assertTrue(bad.get("translation").asText().contains("tokenizer.ggml.tokens has 300 entries for 400"), bad.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/model.gguf")));
