@@ -451,6 +451,18 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
                                                       "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
+    # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
+    mllama = os.path.join(work, "mllama.gguf")
+    import gguf
+    w = gguf.GGUFWriter(mllama, "mllama")
+    w.add_uint32("mllama.block_count", 1)
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with open(mllama, "rb") as f:
+        expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))

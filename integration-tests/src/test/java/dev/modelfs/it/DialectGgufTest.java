@@ -60,6 +60,9 @@ class DialectGgufTest {
         assertEquals(1, lfm2.size(), "no clip face: " + lfm2);
         assertEquals("renamed output_norm.weight token_embd_norm.weight", lfm2.get(0).get("tensors").get(0).get("change").asText() + " "
                 + lfm2.get(0).get("tensors").get(0).get("from").asText() + " " + lfm2.get(0).get("tensors").get(0).get("to").asText());
+        JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
+        assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
+        assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
         JsonNode bad = show("dialect-gemma3-bad", false).get("gguf_dialect").get(0);
         assertTrue(bad.get("translation").asText().contains("tokenizer.ggml.tokens has 300 entries for 400"), bad.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/model.gguf")));
