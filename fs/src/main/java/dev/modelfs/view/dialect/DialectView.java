@@ -97,7 +97,11 @@ public final class DialectView implements ModelView {
         }
     }
 
+    /** The translation at {@code path}, unless a layer already holds that name (a projector layer keeps {@code mmproj.gguf}). */
     private static void place(ModelContext ctx, TreeBuilder tree, String path, Translation t, BlobRef blob) {
+        if (tree.files().containsKey(path)) {
+            return;
+        }
         FileNode f = node(ctx, path, t, blob);
         if (f != null) {
             tree.put(path, f);

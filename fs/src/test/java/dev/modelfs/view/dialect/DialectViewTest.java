@@ -102,6 +102,28 @@ class DialectViewTest {
     }
 
     @Test
+    void aProjectorLayerKeepsItsNameAndOneWithoutATypeIsTranslated() throws IOException {
+        byte[] model = TinyGguf.gemma3Dialect().bytes();
+        byte[] typed = new TinyGguf().str("general.architecture", "clip").kv("clip.has_vision_encoder", dev.modelfs.format.gguf.GgufValueType.BOOL, true)
+                .str("clip.projector_type", "ldp").tensor("mm.0.weight", GgmlType.F32, 8, 8).bytes();
+        DirNode dir = VectorStore.model(root, "typed", "{}", List.of(new VectorStore.Layer(MODEL, model, null),
+                new VectorStore.Layer("application/vnd.ollama.image.projector", typed, null)), VIEWS);
+        assertArrayEquals(typed, VectorStore.read(root, file(dir, "mmproj.gguf")), "the projector layer keeps mmproj.gguf");
+        assertFalse(((DirNode) dir.child("ollama")).children().containsKey("mmproj.gguf"));
+
+        byte[] untyped = new TinyGguf().str("general.architecture", "clip").kv("clip.has_vision_encoder", dev.modelfs.format.gguf.GgufValueType.BOOL, true)
+                .tensor("mm.0.weight", GgmlType.F32, 8, 8).bytes();
+        DirNode llava = VectorStore.model(root, "llava", "{}", List.of(new VectorStore.Layer(MODEL, java.nio.file.Files.readAllBytes(dev.modelfs.format.Vectors.file("tiny-llama.gguf")), null),
+                new VectorStore.Layer("application/vnd.ollama.image.projector", untyped, null)), VIEWS);
+        assertArrayEquals(untyped, VectorStore.read(root, file(llava, "ollama/mmproj.gguf")));
+        GgufFile translated = header(VectorStore.read(root, file(llava, "mmproj.gguf")));
+        assertEquals("mlp", translated.kv("clip.projector_type").value());
+        assertArrayEquals(data(untyped, header(untyped), "mm.0.weight"), data(VectorStore.read(root, file(llava, "mmproj.gguf")), translated,
+                "mm.0.weight"));
+        assertFalse(((DirNode) llava.child("ollama")).children().containsKey("model.gguf"), "the model layer is upstream's form");
+    }
+
+    @Test
     void aModelInUpstreamFormKeepsItsBlob() throws IOException {
         DirNode dir = VectorStore.tinyLlama(root, VIEWS);
         assertFalse(((DirNode) dir.child("ollama")).children().containsKey("model.gguf"));
