@@ -330,6 +330,7 @@ class Model:
         self.broken_components = set()
         self.extra_absent = []
         self.optional = []
+        self.translated = {}       # GGUF file name -> its bytes translated from Ollama's dialect (FORMATS.md §12)
 
     # -- layers ------------------------------------------------------------------------------
     def set_config(self, obj, newline=False):
@@ -445,7 +446,11 @@ class Model:
                     readable = all(t["type"] in GGUF_PY_TYPES and L.GGML_TYPES[t["type"]][0] != "Q8_1"
                                    for t in g["tensors"])
                     extra = {"gguf": {"tensor_count": len(g["tensors"]), "gguf_py_readable": readable}}
-                add_file(rel, data, lj, mode, extra)
+                if rel in self.translated:
+                    add_file("ollama/" + rel, data, lj, mode, extra)
+                    add_file(rel, self.translated[rel], None, mode, extra)
+                else:
+                    add_file(rel, data, lj, mode, extra)
                 if mt == MT_MODEL and counters[stem] == 1:
                     gguf_model = (lj, data, mode)
                 if mt == MT_DRAFT and counters[stem] == 1:   # the draft's model folder (FORMATS.md §4.3 H)
@@ -894,14 +899,17 @@ def build_tinyllama(fx):
              ("test.u16", "UINT16", 65535), ("test.i16", "INT16", -300), ("test.u8", "UINT8", 7),
              ("test.i32", "INT32", -7), ("test.u8s", "ARRAY", [1, 2, 3], "UINT8")]
     model = llama_gguf(fx, rng, "TinyLlama", 256, 256, 288, 4, 1, types, file_type=15, extra_kvs=extra)
-    proj = fx.gguf_pywriter("clip", [
-        ("general.name", "STRING", "tiny-mmproj"), ("general.file_type", "UINT32", 1),
-        ("clip.has_vision_encoder", "BOOL", True), ("clip.vision.image_size", "UINT32", 32),
-        ("clip.vision.embedding_length", "UINT32", 64)], [
-        ggml_tensor(rng, "v.patch_embd.weight", [4, 4, 3, 64], "F16"),
-        ggml_tensor(rng, "v.blk.0.attn_q.weight", [64, 64], "Q8_0"),
-        ggml_tensor(rng, "mm.0.weight", [64, 256], "F16"),
-        ggml_tensor(rng, "mm.0.bias", [256], "F32")])
+    proj_kvs = [("general.name", "STRING", "tiny-mmproj"), ("general.file_type", "UINT32", 1),
+                ("clip.has_vision_encoder", "BOOL", True), ("clip.vision.image_size", "UINT32", 32),
+                ("clip.vision.embedding_length", "UINT32", 64)]
+    proj_tensors = [ggml_tensor(rng, "v.patch_embd.weight", [4, 4, 3, 64], "F16"),
+                    ggml_tensor(rng, "v.blk.0.attn_q.weight", [64, 64], "Q8_0"),
+                    ggml_tensor(rng, "mm.0.weight", [64, 256], "F16"),
+                    ggml_tensor(rng, "mm.0.bias", [256], "F32")]
+    proj = fx.gguf_pywriter("clip", proj_kvs, proj_tensors)
+    # a LLaVA-style projector without clip.projector_type: served translated (FORMATS.md §12.5: the key appended,
+    # everything else as stored), the blob as ollama/mmproj.gguf
+    m.translated["mmproj.gguf"] = fx.gguf_pywriter("clip", proj_kvs + [("clip.projector_type", "STRING", "mlp")], proj_tensors)
     proj2 = fx.gguf_pywriter("clip", [
         ("general.name", "STRING", "tiny-mmproj-audio"), ("clip.has_audio_encoder", "BOOL", True)], [
         ggml_tensor(rng, "a.conv1d.1.weight", [3, 8, 16], "F16"),

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.fuse.MountTable;
 import dev.modelfs.testing.Poll;
 import java.io.IOException;
@@ -33,6 +35,19 @@ final class CliMount implements AutoCloseable {
 
     /** The commands the launcher ({@code ./modelfs}) starts with the Vector API module. */
     private static final java.util.Set<String> CONVERTING_COMMANDS = java.util.Set.of("mount", "demo", "nfs");
+
+    /** {@code modelfs show --json [--tensors] MODEL} over {@code store}, run as a user runs it; its JSON. */
+    static JsonNode showJson(Path store, String model, boolean tensors) throws Exception {
+        List<String> args = new ArrayList<>(List.of("show", "--store", store.toString(), "--json"));
+        if (tensors) {
+            args.add("--tensors");
+        }
+        args.add(model);
+        Env.Run r = Env.run(120, command(args.toArray(String[]::new)));
+        assertEquals(0, r.exit(), r.output());
+        String o = r.output();
+        return new ObjectMapper().readTree(o.substring(o.indexOf('{') == 0 ? 0 : o.indexOf("\n{") + 1));
+    }
 
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",

@@ -45,14 +45,15 @@ class LayeringTest {
         MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
         MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
         MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
+        MAY_IMPORT.put("dialect", List.of("bytes", "convert", "format", "quant"));
         MAY_IMPORT.put("tree", List.of("bytes", "format", "model", "store"));
         MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
-        MAY_IMPORT.put("serve", List.of("bytes", "cache", "hf", "model", "read", "store", "synth", "telemetry", "tree", "view"));
-        MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
+        MAY_IMPORT.put("serve", List.of("bytes", "cache", "dialect", "hf", "model", "read", "store", "synth", "telemetry", "tree", "view"));
+        MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "dialect", "format", "hf", "model", "quant", "store", "synth", "tree"));
         MAY_IMPORT.put("warmup", List.of("bytes", "cache", "read", "store", "tree"));
         MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
         MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
-        MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
+        MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "dialect", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
                 "store", "synth", "telemetry", "template", "tree", "warmup"));
     }
 

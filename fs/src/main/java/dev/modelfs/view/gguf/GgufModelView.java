@@ -6,6 +6,9 @@ import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.dialect.Dialects;
+import dev.modelfs.dialect.Outcome;
+import dev.modelfs.dialect.TranslatedGguf;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgufFile;
@@ -57,7 +60,8 @@ public final class GgufModelView implements ModelView {
     }
 
     /** The files of one GGUF layer, in its folder ({@code ""}, or {@code draft/} for a draft layer, beside its {@code model.gguf}). */
-    private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
+    private static void addTo(ModelContext ctx, ModelTable.Gguf layer, TreeBuilder tree) {
+        ModelTable.Gguf model = readThrough(layer);
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
         String dir = model.folder().isEmpty() ? "" : model.folder() + "/";
@@ -122,7 +126,8 @@ public final class GgufModelView implements ModelView {
      * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
      *                       {@link ArithmeticException}) saying why the model has none
      */
-    public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf model) {
+    public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf stored) {
+        ModelTable.Gguf model = readThrough(stored);
         float[] ropeFreqs = GgufHfFiles.ropeFreqs(store, model.layer(), model.file());
         if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
             return HfFolder.of(model.file(), ropeFreqs);
@@ -133,6 +138,18 @@ public final class GgufModelView implements ModelView {
             LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
             return HfFolder.of(model.file(), ropeFreqs).withUnreadableTemplate(e.getMessage());
         }
+    }
+
+    /**
+     * The table the files are built from (docs/SEMANTICS.md "Ollama's GGUF dialect"): for a model layer in
+     * Ollama's dialect whose translation slices every tensor from the blob, the translated header (its tensor
+     * offsets still address the blob, its new KVs are encoded from their values); otherwise the stored header.
+     */
+    public static ModelTable.Gguf readThrough(ModelTable.Gguf model) {
+        if (model.folder().isEmpty() && Dialects.text(model.file()) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
+            return new ModelTable.Gguf(model.layer(), t.translation().header(), model.folder());
+        }
+        return model;
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
@@ -175,7 +192,7 @@ public final class GgufModelView implements ModelView {
         head.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
         byte[] fileType = GgufWriter.encodeKv(FILE_TYPE, GgufValueType.UINT32, out.llamaFileType);
         for (GgufKv kv : g.kvs()) {
-            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
+            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : TranslatedGguf.kv(kv, blob));
         }
         if (!hasFileType) {
             head.add(new Segment.Literal(fileType));
