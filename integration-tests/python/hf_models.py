@@ -34,6 +34,9 @@ import os
 import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
+# gpt-oss and DeepSeek-V3 (hf_models_moe.py)
+import hf_models_moe as _moe  # noqa: E402
+KINDS += _moe.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 
@@ -168,11 +171,15 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                 rope_theta=1000000.0)
     if kind == "mixtral":   # llama attention, experts block_sparse_moe.experts.E.w1/w2/w3
         return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
+    if kind in _moe.KINDS:
+        return _moe.config(kind, common)
     raise ValueError(kind)
 
 
 def model_class(kind: str):
     import transformers as T
+    if kind in _moe.KINDS:
+        return _moe.model_class(kind)
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM}[kind]
@@ -193,6 +200,8 @@ def make_model(kind: str, seed: int = 0):
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
             else:
                 p.normal_(0.0, 0.08)
+        if kind in _moe.KINDS:
+            _moe.init_buffers(kind, model)
     return model.to(torch.bfloat16), tokenizer
 
 

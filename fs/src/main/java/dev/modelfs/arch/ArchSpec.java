@@ -19,7 +19,8 @@ import java.util.Optional;
  * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
-public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3 {
+public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
+        GptOss, Deepseek2 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -51,6 +52,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /** The experts, for a mixture-of-experts architecture. */
     default Optional<Experts> experts() {
         return Optional.empty();
+    }
+
+    /**
+     * Per-layer HF tensors assembled from GGUF tensors that no {@link LayerRule} maps (gpt-oss's fused experts,
+     * DeepSeek's {@code kv_b_proj}; GGUF → Hugging Face only).
+     */
+    default List<Assembly> assemblies() {
+        return List.of();
     }
 
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */

@@ -31,7 +31,11 @@ public enum Architecture {
     /** Phi-3 / Phi-4 mini: fused {@code qkv_proj} and {@code gate_up_proj}, NeoX RoPE. */
     PHI3(new Phi3()),
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
-    GEMMA3(new Gemma3());
+    GEMMA3(new Gemma3()),
+    /** gpt-oss ({@code GptOssForCausalLM}): attention sinks, fused transposed experts; GGUF → HF only. */
+    GPT_OSS(new GptOss()),
+    /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
+    DEEPSEEK2(new Deepseek2());
 
     private final ArchSpec spec;
 

@@ -28,7 +28,8 @@ import java.util.function.LongUnaryOperator;
  * (and, for {@link Shifted} to a narrower type, its f32 values); scratch is per thread
  * ({@link NarrowingDequant}).
  */
-public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked {
+public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked,
+        Gathered {
 
     /** Bytes of one output unit. */
     long outUnitBytes();

@@ -65,7 +65,8 @@ final class GgufMeta implements GgufParams {
         };
     }
 
-    Boolean bool(String key, Boolean dflt) {
+    @Override
+    public Boolean bool(String key, Boolean dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;

@@ -2,6 +2,7 @@ package dev.modelfs.hf;
 
 import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgufTensorInfo;
+import java.util.List;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -14,14 +15,53 @@ import java.util.function.LongUnaryOperator;
  * when not null, maps an HF row to the GGUF row holding it and is a permutation of {@code [0, rows)};
  * {@code add} is added (in f32) to every stored value to give the HF value, and is 0 unless the source
  * is a 1-D F32 tensor with no row map (Gemma's norm weights stored as {@code 1 + w}: {@code add = -1}).
+ * {@code assembled}, when not null, says how the values are gathered from several GGUF tensors instead
+ * ({@link Assembled}; {@code source} is then its first tensor, {@code sourceRow} null and {@code add} 0).
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                       LongUnaryOperator sourceRow, float add) {
+                       LongUnaryOperator sourceRow, float add, Assembled assembled) {
 
     /** A tensor whose HF values are the stored ones. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
                     LongUnaryOperator sourceRow) {
         this(name, source, shape, byteOffset, byteLength, rows, sourceRow, 0f);
+    }
+
+    /** A slice of one GGUF tensor, {@code add} added to every value. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow, float add) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, null);
+    }
+
+    /**
+     * Values gathered from stacked GGUF tensors ({@code dev.modelfs.arch.Assembly}, docs/FORMATS.md §7.3): per batch,
+     * the rows of each part in turn, a part being its tensors' rows interleaved, transposed or not.
+     */
+    public record Assembled(long batches, List<Part> parts) {
+        public Assembled {
+            parts = List.copyOf(parts);
+        }
+
+        /** GGUF tensors of one geometry ({@link #geometry}) whose rows are interleaved, then transposed or not. */
+        public record Part(List<GgufTensorInfo> sources, boolean transposed) {
+            public Part {
+                sources = List.copyOf(sources);
+            }
+        }
+
+        /**
+         * {@code [batches, rows, cols]} of a GGUF tensor seen as a stack of matrices: {@code ne = [cols, rows, batches]};
+         * a 2-D tensor is {@code ne[1]} batches of {@code ne[0]} one-element rows, a 1-D one a single batch of them.
+         */
+        public static long[] geometry(GgufTensorInfo t) {
+            long[] ne = t.ne();
+            return switch (t.rank()) {
+                case 1 -> new long[] {1, ne[0], 1};
+                case 2 -> new long[] {ne[1], ne[0], 1};
+                case 3 -> new long[] {ne[2], ne[1], ne[0]};
+                default -> throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
+            };
+        }
     }
 
     /** Elements of this tensor. */
