@@ -79,6 +79,10 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     // ---- Hugging Face → GGUF (the synthesized GGUF)
 
+    /** Refuses a {@code config.json} this architecture does not convert (checked before anything is read from it). */
+    default void checkHfConfig(JsonNode config) {
+    }
+
     /**
      * The architecture KVs written after the entries and before rope scaling (prefix {@code p} =
      * {@code "<ggufName>."}), given the ones {@code done} already written; may refuse the config.

@@ -2,7 +2,6 @@ package dev.modelfs.arch;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import java.util.List;
 import java.util.Optional;
@@ -88,7 +87,7 @@ public final class Deepseek2 implements ArchSpec {
     }
 
     @Override
-    public List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
+    public void checkHfConfig(JsonNode config) {
         throw new IllegalArgumentException("deepseek2: modelfs maps DeepSeek GGUFs to Hugging Face folders only, "
                 + "not Hugging Face DeepSeek models to GGUF (kv_b_proj is not split)");
     }

@@ -3,7 +3,6 @@ package dev.modelfs.arch;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import java.util.List;
 
@@ -64,7 +63,7 @@ public final class GptOss implements ArchSpec {
     }
 
     @Override
-    public List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
+    public void checkHfConfig(JsonNode config) {
         throw new IllegalArgumentException("gpt-oss: modelfs maps gpt-oss GGUFs to Hugging Face folders only, "
                 + "not Hugging Face gpt-oss models to GGUF (the fused, transposed experts are not split)");
     }

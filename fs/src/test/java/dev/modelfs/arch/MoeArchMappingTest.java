@@ -121,9 +121,10 @@ class MoeArchMappingTest {
         ObjectNode linear = JsonNodeFactory.instance.objectNode();
         linear.putObject("rope_scaling").put("rope_type", "linear");
         assertThrows(IllegalArgumentException.class, () -> spec.completeHfConfig(linear, m, p, 64, 4, 16));
-        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(Architecture.GPT_OSS, JSON.readTree("""
+        var synth = assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(Architecture.GPT_OSS, JSON.readTree("""
                 {"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":64,"rms_norm_eps":1e-5,
                  "max_position_embeddings":512,"vocab_size":400,"num_local_experts":4,"num_experts_per_tok":2}""")));
+        assertTrue(synth.getMessage().contains("Hugging Face folders only"), synth.getMessage());
     }
 
     @Test
@@ -210,6 +211,9 @@ class MoeArchMappingTest {
         ObjectNode linear = JsonNodeFactory.instance.objectNode().put("n_routed_experts", 8);
         linear.putObject("rope_scaling").put("rope_type", "linear");
         assertThrows(IllegalArgumentException.class, () -> spec.completeHfConfig(linear, params(deepseekKvs(), split), p, 64, 4, 16));
-        assertThrows(IllegalArgumentException.class, () -> spec.extraKvs(JsonNodeFactory.instance.objectNode(), p, List.of(), null));
+        var synth = assertThrows(IllegalArgumentException.class, () -> ConfigKeys.dims(Architecture.DEEPSEEK2, JSON.readTree("""
+                {"architectures":["DeepseekV3ForCausalLM"],"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+                 "intermediate_size":64,"vocab_size":400,"n_routed_experts":8}""")));
+        assertTrue(synth.getMessage().contains("Hugging Face folders only"), synth.getMessage());
     }
 }
