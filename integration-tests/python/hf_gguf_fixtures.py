@@ -57,6 +57,7 @@ CASES = [
     ("hf-gptoss", "f32", "gptoss", "F32", {}),
     ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
     ("hf-deepseek3", "f32", "deepseek3", "F32", {}),
+    ("hf-deepseek3", "q8_0", "deepseek3", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -70,6 +71,7 @@ NO_GGUF_LOADER = {
     ("hf-gptoss", "f32"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
     ("hf-gptoss", "q8_0"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
     ("hf-deepseek3", "f32"): "it does not support deepseek2 GGUFs",
+    ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

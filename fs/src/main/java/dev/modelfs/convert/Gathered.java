@@ -4,7 +4,6 @@ import static dev.modelfs.format.LittleEndian.F32;
 
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.quant.BlockDequantizer;
-import dev.modelfs.quant.NarrowingDequant;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -23,7 +22,8 @@ import java.util.function.LongUnaryOperator;
  * <p>Invariants: every part's output rows have {@link #cols()} elements; the sources of a part share
  * their geometry and all share {@code batches}; a unit reads only the GGML blocks holding its values,
  * which lie inside the blob (checked by {@link #requireUnits}); values are dequantized to f32 and narrowed
- * once to {@code out}; {@code order} must be null (the rows are already in Hugging Face order).
+ * once to {@code out}; {@code order} must be null (the rows are already in Hugging Face order). A call
+ * allocates its f32 rows and block scratch (native, freed on return): about a chunk.
  */
 public record Gathered(BlobRef blob, long batches, List<Part> parts, OutputType out) implements UnitSource {
 
@@ -112,43 +112,48 @@ public record Gathered(BlobRef blob, long batches, List<Part> parts, OutputType 
             throw new IllegalArgumentException("gathered rows are not reordered");
         }
         MemorySegment src = blobs.getFirst();
-        int cols = Math.toIntExact(cols());
-        NarrowingDequant.units((f, n, f32, off) -> gather(src, first + f, n, f32, off), count, cols, out.format, dst, 0);
+        long elements = count * cols();
+        try (Arena arena = Arena.ofConfined()) {
+            // all rows at once (a transposed part reads each source block once per run of rows), then narrowed once
+            boolean direct = out == OutputType.F32 && dst.isNative();
+            MemorySegment f32 = direct ? dst : arena.allocate(elements * 4, 64);
+            gather(src, first, count, f32, 0, new Scratch(arena));
+            if (!direct) {
+                out.format.fromF32(f32, 0, dst, 0, elements);
+            }
+        }
     }
 
     /** Output rows {@code [u0, u0+n)} as f32 at {@code f32@off}. */
-    private void gather(MemorySegment src, long u0, long n, MemorySegment f32, long off) {
+    private void gather(MemorySegment src, long u0, long n, MemorySegment f32, long off, Scratch scratch) {
         long perBatch = rowsPerBatch();
         long cols = cols();
-        try (Arena arena = Arena.ofConfined()) {
-            Scratch scratch = new Scratch(arena);
-            for (long u = u0; u < u0 + n; ) {
-                long b = u / perBatch;
-                long r = u % perBatch;
-                long start = 0;
-                Part part = null;
-                for (Part p : parts) {
-                    if (r < start + p.outRows()) {
-                        part = p;
-                        break;
-                    }
-                    start += p.outRows();
+        for (long u = u0; u < u0 + n; ) {
+            long b = u / perBatch;
+            long r = u % perBatch;
+            long start = 0;
+            Part part = null;
+            for (Part p : parts) {
+                if (r < start + p.outRows()) {
+                    part = p;
+                    break;
                 }
-                long run = Math.min(u0 + n - u, start + part.outRows() - r);
-                long at = off + (u - u0) * cols * 4;
-                if (part.transposed()) {
-                    transposed(src, part, b, r - start, run, f32, at, scratch);
-                } else {
-                    for (long i = 0; i < run; i++) {
-                        long pr = r - start + i;
-                        Source s = part.sources().get((int) (pr % part.sources().size()));
-                        long flat = b * s.elements() + pr / part.sources().size() * s.cols();
-                        long from = scratch.load(src, s, flat, flat + s.cols());
-                        MemorySegment.copy(scratch.f32, from * 4, f32, at + i * cols * 4, s.cols() * 4);
-                    }
-                }
-                u += run;
+                start += p.outRows();
             }
+            long run = Math.min(u0 + n - u, start + part.outRows() - r);
+            long at = off + (u - u0) * cols * 4;
+            if (part.transposed()) {
+                transposed(src, part, b, r - start, run, f32, at, scratch);
+            } else {
+                for (long i = 0; i < run; i++) {
+                    long pr = r - start + i;
+                    Source s = part.sources().get((int) (pr % part.sources().size()));
+                    long flat = b * s.elements() + pr / part.sources().size() * s.cols();
+                    long from = scratch.load(src, s, flat, flat + s.cols());
+                    MemorySegment.copy(scratch.f32, from * 4, f32, at + i * cols * 4, s.cols() * 4);
+                }
+            }
+            u += run;
         }
     }
 
