@@ -29,7 +29,9 @@ import java.util.Optional;
  * MQA), yarn's {@code mscale} and {@code mscale_all_dim} both {@code rope.scaling.yarn_log_multiplier / 0.1} (the
  * converter writes {@code 0.1 · mscale_all_dim}; DeepSeek's configs have {@code mscale = mscale_all_dim}).
  * Refused: a gating function other than sigmoid ({@code expert_gating_func} 2; absent means softmax to
- * llama.cpp: DeepSeek-V2), no {@code q_lora_rank} (V2-Lite), and the synthesized GGUF (safetensors → GGUF).
+ * llama.cpp: DeepSeek-V2), no {@code q_lora_rank} (V2-Lite), and the synthesized GGUF (safetensors → GGUF;
+ * {@link #checkHfConfig} refuses it first, so the rules' HF shapes, -1 where {@link ConfigKeys.Dims} has no MLA
+ * size, are never used).
  */
 public final class Deepseek2 implements ArchSpec {
     static final Experts EXPERTS = new Experts("mlp.experts", "gate_proj", "up_proj", "down_proj", "moe_intermediate_size", null);
@@ -144,16 +146,11 @@ public final class Deepseek2 implements ArchSpec {
         c.put("rope_interleave", true);
         c.put("num_mtp_layers", 0);
         c.put("attention_bias", false);
-        if (c.path("rope_scaling").isObject()) {
-            ObjectNode r = (ObjectNode) c.get("rope_scaling");
-            if (!r.path("rope_type").asText().equals("yarn")) {
-                throw new IllegalArgumentException("deepseek2 with rope scaling " + r.path("rope_type").asText() + ": only yarn is mapped");
-            }
-            r.put("beta_fast", shortest(m.real(p + "rope.scaling.yarn_beta_fast", 32.0)));
-            r.put("beta_slow", shortest(m.real(p + "rope.scaling.yarn_beta_slow", 1.0)));
+        ObjectNode r = YarnScaling.complete(c, m, p);
+        if (r != null) {
             Double logMul = m.real(p + "rope.scaling.yarn_log_multiplier", null);
             if (logMul != null) {
-                double all = shortest(logMul / 0.1);
+                double all = YarnScaling.shortest(logMul / 0.1);
                 r.put("mscale", all);
                 r.put("mscale_all_dim", all);
             }
@@ -164,10 +161,5 @@ public final class Deepseek2 implements ArchSpec {
         if (!c.has(field)) {
             c.put(field, value);
         }
-    }
-
-    /** The shortest decimal that reads back as the same f32 (GGUF floats are f32). */
-    static double shortest(double v) {
-        return Double.parseDouble(Float.toString((float) v));
     }
 }

@@ -94,14 +94,9 @@ public final class GptOss implements ArchSpec {
         if (window <= 0) {
             c.putNull("sliding_window");
         }
-        if (c.path("rope_scaling").isObject()) {
-            ObjectNode r = (ObjectNode) c.get("rope_scaling");
-            if (!r.path("rope_type").asText().equals("yarn")) {
-                throw new IllegalArgumentException("gpt-oss with rope scaling " + r.path("rope_type").asText() + ": only yarn is mapped");
-            }
-            r.put("beta_fast", Deepseek2.shortest(m.real(p + "rope.scaling.yarn_beta_fast", 32.0)));
-            r.put("beta_slow", Deepseek2.shortest(m.real(p + "rope.scaling.yarn_beta_slow", 1.0)));
-            r.put("truncate", false);
+        ObjectNode yarn = YarnScaling.complete(c, m, p);
+        if (yarn != null) {
+            yarn.put("truncate", false);
         }
         c.put("attention_bias", true);
     }
