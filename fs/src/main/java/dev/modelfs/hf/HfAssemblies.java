@@ -104,7 +104,7 @@ final class HfAssemblies {
         }
         GgufTensorInfo first = parts.getFirst().sources().getFirst();
         return new HfTensor(hf, first, shape(a.layout(), batches, rows, cols), 0, first.byteSize(), batches * rows, null, 0f,
-                new HfTensor.Assembled(batches, parts));
+                0L, new HfTensor.Assembled(batches, parts));
     }
 
     /** The HF shape of {@code batches} matrices of {@code rows × cols} laid out as {@code layout}. */
