@@ -40,13 +40,14 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
+import hf_gguf_moe as MOE  # noqa: E402
 import hf_models as H  # noqa: E402
 
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
             "special_tokens_map.json"]
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
-             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3"}
+             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3", **MOE.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral")
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
@@ -89,6 +90,10 @@ def oracle(gguf_path, src_names, kind, cfg):
     types = {t.name: t.tensor_type.name for t in rd.tensors}
     out, stored = {}, {}
     for name in src_names:
+        split = MOE.oracle_tensor(name, deq, types)   # gpt-oss / DeepSeek tensors the converter split or transposed
+        if split is not None:
+            out[name], stored[name] = split
+            continue
         m = EXPERT.fullmatch(name)
         if m:
             g = f"blk.{m.group(1)}.ffn_{EXPERT_PROJ[m.group(3)]}_exps.weight"
@@ -157,6 +162,7 @@ def check_config(r, d, mdir, src):
     if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
+    fields += MOE.CONFIG_FIELDS.get(b.model_type, [])
     for f in fields:
         if hasattr(b, f):
             va, vb = getattr(a, f, None), getattr(b, f)
@@ -230,6 +236,8 @@ def check_model(r, d, mdir, src, e, out_dir):
     # logits
     from transformers import AutoTokenizer
     ids = AutoTokenizer.from_pretrained(src)(H.SAMPLE_TEXTS[0]).input_ids[:24]
+    if kind in MOE.GGUF_ARCH and e["ggml_type"] == "F32":   # once per source model
+        MOE.check_features(r, d, src, kind, ids)
     try:
         got = logits_of(load(mdir), ids)
     except Exception as ex:  # noqa: BLE001

@@ -53,6 +53,11 @@ CASES = [
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
+    # gpt-oss and DeepSeek-V3 (hf_models_moe.py): experts gathered back, MLA's kv_b_proj re-joined
+    ("hf-gptoss", "f32", "gptoss", "F32", {}),
+    ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
+    ("hf-deepseek3", "f32", "deepseek3", "F32", {}),
+    ("hf-deepseek3", "q8_0", "deepseek3", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -63,6 +68,10 @@ NO_GGUF_LOADER = {
     ("hf-gemma3", "4b"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
     ("hf-qwen2moe", "q8_0"): "it fails on the stacked expert tensors (t() expects a tensor with <= 2 dimensions)",
     ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
+    ("hf-gptoss", "f32"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
+    ("hf-gptoss", "q8_0"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
+    ("hf-deepseek3", "f32"): "it does not support deepseek2 GGUFs",
+    ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -21,7 +21,7 @@ import java.util.Optional;
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Bert, XlmRoberta, NomicBert {
+        Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -95,6 +95,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return Optional.empty();
     }
 
+    /**
+     * Per-layer HF tensors assembled from GGUF tensors that no {@link LayerRule} maps (gpt-oss's fused experts,
+     * DeepSeek's {@code kv_b_proj}; GGUF → Hugging Face only).
+     */
+    default List<Assembly> assemblies() {
+        return List.of();
+    }
+
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
     default boolean permutesQk() {
         return false;
@@ -111,6 +119,10 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     // ---- Hugging Face → GGUF (the synthesized GGUF)
+
+    /** Refuses a {@code config.json} this architecture does not convert (checked before anything is read from it). */
+    default void checkHfConfig(JsonNode config) {
+    }
 
     /**
      * The architecture KVs written after the entries and before rope scaling (prefix {@code p} =

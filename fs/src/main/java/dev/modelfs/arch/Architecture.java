@@ -32,6 +32,10 @@ public enum Architecture {
     PHI3(new Phi3()),
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
     GEMMA3(new Gemma3()),
+    /** gpt-oss ({@code GptOssForCausalLM}): attention sinks, fused transposed experts; GGUF → HF only. */
+    GPT_OSS(new GptOss()),
+    /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
+    DEEPSEEK2(new Deepseek2()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),

@@ -17,6 +17,11 @@ public interface GgufParams {
         return dflt;
     }
 
+    /** A BOOL KV, or {@code dflt}; by default unreadable (an implementation that reads booleans overrides it). */
+    default Boolean bool(String key, Boolean dflt) {
+        throw new IllegalArgumentException(key + ": boolean metadata is not readable here");
+    }
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 }

@@ -66,7 +66,8 @@ final class GgufMeta implements GgufParams {
         };
     }
 
-    Boolean bool(String key, Boolean dflt) {
+    @Override
+    public Boolean bool(String key, Boolean dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;

@@ -170,9 +170,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
     }
 
     private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv, long positionRowsCut) {
-        List<HfTensor> out = new ArrayList<>();
+        HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
+        List<HfTensor> out = new ArrayList<>(assembled.tensors());
         for (GgufTensorInfo t : g.tensors()) {
-            if (DROPPED.contains(t.name())) {
+            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name())) {
                 continue;
             }
             long[] shape = t.shape();

@@ -2,6 +2,7 @@ package dev.modelfs.hf;
 
 import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgufTensorInfo;
+import java.util.List;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -16,21 +17,60 @@ import java.util.function.LongUnaryOperator;
  * is a 1-D F32 tensor with no row map (Gemma's norm weights stored as {@code 1 + w}: {@code add = -1});
  * {@code zeroRows} rows of zeros come before the source's rows (XLM-RoBERTa's position rows llama.cpp's converter
  * cut, docs/FORMATS.md §7.3), counted in {@code shape[0]} but not in {@code rows}, only for a 2-D tensor with no row
- * map and no {@code add}.
+ * map and no {@code add}. {@code assembled}, when not null, says how the values are gathered from several GGUF
+ * tensors instead ({@link Assembled}; {@code source} is then its first tensor, {@code sourceRow} null, {@code add}
+ * and {@code zeroRows} 0).
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                       LongUnaryOperator sourceRow, float add, long zeroRows) {
+                       LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled) {
 
-    /** A tensor with no zero rows. */
+    /** A tensor with zero rows first, not assembled. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                    LongUnaryOperator sourceRow, float add) {
-        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, 0);
+                    LongUnaryOperator sourceRow, float add, long zeroRows) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, zeroRows, null);
     }
 
     /** A tensor whose HF values are the stored ones. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
                     LongUnaryOperator sourceRow) {
         this(name, source, shape, byteOffset, byteLength, rows, sourceRow, 0f);
+    }
+
+    /** A slice of one GGUF tensor, {@code add} added to every value, no zero rows. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow, float add) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, 0L, null);
+    }
+
+    /**
+     * Values gathered from stacked GGUF tensors ({@code dev.modelfs.arch.Assembly}, docs/FORMATS.md §7.3): per batch,
+     * the rows of each part in turn, a part being its tensors' rows interleaved, transposed or not.
+     */
+    public record Assembled(long batches, List<Part> parts) {
+        public Assembled {
+            parts = List.copyOf(parts);
+        }
+
+        /** GGUF tensors of one geometry ({@link #geometry}) whose rows are interleaved, then transposed or not. */
+        public record Part(List<GgufTensorInfo> sources, boolean transposed) {
+            public Part {
+                sources = List.copyOf(sources);
+            }
+        }
+
+        /**
+         * {@code [batches, rows, cols]} of a GGUF tensor seen as a stack of matrices: {@code ne = [cols, rows, batches]};
+         * a 2-D tensor is {@code ne[1]} batches of {@code ne[0]} one-element rows, a 1-D one a single batch of them.
+         */
+        public static long[] geometry(GgufTensorInfo t) {
+            long[] ne = t.ne();
+            return switch (t.rank()) {
+                case 1 -> new long[] {1, ne[0], 1};
+                case 2 -> new long[] {ne[1], ne[0], 1};
+                case 3 -> new long[] {ne[2], ne[1], ne[0]};
+                default -> throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
+            };
+        }
     }
 
     /** Elements of this tensor. */

@@ -29,24 +29,34 @@ class ArchMappingTest {
             return encoderNames(a);
         }
         List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
-        List<String> layer = new java.util.ArrayList<>(a == Architecture.PHI3
-                ? List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
-                        "mlp.gate_up_proj", "mlp.down_proj")
-                : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "post_attention_layernorm"));
+        List<String> layer = new java.util.ArrayList<>(switch (a) {
+            case PHI3 -> List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
+                    "mlp.gate_up_proj", "mlp.down_proj");
+            case DEEPSEEK2 -> List.of("input_layernorm", "self_attn.q_a_proj", "self_attn.q_a_layernorm", "self_attn.q_b_proj",
+                    "self_attn.kv_a_proj_with_mqa", "self_attn.kv_a_layernorm", "self_attn.kv_b_proj", "self_attn.o_proj",
+                    "post_attention_layernorm");
+            default -> List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                    "self_attn.o_proj", "post_attention_layernorm");
+        });
         switch (a) {
             case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
             case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
                     "block_sparse_moe.experts.w3"));
+            case GPT_OSS -> layer.add("mlp.router");
+            case DEEPSEEK2 -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate", "mlp.experts.gate_proj",
+                    "mlp.experts.up_proj", "mlp.experts.down_proj", "mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj",
+                    "mlp.shared_experts.down_proj"));
             case PHI3 -> { }
             default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
         }
         for (String p : layer) {
             out.add("model.layers.7." + p + ".weight");
         }
-        out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        if (a != Architecture.DEEPSEEK2) {
+            out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        }
         if (a == Architecture.GEMMA3) {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");

@@ -4,6 +4,7 @@ import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.Gathered;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.RebuiltFile;
 import dev.modelfs.convert.UnitConverted;
@@ -126,7 +127,11 @@ final class GgufHfFiles {
             long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
             Dtype dtype;
             Segment seg;
-            if (t.add() != 0) {
+            if (t.assembled() != null) {
+                OutputType o = out != null ? out : OutputType.valueOf((stored == null ? Dtype.F32 : stored).name());
+                dtype = o.dtype;
+                seg = new Segment.Converted(assembled(t, g, blob, o));
+            } else if (t.add() != 0) {
                 OutputType o = out != null ? out : OutputType.F32;
                 dtype = o.dtype;
                 var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
@@ -152,5 +157,20 @@ final class GgufHfFiles {
                     : List.of(new Segment.Zeros((t.elements() - t.sourceElements()) * dtype.bits() / 8), seg));
         }
         return FileAssembly.safetensorsOfParts(specs, Map.of("format", "pt"), data, sameHeader);
+    }
+
+    /** An assembled tensor ({@link HfTensor.Assembled}) gathered from its GGUF tensors and converted to {@code o}. */
+    private static UnitConverted assembled(HfTensor t, GgufFile g, BlobRef blob, OutputType o) {
+        List<Gathered.Part> parts = new ArrayList<>();
+        for (HfTensor.Assembled.Part p : t.assembled().parts()) {
+            List<Gathered.Source> sources = new ArrayList<>();
+            for (GgufTensorInfo s : p.sources()) {
+                long[] geo = HfTensor.Assembled.geometry(s);
+                sources.add(new Gathered.Source(Math.addExact(g.dataStart(), s.offset()), GgmlDequantizers.forType(s.type()), geo[1], geo[2]));
+            }
+            parts.add(new Gathered.Part(sources, p.transposed()));
+        }
+        Gathered src = new Gathered(blob, t.assembled().batches(), parts, o);
+        return new UnitConverted(src, src.units(), null, t.name() + " gathered from " + t.source().type() + " -> " + o.dtype);
     }
 }
