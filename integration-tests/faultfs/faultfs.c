@@ -8,6 +8,8 @@
  *   stall [PATTERN]          operations on paths containing PATTERN (every path without one) wait until the line is gone
  *   eio PATTERN START END    reads of paths containing PATTERN that touch bytes [START, END) fail with EIO
  *   short PATTERN N          reads of paths containing PATTERN return at most N bytes each
+ * While operations wait on a stall, CONTROL.stalled holds how many (written at every change), so a test waits
+ * for its readers to be stuck instead of sleeping.
  *   gone                     the tree is disconnected: the root lists nothing, every other path is ENOENT,
  *                            and reads of files already open fail with EIO (a share that went away)
  * Unknown lines are ignored. Only the operations a read-only client needs exist; writes are ENOSYS.
@@ -48,6 +50,21 @@ static struct rule rules[MAX_RULES];
 static int nrules;
 static struct timespec control_mtime;
 static off_t control_size = -1;
+static char stalled_file[PATH_MAX + 16];
+static int stalled_now;
+
+/* Writes how many operations wait on a stall now (under lock). */
+static void publish_stalled(int delta) {
+    stalled_now += delta;
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp", stalled_file);
+    FILE *f = fopen(tmp, "w");
+    if (f != NULL) {
+        fprintf(f, "%d\n", stalled_now);
+        fclose(f);
+        rename(tmp, stalled_file);
+    }
+}
 
 /* Reads CONTROL again when it changed (under lock). */
 static void reload(void) {
@@ -102,6 +119,7 @@ static int matches(const struct rule *r, const char *path) {
 
 /* Waits while a stall rule matches path; then returns whether the tree is disconnected. */
 static int gate(const char *path) {
+    int waited = 0;
     for (;;) {
         int stalled = 0, gone = 0;
         pthread_mutex_lock(&lock);
@@ -112,6 +130,12 @@ static int gate(const char *path) {
             } else if (rules[i].kind == GONE) {
                 gone = 1;
             }
+        }
+        if (stalled && !waited) {
+            publish_stalled(1);
+            waited = 1;
+        } else if (!stalled && waited) {
+            publish_stalled(-1);
         }
         pthread_mutex_unlock(&lock);
         if (!stalled) {
@@ -264,6 +288,7 @@ int main(int argc, char *argv[]) {
         perror("faultfs: realpath");
         return 2;
     }
+    snprintf(stalled_file, sizeof stalled_file, "%s.stalled", control);
     /* fuse_main sees: faultfs MOUNTPOINT [options] */
     char *fargv[argc];
     int fargc = 0;
