@@ -4,18 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,19 +24,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StalledStoreTest {
     private static final int BOUND_SECONDS = 10;
-    private static final int TENSORS = 4;
-    private static final int ROWS = 256;
-    private static final int COLS = 512;
 
     @TempDir
     Path tmp;
 
-    /** F16 bits of each model's tensors, by model name and tensor name (the oracle). */
-    private final java.util.Map<String, java.util.Map<String, short[]>> written = new java.util.HashMap<>();
+    /** The store: models a, b, c; the F16 values written are the oracle. */
+    private final F16Store written = new F16Store();
 
     @Test
     void aStalledStoreDiskWedgesNeitherTheMountNorItsOtherFiles() throws Exception {
-        Path store = store();
+        Path store = written.write(tmp.resolve("store"), List.of("a", "b", "c"), 256);
         try (FaultFs lower = FaultFs.mount(store, tmp);
              CliMount m = CliMount.start(lower.mountpoint, tmp.resolve("mnt"), "--threads", "2", "--no-warmup")) {
             Path mnt = m.mountpoint;
@@ -78,7 +69,7 @@ class StalledStoreTest {
             }
             assertTrue(failures.isEmpty(), "while the store's disk stalled:\n" + String.join("\n", failures) + "\n" + m.log());
             for (int i = 0; i < 4; i++) {
-                checkFp32(tmp.resolve("out" + i), written.get("a"));
+                F16Store.checkFp32(tmp.resolve("out" + i), written.get("a"));
             }
             for (int i = 0; i < 3; i++) {
                 assertTrue(Files.readString(tmp.resolve("ls-c" + i)).contains("fp32"), "c's folder listed once built");
@@ -89,7 +80,7 @@ class StalledStoreTest {
     @Test
     void anNfsClientReadingAStalledBlobDoesNotStopAnotherClientsLs() throws Exception {
         CliNfs.requireClients();
-        Path store = store();
+        Path store = written.write(tmp.resolve("store"), List.of("a", "b", "c"), 256);
         try (FaultFs lower = FaultFs.mount(store, tmp);
              CliNfs nfs = CliNfs.start(lower.mountpoint, tmp.resolve("nfs.log"), CliNfs.freePort(), "--no-warmup")) {
             byte[] manifestB = Files.readAllBytes(store.resolve("manifests/registry.ollama.ai/library/b/latest"));
@@ -130,17 +121,17 @@ class StalledStoreTest {
             for (byte[] b : got) {
                 if (b != null) {                                  // a READ that outlived the client's bound is not checked
                     Path f = Files.write(tmp.resolve("nfs-out"), b);
-                    checkFp32(f, written.get("a"));
+                    F16Store.checkFp32(f, written.get("a"));
                 }
             }
             try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {    // and the model is served after the stall
-                checkFp32(Files.write(tmp.resolve("nfs-after"), c.readAll(converted, 1 << 20)), written.get("a"));
+                F16Store.checkFp32(Files.write(tmp.resolve("nfs-after"), c.readAll(converted, 1 << 20)), written.get("a"));
             }
         }
     }
 
     /** Runs {@code cmd}; a failure is recorded unless it exits 0 within the bound (it is killed at the bound). */
-    private static void bounded(List<String> failures, String what, String... cmd) throws IOException, InterruptedException {
+    static void bounded(List<String> failures, String what, String... cmd) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         if (!p.waitFor(BOUND_SECONDS, TimeUnit.SECONDS)) {
             p.destroyForcibly();
@@ -161,71 +152,6 @@ class StalledStoreTest {
         } catch (AssertionError timedOut) {
             failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
             return null;
-        }
-    }
-
-    /** Models a, b, c: one tensor blob each of {@value #TENSORS} F16 tensors of seeded random values. */
-    private Path store() throws IOException {
-        Path store = tmp.resolve("store");
-        long seed = 1;
-        for (String name : List.of("a", "b", "c")) {
-            java.util.Map<String, short[]> tensors = new java.util.LinkedHashMap<>();
-            Random r = new Random(seed++);
-            for (int t = 0; t < TENSORS; t++) {
-                short[] v = new short[ROWS * COLS];
-                for (int i = 0; i < v.length; i++) {
-                    v[i] = Float.floatToFloat16((float) r.nextGaussian());
-                }
-                tensors.put("model.layers." + t + ".mlp.up_proj.weight", v);
-            }
-            written.put(name, tensors);
-            SmallStore.addTensorModel(store, name, List.of(safetensors(tensors)), List.of("model.layers"));
-        }
-        return store;
-    }
-
-    private static byte[] safetensors(java.util.Map<String, short[]> tensors) {
-        StringBuilder h = new StringBuilder("{");
-        long off = 0;
-        for (var e : tensors.entrySet()) {
-            long end = off + 2L * e.getValue().length;
-            h.append(h.length() > 1 ? "," : "").append('"').append(e.getKey()).append("\":{\"dtype\":\"F16\",\"shape\":[")
-                    .append(ROWS).append(',').append(COLS).append("],\"data_offsets\":[").append(off).append(',').append(end).append("]}");
-            off = end;
-        }
-        h.append('}');
-        while (h.length() % 8 != 0) {
-            h.append(' ');
-        }
-        byte[] header = h.toString().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = ByteBuffer.allocate(8 + header.length + (int) off).order(ByteOrder.LITTLE_ENDIAN);
-        b.putLong(header.length).put(header);
-        tensors.values().forEach(v -> {
-            for (short s : v) {
-                b.putShort(s);
-            }
-        });
-        return b.array();
-    }
-
-    /** Every tensor of the safetensors file {@code f} is F32 and holds the F16 values written, widened. */
-    static void checkFp32(Path f, java.util.Map<String, short[]> tensors) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN);
-        int n = (int) b.getLong();
-        JsonNode h = new ObjectMapper().readTree(new String(b.array(), 8, n, StandardCharsets.UTF_8));
-        for (var e : tensors.entrySet()) {
-            JsonNode t = h.get(e.getKey());
-            assertEquals("F32", t.get("dtype").asText(), f + ": " + e.getKey());
-            int start = 8 + n + t.get("data_offsets").get(0).asInt();
-            short[] v = e.getValue();
-            assertEquals(4L * v.length, t.get("data_offsets").get(1).asLong() - t.get("data_offsets").get(0).asLong());
-            for (int i = 0; i < v.length; i++) {
-                float want = Float.float16ToFloat(v[i]);
-                float have = b.getFloat(start + 4 * i);
-                if (Float.floatToRawIntBits(want) != Float.floatToRawIntBits(have)) {
-                    throw new AssertionError(f + ": " + e.getKey() + "[" + i + "] is " + have + ", not " + want);
-                }
-            }
         }
     }
 
