@@ -57,8 +57,8 @@ final class WorkerGrowth {
         } while (!started.compareAndSet(n, n + 1));
         waiting.incrementAndGet();
         if (grewLogged.compareAndSet(false, true)) {
-            LOG.info("FUSE: every worker was busy (requests waiting on the store's disk?): workers grow on demand, at most "
-                    + max);
+            LOG.info("FUSE: all " + n + " workers were busy at once: more start on demand (at most " + max
+                    + "; a stalled store disk holds one per waiting request)");
         }
         start.accept(n);
     }

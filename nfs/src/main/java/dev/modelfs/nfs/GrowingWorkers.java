@@ -57,8 +57,8 @@ final class GrowingWorkers {
             @Override
             protected void beforeExecute(Thread t, Runnable r) {
                 if (getPoolSize() > core && grownLogged.compareAndSet(0, 1)) {
-                    LOG.info(prefix + ": every call thread was busy (calls waiting on the store's disk?): "
-                            + "threads grow on demand, at most " + getMaximumPoolSize());
+                    LOG.info(prefix + ": all " + core + " call threads were busy at once: more start on demand (at most "
+                            + getMaximumPoolSize() + "; a stalled store disk holds one per waiting call)");
                 }
             }
         };
