@@ -10,6 +10,7 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
+import dev.modelfs.warmup.WarmupDeadline;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -65,8 +66,9 @@ public final class MountSession implements FrontEnd {
         GatedTelemetry gate = GatedTelemetry.closed(telemetry);         // opened once the warm-up is done: its reads are not a client's
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, disk);
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
+        WarmupDeadline deadline = WarmupDeadline.after(WarmupDeadline.DEFAULT_WALL);
         if (opts.warmup()) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO));
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> false, deadline);
             KernelWarmup.prefault(served.chunks());
         }
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
@@ -80,7 +82,7 @@ public final class MountSession implements FrontEnd {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
                 if (opts.warmup()) {
-                    warmFuse(fs, readBuf, served.tree(), budget, opts.ioUring());
+                    warmFuse(fs, readBuf, served.tree(), budget, deadline, opts.ioUring());
                 }
                 gate.open();                                            // before the kernel mount exists
             });
@@ -93,10 +95,11 @@ public final class MountSession implements FrontEnd {
 
     /**
      * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
-     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting.
+     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting, ending by
+     * {@code deadline}.
      */
     private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget,
-                                 boolean ioUring) {
+                                 WarmupDeadline deadline, boolean ioUring) {
         long t0 = System.nanoTime();
         int files = 0;
         // passes run on threads of their own (JitQueue): the rings' warm-up entries are shared, used by one at a time
@@ -107,14 +110,14 @@ public final class MountSession implements FrontEnd {
             JitQueue.settle(() -> {
                 read[0] = FuseReadWarmup.run(fs, readBuf, plain, ring);
                 FuseReadWarmup.runWorkerLoop();
-            }, FuseReadWarmup.PASSES, budget.jitWait());
+            }, FuseReadWarmup.PASSES, deadline.cap(budget.jitWait()));
             files = read[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (IOException | RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }
-        KernelWarmup.frontEndDone("FUSE", files, t0, budget);
+        KernelWarmup.frontEndDone("FUSE", files, t0, budget.withJitWait(deadline.cap(budget.jitWait())));
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */

@@ -54,14 +54,17 @@ final class ServeLifecycle {
         if (telemetry != null) {
             telemetry.watch(frontEnd.served(), frontEnd::openFiles);
         }
-        System.out.println(lines.serving().apply(frontEnd) + MetricsOption.describe(telemetry) + ")");
+        String serving = lines.serving().apply(frontEnd) + MetricsOption.describe(telemetry) + ")";
+        System.out.println(serving);
         System.out.flush();
+        SystemdNotify.ready(serving);
         while (!stop.await(1, TimeUnit.SECONDS)) {
             if (!frontEnd.serving()) {
                 System.err.println(lines.stoppedByItself().apply(frontEnd));
                 break;
             }
         }
+        SystemdNotify.stopping();
         frontEnd.stop(grace);
         if (telemetry != null) {
             telemetry.close();

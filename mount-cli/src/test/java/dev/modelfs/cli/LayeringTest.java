@@ -177,6 +177,57 @@ class LayeringTest {
         assertTrue(wrong.isEmpty(), String.join("\n", wrong));
     }
 
+    /**
+     * Every main package has a {@code package-info.java} that states its job and, in a "May import:" sentence, exactly
+     * the packages of its row.
+     */
+    @Test
+    void everyPackageInfoStatesItsJobAndItsRow() throws java.io.IOException {
+        java.nio.file.Path root = DocReferencesTest.repositoryRoot();
+        List<String> wrong = new ArrayList<>();
+        int seen = 0;
+        try (var files = java.nio.file.Files.walk(root, 12)) {
+            for (java.nio.file.Path dir : files.filter(p -> p.toString().replace('\\', '/').matches(".*/src/main/java/dev/modelfs/.+")
+                    && java.nio.file.Files.isDirectory(p) && !p.toString().contains("/target/")).toList()) {
+                boolean hasJava;
+                try (var in = java.nio.file.Files.list(dir)) {
+                    hasJava = in.anyMatch(f -> f.toString().endsWith(".java"));
+                }
+                if (!hasJava) {
+                    continue;
+                }
+                seen++;
+                String pkg = dir.toString().replace('\\', '/').replaceFirst(".*/src/main/java/dev/modelfs/", "").replace('/', '.');
+                java.nio.file.Path info = dir.resolve("package-info.java");
+                if (!java.nio.file.Files.isRegularFile(info)) {
+                    wrong.add(pkg + ": no package-info.java");
+                    continue;
+                }
+                String text = java.nio.file.Files.readString(info);
+                int at = text.indexOf("May import:");
+                if (at < 0 || text.indexOf("/**") + 10 > at) {
+                    wrong.add(pkg + ": package-info.java states no job and no \"May import:\" sentence");
+                    continue;
+                }
+                List<String> row = MAY_IMPORT.get(pkg.replaceFirst("\\..*", ""));
+                if (row != null) {
+                    String sentence = text.substring(at, text.indexOf('\n', at));
+                    sentence = sentence.contains(" (") ? sentence.substring(0, sentence.indexOf(" (")) : sentence;
+                    Set<String> named = new TreeSet<>();
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{@code (\\w+)}").matcher(sentence);
+                    while (m.find()) {
+                        named.add(m.group(1));
+                    }
+                    if (!named.equals(new TreeSet<>(row))) {
+                        wrong.add(pkg + ": package-info.java says it may import " + named + ", DESIGN.md §2.3 says " + row);
+                    }
+                }
+            }
+        }
+        assertTrue(seen >= 25, "the main packages of every module were seen: " + seen);
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
+    }
+
     /** The rule can fail: a class of {@code store} (in test sources) that imports {@code tree} breaks it. */
     @Test
     void anUpwardImportBreaksTheRule() {

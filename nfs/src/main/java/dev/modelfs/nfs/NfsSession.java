@@ -9,6 +9,7 @@ import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
+import dev.modelfs.warmup.WarmupDeadline;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -47,8 +48,9 @@ public final class NfsSession implements FrontEnd {
         GatedTelemetry gate = GatedTelemetry.closed(telemetry);      // open once the warm-up is done
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, opts.disk());
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
+        WarmupDeadline deadline = WarmupDeadline.after(WarmupDeadline.DEFAULT_WALL);
         if (opts.warmup()) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), stopRequested);
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), stopRequested, deadline);
             KernelWarmup.prefault(served.chunks());
         }
         NfsServer server;
@@ -59,7 +61,7 @@ public final class NfsSession implements FrontEnd {
             throw e;
         }
         if (opts.warmup()) {
-            warmReads(server, served, opts.server(), budget, stopRequested);
+            warmReads(server, served, opts.server(), budget, deadline, stopRequested);
         }
         gate.open();
         return new NfsSession(server, served);
@@ -67,20 +69,20 @@ public final class NfsSession implements FrontEnd {
 
     /**
      * The NFS half of the warm-up ({@link LoopbackWarmup}) in passes until the JIT has nothing left to compile for it
-     * ({@link JitQueue#settle}).
+     * ({@link JitQueue#settle}), ending by {@code deadline}.
      */
     private static void warmReads(NfsServer server, ServedTree served, NfsServer.Config config, KernelWarmup.Budget budget,
-                                  BooleanSupplier stop) {
+                                  WarmupDeadline deadline, BooleanSupplier stop) {
         long t0 = System.nanoTime();
         List<String> files = KernelWarmup.plainFilesToRead(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
         int[] read = {0};
         try {
-            JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, config.uid(), config.gid(), stop),
-                    LoopbackWarmup.PASSES, budget.jitWait());
+            JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, config.uid(), config.gid(), deadline.or(stop)),
+                    LoopbackWarmup.PASSES, deadline.cap(budget.jitWait()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        KernelWarmup.frontEndDone("NFS", read[0], t0, budget);
+        KernelWarmup.frontEndDone("NFS", read[0], t0, budget.withJitWait(deadline.cap(budget.jitWait())));
     }
 
     /** Where the server listens (the actual port when the configured one was 0). */
