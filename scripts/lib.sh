@@ -50,6 +50,13 @@ ensure_fuse() {
   [ -e /dev/fuse ] || die "/dev/fuse is missing: this machine cannot mount FUSE filesystems (load the fuse module or run the container with --device /dev/fuse)"
 }
 
+# The fault-injecting lower filesystem of the stalled-store tests (integration-tests/faultfs/faultfs.c, built
+# by the tests with gcc against libfuse2's headers): Debian gcc + libfuse-dev (FUSE 2's, never fuse3's).
+ensure_faultfs_build() {
+  { command -v gcc >/dev/null && [ -f /usr/include/fuse/fuse.h ]; } \
+    || need_root_or_say "gcc and libfuse-dev (the fault-injecting store of the stalled-store tests)" gcc libfuse-dev
+}
+
 ensure_maven() {
   command -v mvn >/dev/null || need_root_or_say "Apache Maven" maven
 }

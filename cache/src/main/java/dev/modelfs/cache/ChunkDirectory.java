@@ -45,6 +45,12 @@ final class ChunkDirectory {
         bytesOnDisk.set(sizeOf(listChunks()));
     }
 
+    /** Creates the directory's folders again (the cache directory was removed while serving). */
+    void recreate() throws IOException {
+        Files.createDirectories(chunks);
+        Files.createDirectories(tmp);
+    }
+
     /** The file chunk {@code name} is stored in. */
     Path fileOf(String name) {
         checkName(name);

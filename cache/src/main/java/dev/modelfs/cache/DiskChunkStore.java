@@ -57,6 +57,9 @@ public final class DiskChunkStore implements AutoCloseable {
      *
      * @throws IOException when the directory cannot be created
      */
+    /** Whether the last write failed (one log line when writes start failing, one when they succeed again). */
+    private final java.util.concurrent.atomic.AtomicBoolean failing = new java.util.concurrent.atomic.AtomicBoolean();
+
     public DiskChunkStore(Path dir, long maxBytes) throws IOException {
         this(dir, maxBytes, DEFAULT_QUEUE);
     }
@@ -140,20 +143,36 @@ public final class DiskChunkStore implements AutoCloseable {
         writer.writeLater(name, chunk, later);
     }
 
-    /** Writes {@code bytes} as chunk {@code name} now (temporary file, then rename); returns whether it was written. */
+    /**
+     * Writes {@code bytes} as chunk {@code name} now (temporary file, then rename); returns whether it was written. A
+     * write that fails (the disk is full: ENOSPC, EDQUOT; read-only: EROFS; the directory was removed) leaves no file
+     * but the temporary, which is deleted, logs one line until a write succeeds again (then one more), and the next
+     * write tries again: the cache resumes when space returns (SEMANTICS.md "When the cache directory's disk fails").
+     */
     public boolean write(String name, MemorySegment bytes) {
         Path file = fileOf(name);
         Path t = directory.temporaryFor(name);
         try {
-            ChunkFileFormat.write(t, bytes);
+            try {
+                ChunkFileFormat.write(t, bytes);
+            } catch (java.nio.file.NoSuchFileException gone) {      // the cache directory was removed: made again
+                directory.recreate();
+                ChunkFileFormat.write(t, bytes);
+            }
             boolean over = directory.install(t, file, bytes.byteSize() + ChunkFileFormat.TRAILER);
             writes.increment();
+            if (failing.compareAndSet(true, false)) {
+                LOG.warning("the chunk cache directory takes chunks again: " + file.getParent().getParent().getParent());
+            }
             if (over) {
                 trim();
             }
             return true;
         } catch (IOException | UncheckedIOException e) {
-            logOnce("write", "cannot write cached chunk " + file + ": " + e);
+            if (failing.compareAndSet(false, true)) {
+                LOG.warning("cannot write cached chunk " + file + ": " + e + " (chunks are served from memory; the next "
+                        + "chunks are tried again, and not logged until one is written)");
+            }
             ChunkDirectory.deleteQuietly(t);
             return false;
         }

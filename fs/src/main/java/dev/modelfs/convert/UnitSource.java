@@ -99,6 +99,17 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
         public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
             MemorySegment src = blobs.getFirst();
             long in = unitInBytes();
+            long lo = first, hi = first + count - 1;                 // the source units read: a failing page faults here
+            if (order != null) {
+                lo = Long.MAX_VALUE;
+                hi = Long.MIN_VALUE;
+                for (long u = first; u < first + count; u++) {
+                    long s = order.applyAsLong(u);
+                    lo = Math.min(lo, s);
+                    hi = Math.max(hi, s);
+                }
+            }
+            GuardedPages.touch(src, offset + lo * in, offset + (hi + 1) * in);
             if (copy) {
                 long runs = order == null ? 1 : count;             // without an order: one run of count units
                 long perRun = order == null ? count : 1;

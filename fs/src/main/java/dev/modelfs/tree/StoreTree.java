@@ -31,6 +31,11 @@ import java.util.logging.Logger;
  * file (it is not parsed again while it stays the same, whatever else changes); a folder above the
  * model directories has a later mtime after every refresh that changed its listing, and the same mtime
  * after one that did not (see {@link FolderTimes}).
+ *
+ * <p>No lock is held across store I/O (docs/DESIGN.md §2.8): a refresh lists and loads manifests under
+ * {@code refreshing} alone, which only refreshes take, and publishes what it found in one volatile write of
+ * {@link State}; {@link #root()}, {@link #models()}, {@link #modelCounts()}'s list and the path look-ups read
+ * the last published state and never wait for a refresh, however long the store's disk takes to answer.
  */
 public final class StoreTree {
     private static final Logger LOG = Logger.getLogger(StoreTree.class.getName());
@@ -40,10 +45,16 @@ public final class StoreTree {
     private volatile DirNode root;
     /** The root's and the host/namespace folders' mtimes, moved forward when their listings change. */
     private final FolderTimes folderTimes = new FolderTimes();
-    private List<ManifestRef> lastRefs;
-    private Map<ManifestRef, ModelEntry> entries = Map.of();
-    /** Manifest files (path, mtime, size, file key) that failed to load: not retried, nor logged, until they change. */
-    private Set<ManifestRef> failed = Set.of();
+    /** Taken by refreshes only (one at a time), never by a reader: a refresh may wait on the store's disk under it. */
+    private final Object refreshing = new Object();
+    /** What the last refresh published. */
+    private volatile State state = new State(null, Map.of(), Set.of());
+
+    /**
+     * One refresh's outcome: the manifest files it listed, the models loaded from them and the manifest files
+     * (path, mtime, size, file key) that failed to load (not retried, nor logged, until they change).
+     */
+    private record State(List<ManifestRef> lastRefs, Map<ManifestRef, ModelEntry> entries, Set<ManifestRef> failed) {}
     /** The current snapshot's model directory paths, and those paths by the directory's inode (error labels). */
     private volatile Map<Long, String> modelPaths = Map.of();
     private volatile Set<String> modelPathSet = Set.of();
@@ -75,16 +86,24 @@ public final class StoreTree {
     }
 
     /** Current models by directory path. */
-    public synchronized SortedMap<String, ModelEntry> models() {
+    public SortedMap<String, ModelEntry> models() {
         SortedMap<String, ModelEntry> out = new TreeMap<>();
-        entries.values().forEach(e -> out.put(e.manifest().name().directoryPath(), e));
+        state.entries().values().forEach(e -> out.put(e.manifest().name().directoryPath(), e));
         return out;
     }
 
-    /** Rescans manifests; returns true if the tree changed. */
-    public synchronized boolean refresh() {
-        List<ManifestRef> refs = store.listManifests();
-        if (refs.equals(lastRefs)) {
+    /** Rescans manifests; returns true if the tree changed. Readers go on with the last snapshot meanwhile. */
+    public boolean refresh() {
+        synchronized (refreshing) {
+            return refresh(store.listManifests());
+        }
+    }
+
+    private boolean refresh(List<ManifestRef> refs) {
+        State was = state;
+        Map<ManifestRef, ModelEntry> entries = was.entries();
+        Set<ManifestRef> failed = was.failed();
+        if (refs.equals(was.lastRefs())) {
             return false;
         }
         Map<ManifestRef, ModelEntry> next = new HashMap<>();
@@ -123,9 +142,7 @@ public final class StoreTree {
         next.values().forEach(e -> paths.put(e.dir().inode(), e.manifest().name().directoryPath()));
         modelPaths = Map.copyOf(paths);
         modelPathSet = Set.copyOf(paths.values());
-        entries = next;
-        failed = Set.copyOf(nextFailed);
-        lastRefs = refs;
+        state = new State(refs, Map.copyOf(next), Set.copyOf(nextFailed));
         return true;
     }
 
@@ -148,13 +165,10 @@ public final class StoreTree {
 
     /** The served and broken models now (stats every blob of every served model: for scrapes, not reads). */
     public ModelCounts modelCounts() {
-        List<Manifest> served;
-        int unloadable;
-        synchronized (this) {
-            served = new ArrayList<>(entries.size());
-            entries.values().forEach(e -> served.add(e.manifest()));
-            unloadable = failed.size();
-        }
+        State s = state;
+        List<Manifest> served = new ArrayList<>(s.entries().size());
+        s.entries().values().forEach(e -> served.add(e.manifest()));
+        int unloadable = s.failed().size();
         int missing = 0;
         for (Manifest m : served) {
             missing += blobsIntact(m) ? 0 : 1;

@@ -40,7 +40,7 @@ final class FuseWorkers {
     private final MemorySegment fuse;
     private final MemorySegment session;
     private final MemorySegment mountpointC;
-    private final List<Thread> threads = new ArrayList<>();
+    private final List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Arena arena;
     /** The channels INIT and OPEN are answered on (kernel passthrough, io_uring), set before the workers start. */
     private PassthroughChannels replies;
@@ -140,21 +140,27 @@ final class FuseWorkers {
             }
         }
         PassthroughChannels r = replies;
-        for (int i = 0; i < count; i++) {
+        WorkerGrowth[] growth = new WorkerGrowth[1];
+        java.util.function.IntConsumer startWorker = i -> {
             MemorySegment buf = arena.allocate(bufsize, 4096);
             MemorySegment chp = arena.allocate(ADDR);
             SmallReads small = new SmallReads(fs, fd, arena);
-            Thread t = new Thread(() -> loop(ch, chp, buf, r, small), "modelfs-fuse-" + i);
+            Thread t = new Thread(() -> loop(ch, chp, buf, r, small, growth[0]), "modelfs-fuse-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
+        };
+        growth[0] = new WorkerGrowth(count, count + WorkerGrowth.MORE_WORKERS, startWorker);
+        for (int i = 0; i < count; i++) {
+            startWorker.accept(i);
         }
     }
 
     /** One worker: receive a request, process it (callbacks run on this thread), until the session ends. */
-    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf, PassthroughChannels replies, SmallReads small) {
+    private void loop(MemorySegment ch, MemorySegment chp, MemorySegment buf, PassthroughChannels replies, SmallReads small,
+                      WorkerGrowth growth) {
         try {
-            while (serveOne(session, ch, chp, buf, replies, small)) {
+            while (serveOne(session, ch, chp, buf, replies, small, growth)) {
                 // each request in its own call: serveOne is compiled after a few hundred requests, where a loop body
                 // running since the thread started stays interpreted until an on-stack replacement (tens of thousands)
             }
@@ -168,10 +174,11 @@ final class FuseWorkers {
      * Receives and processes one request of {@code session} from channel {@code ch}: a small read is answered by
      * {@code small} ({@link SmallReads}), anything else by libfuse (answered on the channel
      * {@code replies} chooses: INIT and OPEN may be rewritten); false once the session is over (unmounted, or the
-     * channel failed).
+     * channel failed). {@code growth} starts another worker when this one took the last waiting place
+     * ({@link WorkerGrowth}).
      */
     static boolean serveOne(MemorySegment session, MemorySegment ch, MemorySegment chp, MemorySegment buf,
-                                    PassthroughChannels replies, SmallReads small) throws Throwable {
+                                    PassthroughChannels replies, SmallReads small, WorkerGrowth growth) throws Throwable {
         if ((int) LibFuse.EXITED.invokeExact(session) != 0) {
             return false;
         }
@@ -183,6 +190,7 @@ final class FuseWorkers {
         if (res <= 0) {
             return false;                                       // 0: unmounted; < 0: the channel failed
         }
+        growth.taken();
         try {
             if (!small.serve(buf, res)) {
                 LibFuse.PROCESS.invokeExact(session, buf, (long) res, replies.channelFor(buf, res, chp.get(ADDR, 0)));
@@ -191,6 +199,8 @@ final class FuseWorkers {
             if (ESCAPED_LOGGED.getAndIncrement() < 100) {
                 LOG.severe("FUSE worker " + Thread.currentThread().getName() + ": request failed: " + t);
             }
+        } finally {
+            growth.done();
         }
         return true;
     }

@@ -61,7 +61,7 @@ final class WorkerLoopWarmup {
                     PassthroughChannels replies = PassthroughChannels.off(ch);
                     SmallReads small = new SmallReads(null, -1, arena);          // declines every request here: none is a READ
                     int served = 0;
-                    while (served < calls && FuseWorkers.serveOne(session, ch, chp, buf, replies, small)) {
+                    while (served < calls && FuseWorkers.serveOne(session, ch, chp, buf, replies, small, WorkerGrowth.NONE)) {
                         served++;
                     }
                     return served;

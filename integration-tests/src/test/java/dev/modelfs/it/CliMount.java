@@ -26,7 +26,7 @@ final class CliMount implements AutoCloseable {
     final Process process;
     final Path log;
 
-    private CliMount(Path store, Path mountpoint, Process process, Path log) {
+    CliMount(Path store, Path mountpoint, Process process, Path log) {
         this.store = store;
         this.mountpoint = mountpoint;
         this.process = process;

@@ -124,7 +124,7 @@ final class MountCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(new CommandLine(this), "bad option " + t);
             }
         }
-        return new MountOptions(allowOther, uid, gid, extra, cacheSize, refreshMillis, debug, threads,
+        return new MountOptions(allowOther, uid, gid, extra, dev.modelfs.cache.MemoryCap.chunkCacheBytes(cacheSize, dev.modelfs.cache.MemoryCap.limit()), refreshMillis, debug, threads,
                 conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, !conversion.noWarmup,
                 !noKernelPassthrough, ioUring);
     }

@@ -54,7 +54,7 @@ final class HandleResolver {
         if (h.path() == h.model()) {
             return model;
         }
-        return modelIndexes.get(model, HandleResolver::indexModel).nodes().get(h.path());
+        return modelIndex(model).nodes().get(h.path());
     }
 
     /**
@@ -72,7 +72,7 @@ final class HandleResolver {
             return p == null ? null : new FileHandle(0, p);
         }
         DirNode model = ix.models().get(dir.model());
-        Long p = model == null ? null : modelIndexes.get(model, HandleResolver::indexModel).parents().get(dir.path());
+        Long p = model == null ? null : modelIndex(model).parents().get(dir.path());
         return p == null ? null : new FileHandle(dir.model(), p);
     }
 
@@ -90,6 +90,20 @@ final class HandleResolver {
             return new FileHandle(d.inode(), d.inode());
         }
         return new FileHandle(0, child.inode());
+    }
+
+    /**
+     * The index of {@code model}, listed outside the cache's own map: listing builds the model directory, which may
+     * wait on the store's disk, and a compute in the map would hold other models' entries meanwhile (docs/DESIGN.md
+     * §2.8). Two calls that index one model at once both list it (the listing is computed once: {@link DirNode}).
+     */
+    private ModelIndex modelIndex(DirNode model) {
+        ModelIndex mi = modelIndexes.getIfPresent(model);
+        if (mi == null) {
+            mi = indexModel(model);
+            modelIndexes.put(model, mi);
+        }
+        return mi;
     }
 
     private Index index() {

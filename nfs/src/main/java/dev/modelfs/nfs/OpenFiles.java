@@ -7,7 +7,6 @@ import dev.modelfs.tree.FileNode;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.serve.ServePolicy;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -70,20 +69,23 @@ final class OpenFiles implements AutoCloseable {
                 }).build();
     }
 
-    /** The opened source of {@code node}, retained: close the result when the read is done. */
+    /**
+     * The opened source of {@code node}, retained: close the result when the read is done. The source is opened
+     * outside the cache's own map (opening leases blobs, which may wait on the store's disk: a compute in the map
+     * would hold other files' entries while it waits; docs/DESIGN.md §2.8); two READs that open one file at once
+     * keep one source and close the other.
+     */
     Opened open(FileNode node) throws IOException {
         while (true) {
-            Opened o;
-            try {
-                o = cache.get(node, n -> {
-                    try {
-                        return new Opened(policy.open(n));
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                });
-            } catch (UncheckedIOException e) {
-                throw e.getCause();
+            Opened o = cache.getIfPresent(node);
+            if (o == null) {
+                Opened fresh = new Opened(policy.open(node));
+                o = cache.asMap().putIfAbsent(node, fresh);
+                if (o == null) {
+                    o = fresh;
+                } else {
+                    fresh.close();
+                }
             }
             if (o.retain()) {
                 return o;

@@ -5,10 +5,8 @@ import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import org.dcache.oncrpc4j.rpc.OncRpcProgram;
 import org.dcache.oncrpc4j.rpc.ReplyQueue;
@@ -31,11 +29,15 @@ import org.glassfish.grizzly.strategies.SameThreadIOStrategy;
  * <p>Invariants: refused peers are closed at accept; every record is bounded and its credential checked
  * before oncrpc4j decodes it; the filter chain (accept check, framing, header check, decoding) runs on the
  * selector thread that read the bytes, never blocking (Grizzly's {@code SameThreadIOStrategy}: one thread hand-off per
- * call instead of two, measured in BENCHMARKS.md), and calls run on a fixed pool of {@code workers} daemon threads;
+ * call instead of two, measured in BENCHMARKS.md), and calls run on {@code workers} daemon threads, grown on
+ * demand by up to {@value #MORE_WORKERS} while every one is busy ({@link GrowingWorkers});
  * {@link #close} stops accepting, waits up to its grace period for calls in progress, then stops.
  */
 final class RpcListener implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(RpcListener.class.getName());
+
+    /** How many threads the call pool may grow beyond its core when every thread is busy ({@link GrowingWorkers}). */
+    static final int MORE_WORKERS = 64;
 
     private final TCPNIOTransport transport;
     private final ExecutorService workers;
@@ -49,12 +51,7 @@ final class RpcListener implements AutoCloseable {
 
     static RpcListener start(String bind, int port, AllowList allow, Map<OncRpcProgram, RpcDispatchable> programs,
                              int workerCount) throws IOException {
-        AtomicInteger n = new AtomicInteger();
-        ExecutorService workers = Executors.newFixedThreadPool(workerCount, r -> {
-            Thread t = new Thread(r, "modelfs-nfs-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService workers = GrowingWorkers.create("modelfs-nfs", workerCount, workerCount + MORE_WORKERS);
         PeerLog peers = new PeerLog();
         TCPNIOTransport transport = TCPNIOTransportBuilder.newInstance()
                 .setReuseAddress(true)

@@ -1,0 +1,128 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A memory cap is kept (issue 35; SEMANTICS.md "Memory bounds"): {@code modelfs mount} runs in a cgroup the test
+ * creates with a 384 MiB limit (v2 {@code memory.max} where the unified hierarchy has the memory controller, else
+ * v1 {@code memory.limit_in_bytes}) and removes; four readers stream about 3 GB of converted bytes (768 MiB of distinct
+ * chunks, more than the limit) with the default {@code --cache-size} of 512M. The daemon is never OOM-killed, says in
+ * its log that it cut its chunk cache to the limit, and the fp32 bytes are the F16 values written, widened.
+ */
+class CgroupMemoryTest {
+    private static final long LIMIT = 384L << 20;
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void fourReadersStreamingGigabytesUnderA384MibCgroupNeverGetTheDaemonKilled() throws Exception {
+        F16Store written = new F16Store();
+        Path store = written.write(tmp.resolve("store"), List.of("a", "b", "c"), 8192);
+        Cgroup cg = Cgroup.create("modelfs-test-" + ProcessHandle.current().pid(), LIMIT);
+        try {
+            Path mp = Files.createDirectories(tmp.resolve("mnt"));
+            Path log = tmp.resolve("mnt.log");
+            List<String> cmd = new ArrayList<>(List.of("sh", "-c", "echo $$ > '" + cg.procs() + "' && exec \"$0\" \"$@\""));
+            cmd.addAll(CliMount.command("mount", "--store", store.toString(), mp.toString()));
+            Process p = CliMount.launchCommand(cmd, log, "mount",
+                    () -> Files.readString(log).contains("modelfs: serving") && dev.modelfs.fuse.MountTable.isMounted(mp));
+            try (CliMount m = new CliMount(store, mp, p, log)) {
+                List<Thread> readers = new ArrayList<>();
+                List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+                for (int r = 0; r < 4; r++) {
+                    int first = r;
+                    readers.add(Thread.ofPlatform().start(() -> {
+                        byte[] buf = new byte[1 << 20];
+                        try {
+                            for (int pass = 0; pass < 2; pass++) {
+                                for (int i = 0; i < 9; i++) {
+                                    int k = (first + i) % 9;
+                                    Path f = mp.resolve(List.of("a", "b", "c").get(k / 3))
+                                            .resolve(List.of("fp32", "bf16", "fp16").get(k % 3)).resolve("model.safetensors");
+                                    try (InputStream in = Files.newInputStream(f)) {
+                                        while (in.read(buf) > 0) {
+                                            // streamed and dropped
+                                        }
+                                    }
+                                }
+                            }
+                        } catch (IOException e) {
+                            failures.add(e.toString());
+                        }
+                    }));
+                }
+                for (Thread t : readers) {
+                    t.join(TimeUnit.SECONDS.toMillis(300));
+                    assertTrue(!t.isAlive(), "a reader finished within 300 s");
+                }
+                assertTrue(failures.isEmpty(), failures + "\n" + m.log());
+                assertTrue(p.isAlive(), "the daemon lives:\n" + m.log());
+                assertEquals(0, cg.oomKills(), "no OOM kill in the cgroup");
+                assertTrue(m.log().contains("memory limit of this cgroup: 384 MiB: chunk cache 96 MiB"), m.log());
+                F16Store.checkFp32(Files.write(tmp.resolve("a32"), Files.readAllBytes(mp.resolve("a/fp32/model.safetensors"))),
+                        written.get("a"));
+            }
+        } finally {
+            cg.remove();
+        }
+    }
+
+    /** A memory cgroup this test creates, with a limit, and removes. */
+    private record Cgroup(Path dir, boolean v2) {
+        static Cgroup create(String name, long limit) throws IOException {
+            Path unified = Path.of("/sys/fs/cgroup");
+            boolean v2 = Files.exists(unified.resolve("cgroup.controllers"))
+                    && Files.readString(unified.resolve("cgroup.controllers")).contains("memory");
+            Path dir = Files.createDirectories((v2 ? unified : unified.resolve("memory")).resolve(name));
+            Files.writeString(dir.resolve(v2 ? "memory.max" : "memory.limit_in_bytes"), Long.toString(limit));
+            if (v2) {
+                Files.writeString(dir.resolve("memory.swap.max"), "0");
+            }
+            return new Cgroup(dir, v2);
+        }
+
+        Path procs() {
+            return dir.resolve("cgroup.procs");
+        }
+
+        long oomKills() throws IOException {
+            for (String l : Files.readAllLines(dir.resolve(v2 ? "memory.events" : "memory.oom_control"))) {
+                if (l.startsWith("oom_kill ")) {
+                    return Long.parseLong(l.substring(9).trim());
+                }
+            }
+            throw new AssertionError("no oom_kill count in " + dir);
+        }
+
+        /** Kills what is left in it (only the test's own daemon can be), then removes it. */
+        void remove() throws IOException, InterruptedException {
+            for (String pid : Files.readAllLines(procs())) {
+                ProcessHandle.of(Long.parseLong(pid.trim())).ifPresent(ProcessHandle::destroyForcibly);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (true) {
+                try {
+                    Files.deleteIfExists(dir);
+                    return;
+                } catch (IOException busy) {                     // its processes are still exiting
+                    if (System.nanoTime() > deadline) {
+                        throw busy;
+                    }
+                    Thread.sleep(50);
+                }
+            }
+        }
+    }
+}

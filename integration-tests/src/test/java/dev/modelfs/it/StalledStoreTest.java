@@ -1,0 +1,163 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A store whose disk stalls (issue 35; SEMANTICS.md "When the store's disk fails"): modelfs serves a store on
+ * {@link FaultFs}, which is stopped the way a hung NFS server or a spun-down disk stops (every operation waits)
+ * while readers read converted files whose blob pages were never read and list a model folder not built yet. Neither
+ * front end is wedged: the root lists, a file's {@code stat} and a file held in memory ({@code ollama/manifest.json})
+ * answer within {@value #BOUND_SECONDS} s; once the disk answers again every stalled reader finishes with the right
+ * bytes (the F16 values the test wrote, widened to F32 by the JDK).
+ */
+class StalledStoreTest {
+    private static final int BOUND_SECONDS = 10;
+
+    @TempDir
+    Path tmp;
+
+    /** The store: models a, b, c; the F16 values written are the oracle. */
+    private final F16Store written = new F16Store();
+
+    @Test
+    void aStalledStoreDiskWedgesNeitherTheMountNorItsOtherFiles() throws Exception {
+        Path store = written.write(tmp.resolve("store"), List.of("a", "b", "c"), 256);
+        try (FaultFs lower = FaultFs.mount(store, tmp);
+             CliMount m = CliMount.start(lower.mountpoint, tmp.resolve("mnt"), "--threads", "2", "--no-warmup")) {
+            Path mnt = m.mountpoint;
+            assertEquals(List.of("a", "b", "c"), list(mnt));
+            assertTrue(Files.exists(mnt.resolve("a/fp32/model.safetensors")), "model a is built before the stall");
+            byte[] manifestB = Files.readAllBytes(store.resolve("manifests/registry.ollama.ai/library/b/latest"));
+            assertArrayEquals(manifestB, Files.readAllBytes(mnt.resolve("b/ollama/manifest.json")));
+            List<Process> readers = new ArrayList<>();
+            List<String> failures = new ArrayList<>();
+            lower.set("stall");                                   // every operation of the store's disk waits
+            try {
+                for (int i = 0; i < 4; i++) {
+                    readers.add(new ProcessBuilder("cp", mnt.resolve("a/fp32/model.safetensors").toString(),
+                            tmp.resolve("out" + i).toString()).redirectErrorStream(true).start());
+                }
+                for (int i = 0; i < 3; i++) {                     // a model folder not built yet: built over the stalled disk
+                    readers.add(new ProcessBuilder("ls", mnt.resolve("c").toString())
+                            .redirectOutput(tmp.resolve("ls-c" + i).toFile()).start());
+                }
+                lower.awaitStalled(2, 30);
+                bounded(failures, "ls of the mount's root", "ls", mnt.toString());
+                bounded(failures, "stat of a converted file", "stat", mnt.resolve("a/fp32/model.safetensors").toString());
+                bounded(failures, "cat of ollama/manifest.json of another model", "cat", mnt.resolve("b/ollama/manifest.json").toString());
+                bounded(failures, "ls of a built model folder", "ls", mnt.resolve("a").toString());
+                bounded(failures, "listxattr of a converted file", "python3", "-c", "import os, sys; os.listxattr(sys.argv[1])",
+                        mnt.resolve("a/fp32/model.safetensors").toString());
+            } finally {
+                lower.set();                                      // the disk answers again
+            }
+            for (Process p : readers) {
+                assertTrue(p.waitFor(60, TimeUnit.SECONDS), "a stalled reader finishes once the disk answers");
+                assertEquals(0, p.exitValue(), new String(p.getInputStream().readAllBytes()) + "\n" + m.log());
+            }
+            assertTrue(failures.isEmpty(), "while the store's disk stalled:\n" + String.join("\n", failures) + "\n" + m.log());
+            for (int i = 0; i < 4; i++) {
+                F16Store.checkFp32(tmp.resolve("out" + i), written.get("a"));
+            }
+            for (int i = 0; i < 3; i++) {
+                assertTrue(Files.readString(tmp.resolve("ls-c" + i)).contains("fp32"), "c's folder listed once built");
+            }
+        }
+    }
+
+    @Test
+    void anNfsClientReadingAStalledBlobDoesNotStopAnotherClientsLs() throws Exception {
+        CliNfs.requireClients();
+        Path store = written.write(tmp.resolve("store"), List.of("a", "b", "c"), 256);
+        try (FaultFs lower = FaultFs.mount(store, tmp);
+             CliNfs nfs = CliNfs.start(lower.mountpoint, tmp.resolve("nfs.log"), CliNfs.freePort(), "--no-warmup")) {
+            byte[] manifestB = Files.readAllBytes(store.resolve("manifests/registry.ollama.ai/library/b/latest"));
+            byte[] converted;
+            try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                byte[] root = c.mount("/").fh();
+                converted = c.walk(root, "a/fp32/model.safetensors");
+                c.walk(root, "b/ollama/manifest.json");           // b's folder is built before the stall
+            }
+            List<Thread> readers = new ArrayList<>();
+            List<String> failures = new ArrayList<>();
+            List<byte[]> got = java.util.Collections.synchronizedList(new ArrayList<>());
+            lower.set("stall");
+            try {
+                for (int i = 0; i < 12; i++) {                    // more READs than the server had threads
+                    Thread t = Thread.ofPlatform().daemon().start(() -> {
+                        try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                            got.add(c.readAll(converted, 1 << 20));
+                        } catch (IOException e) {
+                            got.add(null);                        // the client's 20 s bound: counted below
+                        }
+                    });
+                    readers.add(t);
+                }
+                lower.awaitStalled(2, 30);
+                boundedNfs(failures, "nfs-ls of the root", nfs, "nfs-ls", nfs.url(""));
+                CliNfs.Out cat = boundedNfs(failures, "nfs-cat of b/ollama/manifest.json", nfs, "nfs-cat", nfs.url("b/ollama/manifest.json"));
+                if (cat != null && !Arrays.equals(manifestB, cat.stdout())) {
+                    failures.add("nfs-cat of b/ollama/manifest.json: other bytes than the manifest");
+                }
+            } finally {
+                lower.set();
+            }
+            for (Thread t : readers) {
+                t.join(TimeUnit.SECONDS.toMillis(60));
+            }
+            assertTrue(failures.isEmpty(), "while the store's disk stalled:\n" + String.join("\n", failures) + "\n" + nfs.log());
+            for (byte[] b : got) {
+                if (b != null) {                                  // a READ that outlived the client's bound is not checked
+                    Path f = Files.write(tmp.resolve("nfs-out"), b);
+                    F16Store.checkFp32(f, written.get("a"));
+                }
+            }
+            try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {    // and the model is served after the stall
+                F16Store.checkFp32(Files.write(tmp.resolve("nfs-after"), c.readAll(converted, 1 << 20)), written.get("a"));
+            }
+        }
+    }
+
+    /** Runs {@code cmd}; a failure is recorded unless it exits 0 within the bound (it is killed at the bound). */
+    static void bounded(List<String> failures, String what, String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(BOUND_SECONDS, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
+        } else if (p.exitValue() != 0) {
+            failures.add(what + ": exit " + p.exitValue());
+        }
+    }
+
+    private static CliNfs.Out boundedNfs(List<String> failures, String what, CliNfs nfs, String... cmd)
+            throws IOException, InterruptedException {
+        try {
+            CliNfs.Out o = CliNfs.run(BOUND_SECONDS, cmd);
+            if (o.exit() != 0) {
+                failures.add(what + ": exit " + o.exit() + " " + o.stderr());
+            }
+            return o;
+        } catch (AssertionError timedOut) {
+            failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
+            return null;
+        }
+    }
+
+    private static List<String> list(Path dir) throws IOException {
+        try (var s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+}
