@@ -158,3 +158,9 @@ ensure_prometheus() {
 ensure_stress_ng() {
   command -v stress-ng >/dev/null || need_root_or_say "stress-ng (CPU load beside the soak test)" stress-ng
 }
+
+# Go's own text/template, the oracle of the chat-template translation (OllamaChatTemplatesTest builds
+# integration-tests/go/render_template.go with it): Debian's golang-go, standard library only.
+ensure_go() {
+  command -v go >/dev/null || need_root_or_say "Go (the chat-template oracle)" --no-install-recommends golang-go
+}

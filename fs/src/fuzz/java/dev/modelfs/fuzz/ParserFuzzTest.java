@@ -40,6 +40,16 @@ class ParserFuzzTest {
         }
     }
 
+    /** An Ollama template layer (Go text/template) through the parser and the Jinja translation (FORMATS.md §7.9). */
+    @FuzzTest(maxDuration = "60s")
+    void ollamaChatTemplate(byte[] data) {
+        try {
+            dev.modelfs.template.JinjaTranslator.translate(new String(data, StandardCharsets.UTF_8));
+        } catch (dev.modelfs.template.TemplateRefusal expected) {
+            // what is not translated (or does not parse) is refused with its reason
+        }
+    }
+
     /** A manifest with one tensor layer whose blob is the fuzzer's bytes, through the whole table builder. */
     @FuzzTest(maxDuration = "60s")
     void manifestAndTensorTable(FuzzedDataProvider in) {

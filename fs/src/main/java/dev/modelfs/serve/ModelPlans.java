@@ -19,14 +19,14 @@ public final class ModelPlans {
     private ModelPlans() {}
 
     /**
-     * The Hugging Face folder {@code GgufModelView} shows for a GGUF model (reads the small
-     * {@code rope_freqs.weight} from the blob when there is one).
+     * The Hugging Face folder {@code GgufModelView} shows for a GGUF model of manifest {@code m} (reads the
+     * small {@code rope_freqs.weight} from the blob when there is one, and the template layer).
      *
      * @throws dev.modelfs.hf.HfUnsupported (or a {@link dev.modelfs.format.FormatException},
      *         {@link IllegalArgumentException}, {@link ArithmeticException}) saying why the model has none
      */
-    public static HfFolder hfFolder(OllamaStore store, ModelTable.Gguf model) {
-        return GgufModelView.hfFolderOf(store, model);
+    public static HfFolder hfFolder(OllamaStore store, Manifest m, ModelTable.Gguf model) {
+        return GgufModelView.hfFolderOf(store, m, model);
     }
 
     /** The synthesized-GGUF plan or refusal of every LLM component of a safetensors model, as {@code SynthesizedGgufView} makes them. */

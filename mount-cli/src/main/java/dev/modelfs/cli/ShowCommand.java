@@ -60,6 +60,7 @@ final class ShowCommand implements Callable<Integer> {
         out.put("format", ModelSummary.format(m, cfg));
         out.put("size", m.totalSize());
         hfFolder(st, m, cfg).ifPresent(v -> out.put("hf_folder", v));
+        chatTemplate(st, m, cfg).ifPresent(v -> out.put("chat_template", v));
         out.set("config", cfg.json().isMissingNode() ? JSON.createObjectNode() : cfg.json());
         ArrayNode layers = out.putArray("layers");
         for (Layer l : m.layers()) {
@@ -94,7 +95,7 @@ final class ShowCommand implements Callable<Integer> {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
             if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
-                    HfFolder hf = ModelPlans.hfFolder(st, g);
+                    HfFolder hf = ModelPlans.hfFolder(st, m, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
                             + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
                 } catch (RuntimeException e) {
@@ -103,6 +104,24 @@ final class ShowCommand implements Callable<Integer> {
             }
             if (t instanceof ModelTable.UnreadableGguf u && u.folder().isEmpty()) {
                 return java.util.Optional.of("none: " + u.reason());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * For a GGUF model with a Hugging Face tokenizer: where {@code tokenizer_config.json}'s
+     * {@code chat_template} comes from, or {@code "none: <reason>"} (docs/SEMANTICS.md "Chat template").
+     */
+    private static java.util.Optional<String> chatTemplate(OllamaStore st, Manifest m, ModelConfig cfg) {
+        for (ModelTable t : ModelTables.load(st, m, cfg)) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
+                try {
+                    HfFolder hf = ModelPlans.hfFolder(st, m, g);
+                    return hf.tokenizerConfig() == null ? java.util.Optional.empty() : java.util.Optional.of(hf.chatTemplate().describe());
+                } catch (RuntimeException e) {
+                    return java.util.Optional.empty();
+                }
             }
         }
         return java.util.Optional.empty();
@@ -177,6 +196,9 @@ final class ShowCommand implements Callable<Integer> {
         System.out.printf("  %-14s %s%n", "size", SizeConverter.human(o.get("size").asLong()));
         if (o.has("hf_folder")) {
             System.out.printf("  %-14s %s%n", "hf_folder", o.get("hf_folder").asText());
+        }
+        if (o.has("chat_template")) {
+            System.out.printf("  %-14s %s%n", "chat_template", o.get("chat_template").asText());
         }
         o.get("config").fields().forEachRemaining(e -> {
             if (!e.getValue().isNull() && !e.getValue().asText().isEmpty() || e.getValue().isContainerNode()) {

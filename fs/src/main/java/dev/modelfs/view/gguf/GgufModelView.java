@@ -19,7 +19,9 @@ import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.Manifest;
 import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
 import dev.modelfs.tree.ModelContext;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.tree.TreeBuilder;
@@ -97,9 +99,12 @@ public final class GgufModelView implements ModelView {
      */
     private static HfFolder hfFolder(ModelContext ctx, ModelTable.Gguf model) {
         try {
-            HfFolder hf = hfFolderOf(ctx.store(), model);
+            HfFolder hf = hfFolderOf(ctx.store(), ctx.manifest(), model);
             if (hf.tokenizerProblem() != null) {
                 LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
+            }
+            if (hf.chatTemplate().problem() != null) {
+                LOG.info(ctx.manifest().name() + ": no chat_template in tokenizer_config.json: " + hf.chatTemplate().problem());
             }
             return hf;
         } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
@@ -110,14 +115,24 @@ public final class GgufModelView implements ModelView {
     }
 
     /**
-     * The Hugging Face folder of a GGUF model (reads the small {@code rope_freqs.weight} from the blob
-     * when there is one).
+     * The Hugging Face folder of a GGUF model of manifest {@code m} (reads the small
+     * {@code rope_freqs.weight} from the blob when there is one, and the model's Ollama template layer
+     * for the chat template of the top folder's {@code tokenizer_config.json}).
      *
      * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
      *                       {@link ArithmeticException}) saying why the model has none
      */
-    public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
-        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()));
+    public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf model) {
+        float[] ropeFreqs = GgufHfFiles.ropeFreqs(store, model.layer(), model.file());
+        if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
+            return HfFolder.of(model.file(), ropeFreqs);
+        }
+        try {
+            return HfFolder.of(model.file(), ropeFreqs, OllamaTemplateText.of(store, m));
+        } catch (IOException e) {
+            LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
+            return HfFolder.of(model.file(), ropeFreqs).withUnreadableTemplate(e.getMessage());
+        }
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
