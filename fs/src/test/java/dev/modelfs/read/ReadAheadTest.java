@@ -2,7 +2,6 @@ package dev.modelfs.read;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.telemetry.Telemetry;
+import dev.modelfs.testing.Poll;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -106,9 +108,7 @@ class PassthroughOpensTest {
         int[] got = {Integer.MIN_VALUE};
         Thread t = new Thread(() -> got[0] = slow.admit("/m/model.gguf", "blobB", false, () -> 4));
         t.start();
-        while (!slow.waiting()) {
-            Thread.sleep(1);
-        }
+        Poll.until("the second open waits for the first's release", Duration.ofSeconds(30), slow::waiting);
         assertEquals(PassthroughOpens.BUSY, slow.admit("/m/model.gguf", "blobC", false, () -> 5),
                 "while one open waits, another is refused at once: waits cannot hold every worker");
         assertTrue(t.isAlive(), "the first still waits");

@@ -34,7 +34,7 @@ final class CliNfs implements AutoCloseable {
     }
 
     static CliNfs start(Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
-        return start(Duration.ofSeconds(30), store, log, port, extra);
+        return start(CliMount.READY_BOUND, store, log, port, extra);
     }
 
     /** Like {@link #start(Path, Path, int, String...)}, failing unless the server says it serves within {@code ready}. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
@@ -12,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -267,13 +269,8 @@ class ConvertOnceTest {
     }
 
     private static void waitForLine(Path log, String text) throws IOException, InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!Files.readString(log).contains(text)) {
-            if (System.nanoTime() > until) {
-                fail("no '" + text + "' in the log within 60 s:\n" + Files.readString(log));
-            }
-            Thread.sleep(100);
-        }
+        Poll.until("'" + text + "' in the log", Duration.ofSeconds(60), () -> Files.readString(log).contains(text),
+                () -> CliMount.readQuietly(log));
     }
 
     static String sha256(Path file) throws Exception {

@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -113,21 +115,23 @@ class GaneshaReexportTest {
     }
 
     static void awaitListening(Process g, int port, Path log) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
+        Poll.until("ganesha.nfsd listening on " + port, Duration.ofSeconds(30), () -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-                return;
+                return true;
             } catch (IOException e) {
                 if (!g.isAlive()) {
                     fail("ganesha.nfsd exited with " + g.exitValue() + ":\n" + tail(log));
                 }
-                if (System.nanoTime() > deadline) {
-                    fail("ganesha.nfsd not listening on " + port + " within 30 s:\n" + tail(log));
-                }
-                Thread.sleep(200);
+                return false;
             }
-        }
+        }, () -> {
+            try {
+                return tail(log);
+            } catch (IOException e) {
+                return "(no log: " + e + ")";
+            }
+        });
     }
 
     static String tail(Path log) throws IOException {

@@ -3,11 +3,16 @@ package dev.modelfs.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -284,7 +289,7 @@ class KernelNfsClientTest {
         assertTrue(nfs.process.waitFor(30, TimeUnit.SECONDS));
         // the guest reads while the server is down (a hard mount waits) ...
         guest.send("echo 3 > /proc/sys/vm/drop_caches; sha256sum <&3");
-        Thread.sleep(2000);
+        awaitClientKnocking(nfs.port);
         // ... and gets its bytes from a new server on the same port
         nfs = CliNfs.start(store, work.resolve("nfs-restarted.log"), nfs.port, "--refresh-ms", "100");
         assertEquals(List.of(sha256Hex(whole, 4096) + "  -"), requireOk(guest.await(300)).lines(), "open passthrough file, rest of it");
@@ -298,18 +303,34 @@ class KernelNfsClientTest {
         requireOk(guest.run(60, "exec 3<&- 4<&- && cd /"));
     }
 
+    /**
+     * Returns once the guest's NFS client, which has a request to send, connects to {@code port} while no server is
+     * there: the read is provably in flight while the server is down. The connection is accepted and closed at
+     * once (as a dying server would), and the port is free again when this returns.
+     */
+    private static void awaitClientKnocking(int port) throws IOException {
+        try (ServerSocket knock = new ServerSocket()) {
+            knock.setReuseAddress(true);
+            knock.bind(new InetSocketAddress("127.0.0.1", port));
+            knock.setSoTimeout((int) TimeUnit.SECONDS.toMillis(120));
+            knock.accept().close();
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the guest's NFS client did not reconnect to port " + port + " within 120 s of its read", e);
+        }
+    }
+
     @Test
     @Order(6)
     void aRemovedModelsHandlesAreStaleAndItLeavesTheListing() throws Exception {
         String file = REMOVED + "/ollama/config.json";
         requireOk(guest.run(60, "cd /mnt/" + REMOVED + " && exec 5< /mnt/" + file + " && ls /mnt | grep -x " + REMOVED));
         Files.delete(store.resolve("manifests/registry.ollama.ai/library/" + REMOVED + "/latest"));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Files.exists(mount.mountpoint.resolve(REMOVED))) {
-            assertTrue(System.nanoTime() < deadline, "the FUSE mount still lists the model 10 s after its manifest was removed");
-            Thread.sleep(100);
+        Poll.until("the FUSE mount unlists the model after its manifest was removed", Duration.ofSeconds(10),
+                () -> !Files.exists(mount.mountpoint.resolve(REMOVED)));
+        try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {   // the NFS server's own rescan (every 100 ms) dropped it too
+            byte[] root = c.mount("/").fh();
+            Poll.until("the NFS server drops the removed model", Duration.ofSeconds(10), () -> c.lookup(root, REMOVED).status() != 0);
         }
-        Thread.sleep(1000);    // the NFS server rescans every 100 ms
         QemuGuest.Result read = guest.run(60, "cat <&5");
         assertTrue(read.exit() != 0 && read.output().contains("Stale file handle"), "read of an open file: " + read);
         QemuGuest.Result cwd = guest.run(60, "ls .");
@@ -317,15 +338,12 @@ class KernelNfsClientTest {
         // The guest listed /mnt before the removal and keeps that listing until it sees the folder's
         // mtime change (docs/SEMANTICS.md): no caches are dropped, the listing must update by itself
         requireOk(guest.run(60, "cd / && exec 5<&-"));
-        long listingDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LISTING_UPDATE_SECONDS);
         // (a stale cached listing makes ls fail: it lists the name, then stat of it gives ENOENT)
-        QemuGuest.Result root = guest.run(60, "ls -1 /mnt");
-        while (root.exit() != 0 || root.lines().contains(REMOVED)) {
-            assertTrue(System.nanoTime() < listingDeadline,
-                    "the removed model is still listed " + LISTING_UPDATE_SECONDS + " s later: " + root);
-            Thread.sleep(250);
-            root = guest.run(60, "ls -1 /mnt");
-        }
-        assertTrue(root.lines().contains("tinyllama"), "the others are: " + root);
+        QemuGuest.Result[] root = {null};
+        Poll.until("the guest's listing without the removed model", Duration.ofSeconds(LISTING_UPDATE_SECONDS), () -> {
+            root[0] = guest.run(60, "ls -1 /mnt");
+            return root[0].exit() == 0 && !root[0].lines().contains(REMOVED);
+        }, () -> "still: " + root[0]);
+        assertTrue(root[0].lines().contains("tinyllama"), "the others are: " + root[0]);
     }
 }

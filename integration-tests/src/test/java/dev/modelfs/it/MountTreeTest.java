@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.modelfs.fuse.MountTable;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -18,6 +18,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -222,11 +223,16 @@ class MountTreeTest {
                 Files.copy(other, tiny, StandardCopyOption.REPLACE_EXISTING);
                 awaitTrue("re-pulled model visible", () -> sizeOrMinus1(served) == after.length);
                 // the kernel keeps one inode per path: once its 1 s attribute cache expires it asks the
-                // open handle (fgetattr), which answers with the size of what this fd opened
-                Thread.sleep(1200);
-                ByteBuffer all = ByteBuffer.allocate(before.length);
-                while (all.hasRemaining() && held.read(all, all.position()) > 0) { }
-                assertArrayEquals(before, all.array(), "an open file must keep serving the bytes it opened");
+                // open handle (fgetattr), which answers with the size of what this fd opened; until then a
+                // read may stop at the re-pulled size, never give other bytes
+                byte[][] last = {null};
+                Poll.until("the open file reads all the bytes it opened", Duration.ofSeconds(10), () -> {
+                    ByteBuffer all = ByteBuffer.allocate(before.length);
+                    while (all.hasRemaining() && held.read(all, all.position()) > 0) { }
+                    last[0] = java.util.Arrays.copyOf(all.array(), all.position());
+                    assertArrayEquals(java.util.Arrays.copyOf(before, last[0].length), last[0], "an open file must keep serving the bytes it opened");
+                    return last[0].length == before.length;
+                }, () -> "it stops after " + last[0].length + " of " + before.length + " bytes");
             }
             assertArrayEquals(after, Files.readAllBytes(served), "a new open must serve the re-pulled model");
 
@@ -245,13 +251,7 @@ class MountTreeTest {
     }
 
     static void awaitTrue(String what, BooleanSupplier cond) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail(what + ": not within 3 s");
-            }
-            Thread.sleep(50);
-        }
+        Poll.until(what, Duration.ofSeconds(3), cond::getAsBoolean);
     }
 
     @Test
@@ -261,7 +261,9 @@ class MountTreeTest {
         try (FileChannel busy = FileChannel.open(mp.resolve("tinyllama/model.gguf"))) {
             busy.read(ByteBuffer.allocate(100), 0);
             m.process.destroy();
-            Thread.sleep(500);
+            // the stop has begun (new opens refused) and waits for this reader, the mount still in place
+            Poll.until("the stop waits for the open file", Duration.ofSeconds(30), () -> m.log().contains(": no new opens; serving the 1 open files"),
+                    () -> CliMount.readQuietly(m.log));
             assertTrue(MountTable.isMounted(mp), "a busy mount is unmounted politely, after readers finish");
             busy.read(ByteBuffer.allocate(100), 0);   // still served
         }
@@ -292,9 +294,9 @@ class MountTreeTest {
             assertEquals(0, down.exit(), down.output());
         }
         assertFalse(MountTable.isMounted(mp));
-        Thread.sleep(1500);   // the background process notices the unmount within a second and exits
-        assertTrue(Files.readString(tmp.resolve("daemon.log")).contains("unmounted externally"),
-                Files.readString(tmp.resolve("daemon.log")));
+        Path log = tmp.resolve("daemon.log");     // the background process notices the unmount within a second
+        Poll.until("the daemon notices the unmount", Duration.ofSeconds(30), () -> Files.readString(log).contains("unmounted externally"),
+                () -> CliMount.readQuietly(log));
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -63,13 +64,9 @@ final class PrometheusServer implements AutoCloseable {
                 "--web.listen-address=127.0.0.1:" + port, "--storage.tsdb.retention.time=1h", "--log.level=warn")
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         PrometheusServer s = new PrometheusServer(p, log, "http://127.0.0.1:" + port);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!s.ready()) {
-            if (!p.isAlive() || System.nanoTime() > deadline) {
-                s.close();
-                fail("Prometheus did not become ready within 60 s:\n" + Files.readString(log));
-            }
-            Thread.sleep(200);
+        if (!Poll.within(Duration.ofSeconds(60), () -> !p.isAlive() || s.ready()) || !p.isAlive()) {
+            s.close();
+            fail("Prometheus did not become ready within 60 s:\n" + Files.readString(log));
         }
         return s;
     }
@@ -105,13 +102,9 @@ final class PrometheusServer implements AutoCloseable {
      * returns the last value, so that the caller's assertion shows what Prometheus saw.
      */
     double await(String query, DoublePredicate want) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        double v = query(query);
-        while (!want.test(v) && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            v = query(query);
-        }
-        return v;
+        double[] v = {Double.NaN};
+        Poll.within(Duration.ofSeconds(30), () -> want.test(v[0] = query(query)));
+        return v[0];
     }
 
     /** {@link #await} until the value equals {@code expected}. */

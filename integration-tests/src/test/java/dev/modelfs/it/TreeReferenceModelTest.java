@@ -1,6 +1,7 @@
 package dev.modelfs.it;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -308,12 +310,9 @@ class TreeReferenceModelTest {
 
     /** Waits up to 3 s (the 250 ms rescan) for the root and every model to look as the model says; the last disagreement, or null. */
     String awaitTree() throws InterruptedException {
-        long deadline = System.nanoTime() + 3_000_000_000L;
-        String problem;
-        while ((problem = treeProblem()) != null && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
-        return problem;
+        String[] problem = {null};
+        Poll.within(Duration.ofSeconds(3), () -> (problem[0] = treeProblem()) == null);
+        return problem[0];
     }
 
     String treeProblem() {
