@@ -43,9 +43,16 @@ public final class Vectors {
         return f;
     }
 
+    /**
+     * A vector file's bytes, read from the class path as a stream: also when the vectors are inside a jar (fs's test jar,
+     * as modules that depend on it see them in a full build), where {@link #file} has no path.
+     */
     public static byte[] bytes(String name) {
-        try {
-            return Files.readAllBytes(file(name));
+        try (java.io.InputStream in = Vectors.class.getResourceAsStream("/vectors/" + name)) {
+            if (in == null) {
+                return fail("test vector " + name + " is not on the class path (fs/src/test/resources/vectors)");
+            }
+            return in.readAllBytes();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

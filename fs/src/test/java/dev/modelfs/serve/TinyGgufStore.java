@@ -30,7 +30,7 @@ public final class TinyGgufStore {
 
     /** Writes the store under {@code root} and opens it. */
     public static OllamaStore create(Path root) throws IOException {
-        byte[] gguf = Files.readAllBytes(Vectors.file("tiny-llama.gguf"));
+        byte[] gguf = Vectors.bytes("tiny-llama.gguf");
         byte[] config = "{\"model_format\":\"gguf\",\"model_family\":\"llama\"}".getBytes(StandardCharsets.UTF_8);
         String model = blob(root, gguf);
         String cfg = blob(root, config);

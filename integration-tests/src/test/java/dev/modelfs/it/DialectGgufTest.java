@@ -20,14 +20,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
  */
 class DialectGgufTest {
-    static final Path out = Path.of("target", "dialect-fixture").toAbsolutePath();
+    /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
+    static Path out;
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-dialect-it", work -> {
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        return Fixture.generate(out.getFileName().toString(), "make_dialect_fixture.py", 900, llamaSrc).resolve("store");
+        return (out = Fixture.generate("dialect-fixture", "make_dialect_fixture.py", 900, llamaSrc)).resolve("store");
     });
 
     @Test

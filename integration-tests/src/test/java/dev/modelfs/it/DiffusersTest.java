@@ -21,11 +21,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * weights decoded in numpy from the stored codes; the tree and view checkers read the same store.
  */
 class DiffusersTest {
-    static final Path out = Path.of("target", "diffusers-fixture").toAbsolutePath();
+    /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
+    static Path out;
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-diffusers-it",
-            work -> Fixture.generate(out.getFileName().toString(), "make_diffusers_fixture.py", 900).resolve("store"));
+            work -> (out = Fixture.generate("diffusers-fixture", "make_diffusers_fixture.py", 900)).resolve("store"));
 
     @Test
     void diffusersLoadsEveryTagAndReproducesEmbeddingsAndImage() throws Exception {

@@ -16,11 +16,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code SentenceTransformer} and compares hidden states, token ids and embeddings with the sources.
  */
 class EmbeddingFolderTest {
-    static final Path out = Path.of("target", "embed-fixture").toAbsolutePath();
+    /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
+    static Path out;
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-embed-it",
-            work -> Fixture.generate(out.getFileName().toString(), "make_embed_fixture.py", 600).resolve("store"));
+            work -> (out = Fixture.generate("embed-fixture", "make_embed_fixture.py", 600)).resolve("store"));
 
     @Test
     void transformersAndSentenceTransformersReproduceTheSources() throws Exception {

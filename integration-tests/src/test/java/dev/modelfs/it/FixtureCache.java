@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -18,8 +17,9 @@ import java.util.stream.Stream;
  * {@code requirements.txt} included, so a changed pin makes new fixtures) and the llama.cpp converter the generators
  * run ({@code MODELFS_LLAMA_CPP_SRC}'s {@code convert_hf_to_gguf.py} and gguf-py's writer).
  *
- * <p>Invariants: a cached fixture is used only when its generator finished ({@code .complete} is written last, and the
- * directory is generated under a temporary name and renamed into place); fixtures are read-only for the tests (tests
+ * <p>Invariants: a cached fixture is used only when its generator finished ({@code .complete} is written last; a
+ * directory without it is a generator that died, deleted and made again); it is generated where it stays, so paths a
+ * generator writes into it remain true; fixtures are read-only for the tests (tests
  * that change a store copy it first: {@link Fixture#copyStore}); older entries of the same name are removed when a new
  * one is made. The cache is {@code $MODELFS_FIXTURE_CACHE}, else {@code ~/.cache/modelfs/fixtures}; setting
  * {@code MODELFS_FIXTURE_CACHE=off} generates into {@code target/} every time, as before.
@@ -50,18 +50,15 @@ final class FixtureCache {
             return dir;
         }
         Files.createDirectories(cache);
-        Path tmp = cache.resolve(dir.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-        Fixture.deleteTree(tmp);
-        Files.createDirectories(tmp);
-        generator.generate(tmp);
-        Files.writeString(tmp.resolve(".complete"), script + " " + args + "\n");
-        try (Stream<Path> old = Files.list(cache)) {
-            for (Path p : old.filter(p -> p.getFileName().toString().startsWith(name + "-") && !p.equals(tmp)
+        try (Stream<Path> old = Files.list(cache)) {        // other versions of this fixture, and a generator that died
+            for (Path p : old.filter(p -> p.getFileName().toString().startsWith(name + "-")
                     && p.getFileName().toString().substring(name.length() + 1).matches("[0-9a-f]{16}")).toList()) {
                 Fixture.deleteTree(p);
             }
         }
-        Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+        Files.createDirectories(dir);                          // generated in place: paths a generator writes stay true
+        generator.generate(dir);
+        Files.writeString(dir.resolve(".complete"), script + " " + args + "\n");
         return dir;
     }
 

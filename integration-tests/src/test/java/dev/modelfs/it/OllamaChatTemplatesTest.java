@@ -20,11 +20,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code add_generation_prompt}; {@code modelfs show} names the reason of every refusal.
  */
 class OllamaChatTemplatesTest {
-    static final Path out = Path.of("target", "chat-template-fixture").toAbsolutePath();
+    /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
+    static Path out;
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-chat-template-it",
-            work -> Fixture.generate(out.getFileName().toString(), "make_chat_template_fixture.py", 300).resolve("store"));
+            work -> (out = Fixture.generate("chat-template-fixture", "make_chat_template_fixture.py", 300)).resolve("store"));
 
     @Test
     void applyChatTemplateRendersWhatGosTextTemplateRenders() throws Exception {
