@@ -36,13 +36,31 @@ import sys
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
+# kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
+GEMMA_SPM_KINDS = ("gemma3",)
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
+    "Once upon a time",
+    " Once upon a time, 2024 times",
     "numbers 3 33 333 3333 and 3.14159, it's time; don't stop",
     "  leading spaces\nnew line\ttab   and trailing  ",
     "café naïve — ünïcödé ☃ 日本語 🦙",
 ]
+
+# strings with special tokens, per tokenizer family (special_texts(kind))
+SPECIAL_TEXTS = {
+    "llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
+    "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n", "a<|endoftext|>b<|im_end|>c"],
+    "gemma": ["<bos><start_of_turn>user\nHi 42 café 🦙<end_of_turn>\n<start_of_turn>model\n",
+              "a<eos>b<end_of_turn> c<mask>"],
+}
+
+
+def special_texts(kind: str) -> list:
+    """Strings with the special tokens of `kind`'s tokenizer."""
+    return SPECIAL_TEXTS["llama" if kind in SPM_KINDS else "gemma" if kind in GEMMA_SPM_KINDS else "qwen"]
+
 
 _CORPUS_LINES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -129,6 +147,13 @@ def train_llama_tokenizer(vocab_size: int = 400):
 
 
 def train_tokenizer(kind: str):
+    if kind in GEMMA_SPM_KINDS:
+        import tempfile
+        import gemma_tokenizer as GT
+        d = tempfile.mkdtemp(prefix="gemma-spm-")
+        tok = GT.train(_corpus(), d)
+        tok.spm_model_file = os.path.join(d, "tokenizer.model")
+        return tok
     if kind in SPM_KINDS:
         return train_llama_tokenizer()
     return train_qwen_tokenizer(specials_in_vocab=kind == "gemma3_4b")
@@ -211,9 +236,18 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     tc_path = os.path.join(out_dir, "tokenizer_config.json")
     with open(tc_path, encoding="utf-8") as f:
         tc = json.load(f)
-    tc["add_bos_token"] = kind in SPM_KINDS
+    tc["add_bos_token"] = kind in SPM_KINDS or kind in GEMMA_SPM_KINDS
     tc["add_eos_token"] = False
     tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind in SPM_KINDS else QWEN_CHAT_TEMPLATE
+    if kind in GEMMA_SPM_KINDS:   # Gemma ships tokenizer.model beside tokenizer.json (llama.cpp's converter reads it)
+        import gemma_tokenizer as GT
+        import shutil
+        tc["chat_template"] = GT.CHAT_TEMPLATE
+        with open(os.path.join(out_dir, "tokenizer.json"), encoding="utf-8") as f:   # as Gemma's (transformers 4) lists them
+            tc["added_tokens_decoder"] = {str(a["id"]): {k: a[k] for k in ("content", "lstrip", "normalized", "rstrip",
+                                                                           "single_word", "special")}
+                                          for a in json.load(f)["added_tokens"]}
+        shutil.copyfile(tokenizer.spm_model_file, os.path.join(out_dir, "tokenizer.model"))
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
         f.write("\n")

@@ -311,6 +311,11 @@ class Builder:
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
+            "special_texts": H.special_texts(kind),
+            # llama.cpp through the reference tokenizes as HF does, except for the Llama-2-style tokenizer.json
+            # without tokenizer.model: the converter's LlamaHfVocab scores every piece -1000 and llama.cpp then
+            # merges left to right (modelfs's merge-rank scores follow HF, FORMATS.md §7.5), so HF is its oracle
+            "ref_tokenization": kind not in H.SPM_KINDS,
             "n_vocab": cfg["vocab_size"],
             "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
             "ref_gguf": self.reference(kind) if quant == "bf16" and unchanged else None,

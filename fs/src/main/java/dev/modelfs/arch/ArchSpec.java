@@ -87,6 +87,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     default void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
     }
 
+    /**
+     * Tokenizer KVs llama.cpp's converter writes for this architecture beyond those the tokenizer files give
+     * ({@code model} is the vocabulary's {@code tokenizer.ggml.model}, {@code nVocab} its size), docs/FORMATS.md §7.5.
+     */
+    default List<GgufKv> tokenizerExtras(TokenizerTables.TokenizerModel model, int nVocab) {
+        return List.of();
+    }
+
     /** One computed F32 tensor. */
     record ComputedTensor(String ggufName, float[] values) {
     }

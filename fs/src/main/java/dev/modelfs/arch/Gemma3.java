@@ -49,6 +49,12 @@ public final class Gemma3 implements ArchSpec {
         return 1f;
     }
 
+    /** With a SentencePiece-style vocabulary, {@code add_space_prefix = false} (Gemma's tokenizer adds no dummy prefix). */
+    @Override
+    public List<GgufKv> tokenizerExtras(TokenizerTables.TokenizerModel model, int nVocab) {
+        return GemmaVocab.extras(model);
+    }
+
     @Override
     public List<GgufKv> extraKvs(JsonNode c, String p, List<GgufKv> done, ConfigKeys.Dims d) {
         List<GgufKv> out = new ArrayList<>();

@@ -320,7 +320,8 @@ class ArchMappingTest {
         JsonNode tc = JSON.readTree("{\"bos_token\":\"<s>\",\"eos_token\":{\"content\":\"</s>\"},\"add_bos_token\":true,\"chat_template\":\"{{x}}\"}");
         Map<String, GgufKv> kv = TokenizerKvs.of(tok, tc, null, 9).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
         assertEquals("llama", kv.get("tokenizer.ggml.model").value());
-        assertFalse(kv.containsKey("tokenizer.ggml.pre"));
+        assertEquals("default", kv.get("tokenizer.ggml.pre").value());
+        assertFalse(kv.containsKey(TokenizerTables.ADD_SPACE_PREFIX), "llama.cpp's default (true) for a llama vocabulary");
         assertEquals(List.of("<unk>", "<s>", "</s>", "<0x0A>", "a", "b", "ab", "abb", "[PAD8]"),
                 ((dev.modelfs.format.gguf.GgufArray) kv.get("tokenizer.ggml.tokens").value()).values());
         assertEquals(List.of(0f, 0f, 0f, 0f, 0f, 0f, -1f, -2f, 0f),
@@ -331,6 +332,9 @@ class ArchMappingTest {
         assertEquals(2, kv.get("tokenizer.ggml.eos_token_id").value());
         assertEquals(true, kv.get(TokenizerTables.ADD_BOS).value());
         assertEquals("{{x}}", kv.get(TokenizerTables.CHAT_TEMPLATE).value());
+        Map<String, GgufKv> gemma = TokenizerKvs.of(tok, tc, null, 9, Architecture.GEMMA3.spec()).stream()
+                .collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(false, gemma.get(TokenizerTables.ADD_SPACE_PREFIX).value(), "Gemma's SentencePiece has no dummy prefix");
         JsonNode dup = JSON.readTree("""
                 {"model":{"type":"BPE","byte_fallback":true,"vocab":{"a":0,"b":1},"merges":[]},
                  "added_tokens":[{"id":2,"content":"a","special":false}]}""");
@@ -338,5 +342,27 @@ class ArchMappingTest {
         assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(tok, null, null, 7), "id 7 beyond vocab 7");
         JsonNode wordLevel = JSON.readTree("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{}}}");
         assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(wordLevel, null, null, 3));
+    }
+
+    /** The special-token keys as gguf-py's SpecialVocab derives them (mask, add_sep from the pair template). */
+    @Test
+    void tokenizerKvsSpecialsAsTheConverterWritesThem() throws Exception {
+        JsonNode tok = JSON.readTree("""
+                {"model":{"type":"BPE","byte_fallback":true,"vocab":{"<pad>":0,"<bos>":1,"<eos>":2,"<mask>":3,"a":4},"merges":[]},
+                 "added_tokens":[{"id":0,"content":"<pad>","special":true},{"id":1,"content":"<bos>","special":true},
+                                 {"id":2,"content":"<eos>","special":true},{"id":3,"content":"<mask>","special":true}],
+                 "post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}},{"Sequence":{"id":"A"}}],
+                   "pair":[{"SpecialToken":{"id":"<bos>"}},{"Sequence":{"id":"A"}},{"SpecialToken":{"id":"<eos>"}},{"Sequence":{"id":"B"}}]}}""");
+        JsonNode tc = JSON.readTree("{\"bos_token\":\"<bos>\",\"eos_token\":\"<eos>\",\"pad_token\":\"<pad>\",\"mask_token\":\"<mask>\"}");
+        Map<String, GgufKv> kv = TokenizerKvs.of(tok, tc, null, 5).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(3, kv.get("tokenizer.ggml.mask_token_id").value());
+        assertEquals(0, kv.get("tokenizer.ggml.padding_token_id").value());
+        assertEquals(true, kv.get(TokenizerTables.ADD_BOS).value());
+        assertEquals(true, kv.get(TokenizerTables.ADD_SEP).value(), "A <eos> B: a separator");
+        assertFalse(kv.containsKey(TokenizerTables.ADD_EOS), "no trailing special token, no add_eos_token");
+        JsonNode sameBos = JSON.readTree(tok.toString().replace("{\"SpecialToken\":{\"id\":\"<eos>\"}},{\"Sequence\":{\"id\":\"B\"}}",
+                "{\"SpecialToken\":{\"id\":\"<bos>\"}},{\"Sequence\":{\"id\":\"B\"}}"));
+        Map<String, GgufKv> kv2 = TokenizerKvs.of(sameBos, tc, null, 5).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(false, kv2.get(TokenizerTables.ADD_SEP).value(), "A <bos> B: no separator (Llama 2, Gemma)");
     }
 }
