@@ -33,11 +33,12 @@ import json
 import os
 import sys
 
-KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
+         "gemma", "gemma2")
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
-GEMMA_SPM_KINDS = ("gemma3",)
+GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -187,6 +188,12 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return T.Gemma3TextConfig(**g, head_dim=32, query_pre_attn_scalar=32, sliding_window=8, rope_parameters={
             "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+    if kind == "gemma":   # Gemma 1 / CodeGemma: tied embeddings, two norms a layer
+        return T.GemmaConfig(**dict(common, tie_word_embeddings=True), head_dim=32, hidden_activation="gelu_pytorch_tanh")
+    if kind == "gemma2":  # soft-caps small enough and a window short enough that each changes the logits (gemma2_features)
+        return T.Gemma2Config(**dict(common, tie_word_embeddings=True, num_hidden_layers=4), head_dim=32,
+                              query_pre_attn_scalar=32, sliding_window=8, attn_logit_softcapping=GEMMA2_ATTN_CAP,
+                              final_logit_softcapping=GEMMA2_FINAL_CAP, hidden_activation="gelu_pytorch_tanh")
     if kind == "qwen2moe":  # routed experts plus a shared expert with its sigmoid gate; q/k/v biases
         return T.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=64,
                                 shared_expert_intermediate_size=128, decoder_sparse_step=1, norm_topk_prob=False,
@@ -196,11 +203,45 @@ def model_config(kind: str, vocab_size: int, tokenizer):
     raise ValueError(kind)
 
 
+GEMMA2_ATTN_CAP = 2.0
+GEMMA2_FINAL_CAP = 3.0
+
+
+def gemma2_features(model, tokenizer, min_change: float = 1e-2) -> dict:
+    """How much each Gemma 2 feature changes the logits of a sample longer than the window (eager attention):
+    the same weights without the attention soft-cap, without the final soft-cap, with no sliding window.
+    Raises when one changes them by less than `min_change` (the fixture would not test it)."""
+    import copy
+    import torch
+    ids = torch.tensor([tokenizer.encode(SAMPLE_TEXTS[0], add_special_tokens=False)[:24]])
+    assert ids.shape[1] > model.config.sliding_window
+
+    def logits(change):
+        cfg = copy.deepcopy(model.config)
+        change(cfg)
+        m = type(model)(cfg)
+        m.load_state_dict(model.state_dict())
+        m = m.float().eval()
+        m.config._attn_implementation = "eager"
+        with torch.no_grad():
+            return m(ids).logits
+    base = logits(lambda c: None)
+    out = {"attn_logit_softcapping": logits(lambda c: setattr(c, "attn_logit_softcapping", None)),
+           "final_logit_softcapping": logits(lambda c: setattr(c, "final_logit_softcapping", None)),
+           "sliding_window": logits(lambda c: setattr(c, "layer_types", ["full_attention"] * c.num_hidden_layers))}
+    diffs = {k: float((v - base).abs().max()) for k, v in out.items()}
+    weak = {k: d for k, d in diffs.items() if d < min_change}
+    if weak:
+        raise AssertionError(f"gemma2 fixture: these features barely change the logits: {weak}")
+    return diffs
+
+
 def model_class(kind: str):
     import transformers as T
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
-            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM}[kind]
+            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
+            "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -212,13 +253,16 @@ def make_model(kind: str, seed: int = 0):
     model = model_class(kind)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
-            if p.dim() == 1 and kind.startswith("gemma3"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
+            if p.dim() == 1 and kind.startswith("gemma"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
                 p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)   # so that 1 + w is exact in bf16
             elif p.dim() == 1:                      # the default 0.02 so greedy generation is not flat
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
             else:
                 p.normal_(0.0, 0.08)
-    return model.to(torch.bfloat16), tokenizer
+    model = model.to(torch.bfloat16)
+    if kind == "gemma2":
+        gemma2_features(model, tokenizer)
+    return model, tokenizer
 
 
 def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:

@@ -44,12 +44,15 @@ IMPORTS = {
     "qwen2moe": ["bf16", "int4"],        # experts stacked into [E, out, in] as Ollama's x/create writes them
     "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
     "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
+    "gemma": ["bf16"],                   # Gemma 1 / CodeGemma
+    "gemma2": ["bf16"],                  # soft-caps, sliding window on alternate layers
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
-             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3"}
+             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
+             "gemma": "GEMMA", "gemma2": "GEMMA2"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
-NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
 # token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
 # fixtures are named so that it does not
@@ -384,8 +387,8 @@ def main(argv):
                   {"id": 400, "content": "<|extra|>", "single_word": False, "lstrip": False, "rstrip": False,
                    "normalized": False, "special": True})), "vocab_size")
     b.hostile("synth-dup-tokens", "two vocabulary entries with the same string", _dup_token, "tokenizer.json")
-    b.hostile("synth-gemma", "config.json names Gemma2ForCausalLM (not mapped: its own value changes)",
-              _json_edit("config.json", lambda c: c.update(architectures=["Gemma2ForCausalLM"], model_type="gemma2")),
+    b.hostile("synth-gemma", "config.json names Gemma3nForCausalLM (not mapped: its own tensors and value changes)",
+              _json_edit("config.json", lambda c: c.update(architectures=["Gemma3nForCausalLM"], model_type="gemma3n_text")),
               "gemma")
     b.finish()
     print(f"gguf fixture written to {b.out}: {len(b.exp['models'])} models, {len(b.exp['hostile'])} hostile")

@@ -31,7 +31,11 @@ public enum Architecture {
     /** Phi-3 / Phi-4 mini: fused {@code qkv_proj} and {@code gate_up_proj}, NeoX RoPE. */
     PHI3(new Phi3()),
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
-    GEMMA3(new Gemma3());
+    GEMMA3(new Gemma3()),
+    /** Gemma 1 and CodeGemma ({@code GemmaForCausalLM}): norm weights stored as {@code 1 + w}. */
+    GEMMA(new Gemma()),
+    /** Gemma 2 ({@code Gemma2ForCausalLM}): soft-capping, alternating sliding window, norms as {@code 1 + w}. */
+    GEMMA2(new Gemma2());
 
     private final ArchSpec spec;
 
@@ -112,8 +116,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others (Gemma, "
-                    + "Gemma 2, Gemma 3 with vision, Gemma 3n) have tensors and hyperparameters modelfs does not map";
+            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM (text) are "
+                    + "mapped; the others (Gemma 3 with vision, Gemma 3n, Gemma 4) have tensors and hyperparameters modelfs does not map";
         }
         if (lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";

@@ -155,6 +155,6 @@ public final class Gemma3 implements ArchSpec {
 
     /** The shortest decimal that reads back as the same f32 (GGUF floats are f32). */
     private static double shortest(double v) {
-        return Double.parseDouble(Float.toString((float) v));
+        return GemmaVocab.shortest(v);
     }
 }
