@@ -4,7 +4,7 @@
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
-                                                 #  "qwen2moe", "mixtral", "gemma3_4b")
+                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2")
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -13,7 +13,10 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- gemma/gemma2/gemma3: Gemma's SentencePiece BPE (gemma_tokenizer.py): tokenizer.model kept beside
+  tokenizer.json (llama.cpp's converter reads it), no dummy prefix, <bos> added, Gemma's special-token ids
+  (<start_of_turn> 106, <end_of_turn> 107), added_tokens_decoder in tokenizer_config.json as Gemma's.
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3_4b: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
