@@ -387,7 +387,7 @@ def main(argv):
                   {"id": 400, "content": "<|extra|>", "single_word": False, "lstrip": False, "rstrip": False,
                    "normalized": False, "special": True})), "vocab_size")
     b.hostile("synth-dup-tokens", "two vocabulary entries with the same string", _dup_token, "tokenizer.json")
-    b.hostile("synth-gemma", "config.json names Gemma3nForCausalLM (not mapped: its own tensors and value changes)",
+    b.hostile("synth-gemma3n", "config.json names Gemma3nForCausalLM (not mapped: its own tensors and value changes)",
               _json_edit("config.json", lambda c: c.update(architectures=["Gemma3nForCausalLM"], model_type="gemma3n_text")),
               "gemma")
     b.finish()
