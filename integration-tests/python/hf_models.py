@@ -152,11 +152,16 @@ def train_llama_tokenizer(vocab_size: int = 400):
 
 def train_tokenizer(kind: str):
     if kind in GEMMA_SPM_KINDS:
+        import shutil
         import tempfile
         import gemma_tokenizer as GT
         d = tempfile.mkdtemp(prefix="gemma-spm-")
-        tok = GT.train(_corpus(), d)
-        tok.spm_model_file = os.path.join(d, "tokenizer.model")
+        try:
+            tok = GT.train(_corpus(), d)
+            with open(os.path.join(d, "tokenizer.model"), "rb") as f:
+                tok.spm_model_bytes = f.read()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
         return tok
     if kind in SPM_KINDS:
         return train_llama_tokenizer()
@@ -288,13 +293,13 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind in SPM_KINDS else QWEN_CHAT_TEMPLATE
     if kind in GEMMA_SPM_KINDS:   # Gemma ships tokenizer.model beside tokenizer.json (llama.cpp's converter reads it)
         import gemma_tokenizer as GT
-        import shutil
         tc["chat_template"] = GT.CHAT_TEMPLATE
         with open(os.path.join(out_dir, "tokenizer.json"), encoding="utf-8") as f:   # as Gemma's (transformers 4) lists them
             tc["added_tokens_decoder"] = {str(a["id"]): {k: a[k] for k in ("content", "lstrip", "normalized", "rstrip",
                                                                            "single_word", "special")}
                                           for a in json.load(f)["added_tokens"]}
-        shutil.copyfile(tokenizer.spm_model_file, os.path.join(out_dir, "tokenizer.model"))
+        with open(os.path.join(out_dir, "tokenizer.model"), "wb") as f:
+            f.write(tokenizer.spm_model_bytes)
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
         f.write("\n")
