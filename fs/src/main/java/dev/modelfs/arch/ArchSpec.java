@@ -16,11 +16,12 @@ import java.util.Optional;
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
  * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
  * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
- * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
+ * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name (an encoder's fused
+ * {@code attn_qkv}, which the HF side splits, is named by {@link #splitQkv()} instead). Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Gemma, Gemma2 {
+        Gemma, Gemma2, Bert, XlmRoberta, NomicBert {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -42,6 +43,46 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /** The per-layer tensors, in llama.cpp's order. */
     default List<LayerRule> layers() {
         return tables().layers();
+    }
+
+    /**
+     * The HF name of every per-layer tensor is {@code <hfLayerPrefix>N.<rule.hf>.(weight|bias)}: {@code model.layers.}
+     * for the causal LMs, the encoder's own prefix for {@link #encoder()} models ({@code encoder.layer.} for BERT).
+     */
+    default String hfLayerPrefix() {
+        return "model.layers.";
+    }
+
+    /** The tensors outside the layers, as {@code {HF name, GGUF name}} pairs without suffix (FORMATS.md §7.3). */
+    default List<String[]> globals() {
+        return List.of(new String[] {"model.embed_tokens", "token_embd"}, new String[] {"model.norm", "output_norm"},
+                new String[] {"lm_head", "output"});
+    }
+
+    /**
+     * The three HF names (without layer prefix and suffix) of q, k and v when a GGUF stores them fused as
+     * {@code blk.N.attn_qkv} and the HF model keeps them apart (equal thirds of the rows: encoders have no
+     * grouped-query attention); empty when {@code attn_qkv} is not split (phi3 keeps it fused).
+     */
+    default List<String> splitQkv() {
+        return List.of();
+    }
+
+    /**
+     * Whether this is an encoder (an embedding model: bidirectional, no {@code lm_head}). Its {@code config.json}
+     * is written by {@link #completeHfConfig} over the common entries, and only the GGUF → HF direction is mapped
+     * ({@link Architecture#fromHf} refuses it: no synthesized GGUF).
+     */
+    default boolean encoder() {
+        return false;
+    }
+
+    /**
+     * Rows llama.cpp's converter cut from the front of {@code position_embd.weight} (XLM-RoBERTa's unused
+     * positions); the HF tensor has that many zero rows first. 0 by default.
+     */
+    default long positionRowsCut(GgufParams m) {
+        return 0;
     }
 
     /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */

@@ -12,6 +12,11 @@ public interface GgufParams {
     /** A FLOAT32/FLOAT64 KV as a double, or {@code dflt}. */
     Double real(String key, Double dflt);
 
+    /** A STRING KV, or {@code dflt}. */
+    default String string(String key, String dflt) {
+        return dflt;
+    }
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.arch;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -26,14 +27,9 @@ public final class TensorNames {
     private TensorNames() {
     }
 
-    /** Global name pairs (no layer). */
-    private static final String[][] GLOBAL = {
-            {"model.embed_tokens", "token_embd"},
-            {"model.norm", "output_norm"},
-            {"lm_head", "output"}};
-
     private static final String NUM = "(0|[1-9][0-9]{0,8})";
-    private static final Pattern HF_LAYER = Pattern.compile("model\\.layers\\." + NUM + "\\.(.+)\\.(weight|bias)");
+    /** An HF per-layer name after the architecture's {@link ArchSpec#hfLayerPrefix()}. */
+    private static final Pattern HF_LAYER = Pattern.compile(NUM + "\\.(.+)\\.(weight|bias)");
     private static final Pattern GGUF_LAYER = Pattern.compile("blk\\." + NUM + "\\.(.+)\\.(weight|bias)");
     private static final Pattern GGUF_EXPERTS = Pattern.compile("blk\\." + NUM + "\\.ffn_(gate|up|down)_exps\\.weight");
     private static final Pattern SUFFIX = Pattern.compile("(.+)\\.(weight|bias)");
@@ -42,8 +38,8 @@ public final class TensorNames {
 
     /** The GGUF name of HF tensor {@code hfName} in architecture {@code a}, if it has one. */
     public static Optional<String> toGguf(Architecture a, String hfName) {
-        Matcher m = HF_LAYER.matcher(hfName);
-        if (m.matches()) {
+        Matcher m = hfLayer(a, hfName);
+        if (m != null) {
             String mid = m.group(2).replace("mlp.switch_mlp.", "mlp.experts.");
             for (LayerRule r : a.spec().layers()) {
                 if (r.hf().equals(mid)) {
@@ -54,7 +50,7 @@ public final class TensorNames {
         }
         Matcher s = SUFFIX.matcher(hfName);
         if (s.matches()) {
-            for (String[] g : GLOBAL) {
+            for (String[] g : a.spec().globals()) {
                 if (g[0].equals(s.group(1))) {
                     return Optional.of(g[1] + "." + s.group(2));
                 }
@@ -63,15 +59,37 @@ public final class TensorNames {
         return Optional.empty();
     }
 
+    /** The layer, middle and suffix of per-layer HF name {@code hfName} of {@code a}, or null. */
+    private static Matcher hfLayer(Architecture a, String hfName) {
+        String prefix = a.spec().hfLayerPrefix();
+        if (!hfName.startsWith(prefix)) {
+            return null;
+        }
+        Matcher m = HF_LAYER.matcher(hfName.substring(prefix.length()));
+        return m.matches() ? m : null;
+    }
+
+    /**
+     * The HF names of the q, k and v thirds of a fused GGUF {@code blk.N.attn_qkv.(weight|bias)} when {@code a} splits it
+     * ({@link ArchSpec#splitQkv()}), in row order; empty otherwise.
+     */
+    public static List<String> splitQkv(Architecture a, String ggufName) {
+        Matcher m = GGUF_LAYER.matcher(ggufName);
+        if (a.spec().splitQkv().isEmpty() || !m.matches() || !m.group(2).equals("attn_qkv")) {
+            return List.of();
+        }
+        return a.spec().splitQkv().stream().map(h -> a.spec().hfLayerPrefix() + m.group(1) + "." + h + "." + m.group(3)).toList();
+    }
+
     /** The canonical HF name of GGUF tensor {@code ggufName} in architecture {@code a}, if any. */
     public static Optional<String> toHf(Architecture a, String ggufName) {
         Matcher m = GGUF_LAYER.matcher(ggufName);
         if (m.matches()) {
-            return rule(a, m.group(2)).map(r -> "model.layers." + m.group(1) + "." + r.hf() + "." + m.group(3));
+            return rule(a, m.group(2)).map(r -> a.spec().hfLayerPrefix() + m.group(1) + "." + r.hf() + "." + m.group(3));
         }
         Matcher s = SUFFIX.matcher(ggufName);
         if (s.matches()) {
-            for (String[] g : GLOBAL) {
+            for (String[] g : a.spec().globals()) {
                 if (g[1].equals(s.group(1))) {
                     return Optional.of(g[0] + "." + s.group(2));
                 }
@@ -95,8 +113,8 @@ public final class TensorNames {
     /** The stacked tensor that per-expert HF tensor {@code hfName} belongs to, for MoE architectures. */
     public static Optional<ExpertSlice> perExpert(Architecture a, String hfName) {
         Optional<Experts> experts = a.spec().experts();
-        Matcher m = HF_LAYER.matcher(hfName);
-        if (experts.isEmpty() || !m.matches() || !m.group(3).equals("weight")) {
+        Matcher m = hfLayer(a, hfName);
+        if (experts.isEmpty() || m == null || !m.group(3).equals("weight")) {
             return Optional.empty();
         }
         Experts e = experts.get();
@@ -119,7 +137,7 @@ public final class TensorNames {
             return Optional.empty();
         }
         Experts e = experts.get();
-        String hf = "model.layers." + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
+        String hf = a.spec().hfLayerPrefix() + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
         return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, hf));
     }
 

@@ -34,6 +34,14 @@ public final class FileAssembly {
      */
     public static ByteSource safetensors(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata, Map<String, Segment> data,
                                          ByteSource sameHeader) {
+        Map<String, List<Segment>> lists = new java.util.HashMap<>();
+        data.forEach((k, v) -> lists.put(k, List.of(v)));
+        return safetensorsOfParts(specs, metadata, lists, sameHeader);
+    }
+
+    /** The same, each tensor's bytes given as segments in a row. */
+    public static ByteSource safetensorsOfParts(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata,
+                                                Map<String, List<Segment>> data, ByteSource sameHeader) {
         SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, metadata);
         List<Segment> segs = new ArrayList<>(layout.tensors().size() + 1);
         byte[] header = layout.header();
@@ -44,7 +52,7 @@ public final class FileAssembly {
             segs.add(new Segment.Literal(header));
         }
         for (SafetensorsWriter.Placed p : layout.tensors()) {
-            segs.add(data.get(p.spec().name()));
+            segs.addAll(data.get(p.spec().name()));
         }
         return new ByteSource(segs);
     }

@@ -27,7 +27,8 @@ final class GgufMeta implements GgufParams {
         return g.tensor(name) != null;
     }
 
-    String string(String key, String dflt) {
+    @Override
+    public String string(String key, String dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;

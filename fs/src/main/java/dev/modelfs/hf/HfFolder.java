@@ -25,10 +25,13 @@ import java.util.Set;
  * <p>Invariants: built only for a supported {@code general.architecture} whose every tensor has an HF
  * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
  * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
- * {@code tie_word_embeddings} is true. Small JSON files only; no tensor data is read.
+ * {@code tie_word_embeddings} is true. {@code sentenceTransformers} maps the sentence-transformers files (path in the
+ * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other. Small JSON files
+ * only; no tensor data is read.
  */
 public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig, byte[] tokenizerJson,
-                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors) {
+                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors,
+                       Map<String, byte[]> sentenceTransformers) {
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
@@ -73,7 +76,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int hidden = positive(m, p + "embedding_length");
         int headDim = spec.headDim(m, p, hidden, heads);
         spec.checkGguf(m, p);
-        List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
+        List<HfTensor> tensors = tensors(g, arch, heads, headsKv, spec.positionRowsCut(m));
         ObjectNode ropeScaling = g.tensor(ROPE_FREQS) == null ? null : spec.ropeScalingOf(m, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
@@ -82,9 +85,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         Long ctx = m.integer(p + "context_length", null);
         try {
             vocab = GgufVocab.read(g);
-            tokJson = TokenizerFiles.tokenizerJson(vocab);
-            tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx);
-            specialMap = TokenizerFiles.specialTokensMap(vocab);
+            boolean encoder = EncoderTokenizerFiles.handles(vocab);
+            tokJson = tokenizerJson(vocab, g);
+            tokConfig = encoder ? EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx) : TokenizerFiles.tokenizerConfig(vocab, ctx);
+            specialMap = encoder ? EncoderTokenizerFiles.specialTokensMap(vocab, g) : TokenizerFiles.specialTokensMap(vocab);
         } catch (HfUnsupported e) {
             tokProblem = e.getMessage();
             vocab = null;
@@ -94,14 +98,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         if (ropeScaling != null) {
             c.set("rope_scaling", ropeScaling);
         }
-        c.put("head_dim", headDim);
-        if (!c.has("num_key_value_heads")) {
-            c.put("num_key_value_heads", headsKv);
-        }
         c.put("vocab_size", embd.shape()[0]);
-        c.put("hidden_act", "silu");
-        c.put("tie_word_embeddings", g.tensor("output.weight") == null);
-        c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
+        if (!spec.encoder()) {   // an encoder's config is the common entries and its own (ArchSpec.encoder)
+            c.put("head_dim", headDim);
+            if (!c.has("num_key_value_heads")) {
+                c.put("num_key_value_heads", headsKv);
+            }
+            c.put("hidden_act", "silu");
+            c.put("tie_word_embeddings", g.tensor("output.weight") == null);
+            c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
+        } else {
+            c.remove("num_key_value_heads");
+        }
         spec.completeHfConfig(c, m, p, hidden, heads, headDim);
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
@@ -127,19 +135,38 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             case 32 -> "bfloat16";
             default -> "float32";
         });
+        Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
         return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
-                tokProblem, List.copyOf(tensors));
+                tokProblem, List.copyOf(tensors), st);
     }
 
-    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv) {
+    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv, long positionRowsCut) {
         List<HfTensor> out = new ArrayList<>();
         for (GgufTensorInfo t : g.tensors()) {
             if (DROPPED.contains(t.name())) {
                 continue;
             }
             long[] shape = t.shape();
-            long rowBytes = t.type().rowBytes(t.rank() == 0 ? 1 : t.ne()[0]);
             long rows = t.rank() <= 1 ? (t.rank() == 0 ? 1 : t.ne()[0]) : t.elements() / t.ne()[0];
+            List<String> qkv = TensorNames.splitQkv(arch, t.name());
+            if (!qkv.isEmpty()) {   // q, k, v: equal thirds of the rows (an encoder's fused attn_qkv)
+                if (t.rank() > 2 || rows % 3 != 0) {
+                    throw new HfUnsupported("GGUF tensor " + t.name() + " " + java.util.Arrays.toString(shape) + " is not three equal parts");
+                }
+                long part = t.byteSize() / 3;
+                for (int i = 0; i < 3; i++) {
+                    long[] s = shape.clone();
+                    s[0] = rows / 3;
+                    out.add(new HfTensor(qkv.get(i), t, s, i * part, part, rows / 3, null));
+                }
+                continue;
+            }
+            if (positionRowsCut > 0 && t.name().equals("position_embd.weight") && t.rank() == 2) {
+                String name = TensorNames.toHf(arch, t.name()).orElseThrow();
+                out.add(new HfTensor(name, t, new long[] {shape[0] + positionRowsCut, shape[1]}, 0, t.byteSize(), rows, null, 0f,
+                        positionRowsCut));
+                continue;
+            }
             if (TensorNames.expertSlice(arch, t.name(), 0).isPresent() && t.rank() == 3) {
                 long experts = t.ne()[2];
                 long per = t.byteSize() / experts;
@@ -172,6 +199,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
         return out;
+    }
+
+    /**
+     * {@code tokenizer.json} of GGUF header {@code g}: the rebuilt file's bytes ({@link EncoderTokenizerFiles} for an
+     * encoder vocabulary, else {@link TokenizerFiles}).
+     */
+    public static byte[] tokenizerJsonOf(GgufFile g) {
+        return tokenizerJson(GgufVocab.read(g), g);
+    }
+
+    private static byte[] tokenizerJson(GgufVocab v, GgufFile g) {
+        return EncoderTokenizerFiles.handles(v) ? EncoderTokenizerFiles.tokenizerJson(v, g) : TokenizerFiles.tokenizerJson(v);
     }
 
     private static int positive(GgufMeta m, String key) {

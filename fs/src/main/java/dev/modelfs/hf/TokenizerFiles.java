@@ -220,7 +220,7 @@ public final class TokenizerFiles {
         return seq;
     }
 
-    static byte[] write(ObjectNode root) {
+    static byte[] write(com.fasterxml.jackson.databind.JsonNode root) {
         try {
             return JSON.writeValueAsBytes(root);
         } catch (JsonProcessingException e) {

@@ -26,6 +26,9 @@ class ArchMappingTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static List<String> hfNames(Architecture a) {
+        if (a.spec().encoder()) {
+            return encoderNames(a);
+        }
         List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
         List<String> layer = new java.util.ArrayList<>(a == Architecture.PHI3
                 ? List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
@@ -56,9 +59,35 @@ class ArchMappingTest {
         return out;
     }
 
+    /** Every HF tensor name of an encoder (layer 7, and biases where the architecture has them). */
+    private static List<String> encoderNames(Architecture a) {
+        List<String> out = new java.util.ArrayList<>();
+        for (String[] g : a.spec().globals()) {
+            out.add(g[0] + ".weight");
+        }
+        boolean bert = a != Architecture.NOMIC_BERT;
+        for (LayerRule r : a.spec().layers()) {
+            out.add(a.spec().hfLayerPrefix() + "7." + r.hf() + ".weight");
+            if (bert || r.gguf().endsWith("norm")) {
+                out.add(a.spec().hfLayerPrefix() + "7." + r.hf() + ".bias");
+            }
+        }
+        return out;
+    }
+
     /** GGUF metadata with {@code llama.expert_count} = {@code experts} (absent when null), no tensors. */
     private static GgufParams params(Long experts) {
+        return params(experts, null);
+    }
+
+    /** The same with {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null). */
+    private static GgufParams params(Long experts, String tokenizer) {
         return new GgufParams() {
+            @Override
+            public String string(String key, String dflt) {
+                return key.equals("tokenizer.ggml.model") && tokenizer != null ? tokenizer : dflt;
+            }
+
             @Override
             public Long integer(String key, Long dflt) {
                 return key.equals("llama.expert_count") && experts != null ? experts : dflt;
@@ -109,6 +138,36 @@ class ArchMappingTest {
                 assertEquals(Optional.of(hf), TensorNames.toHf(a, g), a + " " + g);
             }
         }
+    }
+
+    @Test
+    void encoderNamesMatchFormatsTable() {
+        Architecture b = Architecture.BERT;
+        assertEquals("blk.2.attn_q.weight", TensorNames.toGguf(b, "encoder.layer.2.attention.self.query.weight").orElseThrow());
+        assertEquals("encoder.layer.2.output.LayerNorm.bias", TensorNames.toHf(b, "blk.2.layer_output_norm.bias").orElseThrow());
+        assertEquals("encoder.layer.2.attention.output.LayerNorm.weight", TensorNames.toHf(b, "blk.2.attn_output_norm.weight").orElseThrow());
+        assertEquals("encoder.layer.2.intermediate.dense.weight", TensorNames.toHf(b, "blk.2.ffn_up.weight").orElseThrow());
+        assertEquals("embeddings.position_embeddings.weight", TensorNames.toHf(b, "position_embd.weight").orElseThrow());
+        assertEquals("embeddings.LayerNorm.bias", TensorNames.toHf(b, "token_embd_norm.bias").orElseThrow());
+        assertEquals("embeddings.token_type_embeddings.weight", TensorNames.toHf(Architecture.XLM_ROBERTA, "token_types.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(b, "output_norm.weight").isPresent());
+        assertFalse(TensorNames.toHf(b, "cls.output.weight").isPresent());
+        assertFalse(TensorNames.toGguf(b, "model.layers.2.self_attn.q_proj.weight").isPresent());
+        assertEquals(List.of("encoder.layer.3.attention.self.query.bias", "encoder.layer.3.attention.self.key.bias",
+                "encoder.layer.3.attention.self.value.bias"), TensorNames.splitQkv(b, "blk.3.attn_qkv.bias"));
+        Architecture n = Architecture.NOMIC_BERT;
+        assertEquals(List.of("layers.0.self_attn.q_proj.weight", "layers.0.self_attn.k_proj.weight", "layers.0.self_attn.v_proj.weight"),
+                TensorNames.splitQkv(n, "blk.0.attn_qkv.weight"));
+        assertEquals("layers.1.mlp.gate_proj.weight", TensorNames.toHf(n, "blk.1.ffn_gate.weight").orElseThrow());
+        assertEquals("layers.1.post_mlp_layernorm.weight", TensorNames.toHf(n, "blk.1.layer_output_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(n, "position_embd.weight").isPresent());
+        assertEquals(List.of(), TensorNames.splitQkv(Architecture.PHI3, "blk.0.attn_qkv.weight"));
+        assertEquals(List.of(), TensorNames.splitQkv(n, "blk.0.attn_q.weight"));
+        // bert with a Unigram vocabulary is XLM-RoBERTa, as llama.cpp's converter writes bge-m3
+        assertEquals(Optional.of(Architecture.XLM_ROBERTA), Architecture.fromGguf("bert", params(null, "t5")));
+        assertEquals(Optional.of(Architecture.BERT), Architecture.fromGguf("bert", params(null, "bert")));
+        assertEquals(2, Architecture.XLM_ROBERTA.spec().positionRowsCut(params(null, "t5")));
+        assertEquals(0, b.spec().positionRowsCut(params(null, "bert")));
     }
 
     @Test
@@ -293,7 +352,14 @@ class ArchMappingTest {
     @Test
     void architecturesResolveBothWays() throws Exception {
         for (Architecture a : Architecture.values()) {
-            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(), params(a == Architecture.MIXTRAL ? 8L : null)));
+            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(),
+                    params(a == Architecture.MIXTRAL ? 8L : null, a == Architecture.XLM_ROBERTA ? "t5" : "bert")));
+            if (a.spec().encoder()) {   // GGUF -> HF only: no synthesized GGUF
+                var no = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(a.hfArchitecture(), null));
+                assertTrue(no.reason().contains("embedding (encoder) model"), no.reason());
+                assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, a.hfModelType()));
+                continue;
+            }
             for (String hf : a.hfArchitectures()) {
                 assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(hf, null));
             }

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.modelfs.fuse.MountTable;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +54,16 @@ final class CliMount implements AutoCloseable {
      * Debian package ({@code modelfs} empty: the built jar).
      */
     static CliMount startWith(List<String> modelfs, Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(Duration.ofSeconds(30), modelfs, store, mountpoint, extra);
+    }
+
+    /** Like {@link #start}, failing unless the mount serves within {@code ready} (a test that loads the machine on purpose). */
+    static CliMount start(Duration ready, Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(ready, List.of(), store, mountpoint, extra);
+    }
+
+    private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, String... extra)
+            throws IOException, InterruptedException {
         Env.requireFuse();
         try {
             Files.createDirectories(mountpoint);
@@ -64,7 +76,7 @@ final class CliMount implements AutoCloseable {
         args.add(mountpoint.toString());
         // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
         Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint);
-        Process p = modelfs.isEmpty() ? launch(args, log, "mount", ready) : launchCommand(concat(modelfs, args), log, "mount", ready);
+        Process p = launchCommand(modelfs.isEmpty() ? command(args.toArray(String[]::new)) : concat(modelfs, args), log, "mount", ready, bound);
         return new CliMount(store, mountpoint, p, log);
     }
 
@@ -81,19 +93,33 @@ final class CliMount implements AutoCloseable {
 
     /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within 30 s. */
     static Process launchCommand(List<String> cmd, Path log, String what, Ready ready) throws IOException, InterruptedException {
+        return launchCommand(cmd, log, what, ready, Duration.ofSeconds(30));
+    }
+
+    /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within {@code bound}. */
+    static Process launchCommand(List<String> cmd, Path log, String what, Ready ready, Duration bound) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!ready.test()) {
-            if (!p.isAlive()) {
-                fail("modelfs " + what + " exited with " + p.exitValue() + ":\n" + Files.readString(log));
-            }
-            if (System.nanoTime() > deadline) {
-                p.destroyForcibly();
-                fail("modelfs " + what + " was not ready within 30 s:\n" + Files.readString(log));
-            }
-            Thread.sleep(50);
+        try {
+            Poll.until("modelfs " + what + " ready", bound, () -> {
+                if (!p.isAlive()) {
+                    fail("modelfs " + what + " exited with " + p.exitValue() + ":\n" + Files.readString(log));
+                }
+                return ready.test();
+            }, () -> readQuietly(log));
+        } catch (AssertionError | InterruptedException e) {
+            p.destroyForcibly();
+            throw e;
         }
         return p;
+    }
+
+    /** The log's text, or a note that it cannot be read (for failure messages). */
+    static String readQuietly(Path log) {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
     }
 
     static List<String> concat(List<String> a, List<String> b) {

@@ -15,11 +15,9 @@ import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
-import dev.modelfs.hf.GgufVocab;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfTensor;
 import dev.modelfs.hf.HfUnsupported;
-import dev.modelfs.hf.TokenizerFiles;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.OllamaStore;
@@ -62,7 +60,7 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    blobBytes -> HfFolder.tokenizerJsonOf(GgufReader.read(blobBytes)),
                     "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
@@ -70,6 +68,10 @@ final class GgufHfFiles {
                 what.put(f, "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*");
             }
         }
+        hf.sentenceTransformers().forEach((path, bytes) -> {
+            files.put(path, ByteSource.literal(bytes));
+            what.put(path, "sentence-transformers module rebuilt from GGUF " + hf.arch().ggufName() + ".pooling_type");
+        });
         ByteSource stored = safetensors(hf, g, blob, null, null);
         files.put("model.safetensors", stored);
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
@@ -117,7 +119,7 @@ final class GgufHfFiles {
      */
     static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out, ByteSource sameHeader) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
-        Map<String, Segment> data = new HashMap<>();
+        Map<String, List<Segment>> data = new HashMap<>();
         for (HfTensor t : hf.tensors()) {
             GgufTensorInfo src = t.source();
             Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
@@ -128,7 +130,7 @@ final class GgufHfFiles {
                 OutputType o = out != null ? out : OutputType.F32;
                 dtype = o.dtype;
                 var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
-                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
+                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.sourceElements(), null,
                         t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
             } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
                 if (t.sourceRow() != null) {
@@ -141,13 +143,14 @@ final class GgufHfFiles {
                 dtype = o.dtype;
                 var deq = GgmlDequantizers.forType(src.type());
                 seg = new Segment.Converted(t.sourceRow() == null
-                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, t.name(), src.type().name())
-                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
+                        ? UnitConverted.blocks(blob, start, t.sourceElements() / deq.blockElements(), deq, o, t.name(), src.type().name())
+                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.sourceElements() / t.rows() / deq.blockElements(), deq, o),
                                 t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
             }
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
-            data.put(t.name(), seg);
+            data.put(t.name(), t.zeroRows() == 0 ? List.of(seg)
+                    : List.of(new Segment.Zeros((t.elements() - t.sourceElements()) * dtype.bits() / 8), seg));
         }
-        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data, sameHeader);
+        return FileAssembly.safetensorsOfParts(specs, Map.of("format", "pt"), data, sameHeader);
     }
 }

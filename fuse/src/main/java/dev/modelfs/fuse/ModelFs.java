@@ -3,14 +3,12 @@ package dev.modelfs.fuse;
 import dev.modelfs.read.Errno;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.serve.ServePolicy;
-import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.tree.DirNode;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
 import dev.modelfs.tree.StoreTree;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import jnr.ffi.Pointer;
 import jnr.ffi.types.off_t;
@@ -21,13 +19,13 @@ import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 import ru.serce.jnrfuse.struct.Statvfs;
-import ru.serce.jnrfuse.struct.Timespec;
 
 /**
- * The jnr-fuse adapter: resolves paths in the current {@link StoreTree} snapshot and encodes the
- * {@link ServePolicy}'s answers (attributes, errors, space, opened files) as FUSE replies. Knows
- * nothing about file formats. Reads are {@link FuseWorkers}' {@code read_buf} upcall, which finds the
- * open file with {@link #openSource}.
+ * The jnr-fuse callbacks: each resolves its path in the current {@link StoreTree} snapshot ({@link TreePaths}) and
+ * answers with the {@link ServePolicy}: attributes and space encoded by {@link StatReplies}, extended attributes by
+ * {@link XattrReplies}, open files kept by {@link OpenHandles}; every callback behind one guard, every failure through
+ * one {@code fail}. Knows nothing about file formats. Reads never come here: they are one of the three READ paths
+ * ({@link ReadBufUpcall}, {@link SmallReads}, {@link RingEntries}), which find the open file with {@link #openSource}.
  *
  * <p>Invariants: every mutating operation returns EROFS ({@link ReadOnlyFuseOperations}); an open file
  * keeps serving the bytes of the snapshot it was opened in (it holds its {@link OpenedSource}); a
@@ -47,15 +45,9 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     private final StoreTree tree;
     private final ServePolicy policy;
-    private final Map<String, String> rootXattrs;
-    private final HandleTable<Handle> open = new HandleTable<>();
+    private final XattrReplies xattrs;
     private final PassthroughOpens passthrough;
-
-    /**
-     * An open file: the path and node it was opened as (its attributes), its leased bytes, and its blob's kernel
-     * passthrough registration ({@link PassthroughOpens}), or 0 when this process serves its reads.
-     */
-    private record Handle(String path, FileNode node, OpenedSource source, int backing) {}
+    private final OpenHandles open;
 
     /** Set once the mount is stopping: new opens fail, open files keep being served. */
     private volatile boolean stopping;
@@ -69,8 +61,9 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     public ModelFs(StoreTree tree, ServePolicy policy) {
         this.tree = tree;
         this.policy = policy;
-        this.rootXattrs = policy.telemetry().endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of());
+        this.xattrs = new XattrReplies(policy.telemetry().endpoint().map(e -> Map.of(METRICS_XATTR, e)).orElse(Map.of()));
         this.passthrough = new PassthroughOpens(policy.telemetry());
+        this.open = new OpenHandles(passthrough);
     }
 
     /** Which opens of this mount the kernel's passthrough takes (none until INIT accepted passthrough). */
@@ -80,34 +73,13 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     /** The passthrough registration of open file {@code fh}, or 0 (for {@link PassthroughChannels}' OPEN reply). */
     int backingOf(long fh) {
-        Handle h = open.get(fh);
+        OpenHandles.Handle h = open.get(fh);
         return h == null ? 0 : h.backing();
     }
 
-    /** Node at an absolute FUSE path in the current snapshot, or null. */
+    /** Node at an absolute FUSE path in the current snapshot, or null ({@link TreePaths}). */
     Node resolve(String path) {
-        Node n = tree.root();
-        if (path == null || path.equals("/") || path.isEmpty()) {
-            return n;
-        }
-        int i = path.charAt(0) == '/' ? 1 : 0;
-        while (i < path.length()) {
-            int j = path.indexOf('/', i);
-            if (j < 0) {
-                j = path.length();
-            }
-            if (j > i) {
-                if (!(n instanceof DirNode d)) {
-                    return null;
-                }
-                n = d.child(path.substring(i, j));
-                if (n == null) {
-                    return null;
-                }
-            }
-            i = j + 1;
-        }
-        return n;
+        return TreePaths.resolve(tree, path);
     }
 
     private int getattr0(String path, FileStat stat) {
@@ -125,19 +97,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     }
 
     private void fill(Node n, FileStat stat) {
-        ServePolicy.Attributes a = policy.attributes(n);
-        stat.st_ino.set(a.inode());
-        stat.st_uid.set(a.uid());
-        stat.st_gid.set(a.gid());
-        for (Timespec t : new Timespec[] {stat.st_mtim, stat.st_ctim, stat.st_atim}) {
-            t.tv_sec.set(a.mtimeSeconds());
-            t.tv_nsec.set(a.mtimeNanosOfSecond());
-        }
-        stat.st_mode.set((a.directory() ? FileStat.S_IFDIR : FileStat.S_IFREG) | a.permissions());
-        stat.st_nlink.set(a.links());
-        stat.st_size.set(a.size());
-        stat.st_blocks.set(a.blocks());
-        stat.st_blksize.set(ServePolicy.BLOCK_SIZE);
+        StatReplies.fill(policy.attributes(n), stat);
     }
 
     private int readdir0(String path, Pointer buf, FuseFillDir filler, long offset, FuseFileInfo fi) {
@@ -181,20 +141,11 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
             return -ErrorCodes.EISDIR();
         }
         try {
-            OpenedSource src = policy.open(f);
-            int backing;
-            try {
-                backing = passthrough.admit(path, src.kind() == FileKind.PASSTHROUGH ? src.blobFile(0) : null,
-                        (flags & O_DIRECT) != 0, () -> src.blobDescriptor(0));
-            } catch (RuntimeException e) {
-                src.close();
-                throw e;
-            }
-            if (backing == PassthroughOpens.BUSY) {
-                src.close();
+            long fh = open.open(policy, path, f, (flags & O_DIRECT) != 0);
+            if (fh == OpenHandles.BUSY) {
                 return -ErrorCodes.EBUSY();
             }
-            fi.fh.set(open.add(new Handle(path, f, src, backing)));
+            fi.fh.set(fh);
             return 0;
         } catch (IOException | RuntimeException e) {
             return fail("open", path, e);
@@ -203,7 +154,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     /** The open file behind handle {@code fh}, or null (for {@link FuseWorkers}' {@code read_buf}). */
     OpenedSource openSource(long fh) {
-        Handle h = open.get(fh);
+        OpenHandles.Handle h = open.get(fh);
         return h == null ? null : h.source();
     }
 
@@ -215,7 +166,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     /** Logs a failed read of open file {@code fh} once ({@link SmallReads}); returns its negated errno. */
     int readFailed(long fh, Throwable e) {
-        Handle h = open.get(fh);
+        OpenHandles.Handle h = open.get(fh);
         return fail("read", h == null ? "?" : h.path(), e);
     }
 
@@ -252,11 +203,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
     }
 
     private int release0(String path, FuseFileInfo fi) {
-        Handle h = open.remove(fi.fh.get());
-        if (h != null) {
-            passthrough.closed(h.path(), h.backing());
-            h.source().close();
-        }
+        open.release(fi.fh.get());
         return 0;
     }
 
@@ -265,7 +212,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
      * a re-pull, a reader that opened the old model still sees (and can read up to) the old size.
      */
     private int fgetattr0(String path, FileStat stat, FuseFileInfo fi) {
-        Handle h = fi == null ? null : open.get(fi.fh.get());
+        OpenHandles.Handle h = fi == null ? null : open.get(fi.fh.get());
         if (h == null) {
             return getattr(path, stat);
         }
@@ -275,14 +222,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     private int statfs0(String path, Statvfs st) {
         try {
-            ServePolicy.Space space = policy.space();
-            st.f_bsize.set(space.blockSize());
-            st.f_frsize.set(space.blockSize());
-            st.f_blocks.set(space.totalBytes() / space.blockSize());
-            st.f_bfree.set(space.freeBytes() / space.blockSize());
-            st.f_bavail.set(space.availableBytes() / space.blockSize());
-            st.f_namemax.set(ServePolicy.NAME_MAX);
-            st.f_flag.set(Statvfs.ST_RDONLY);
+            StatReplies.fill(policy.space(), st);
             return 0;
         } catch (IOException | RuntimeException e) {
             return fail("statfs", path, e);
@@ -296,30 +236,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     private int getxattr0(String path, String name, Pointer value, long size) {
         Node n = resolve(path);
-        if (n == null) {
-            return -ErrorCodes.ENOENT();
-        }
-        String v = xattrs(path, n).get(name);
-        if (v == null) {
-            return -ErrorCodes.ENODATA();
-        }
-        byte[] b = v.getBytes(StandardCharsets.UTF_8);
-        if (size == 0) {
-            return b.length;
-        }
-        if (size < b.length) {
-            return -ErrorCodes.ERANGE();
-        }
-        value.put(0, b, 0, b.length);
-        return b.length;
-    }
-
-    /** The extended attributes of node {@code n} at {@code path}: a file's own, the root's, else none. */
-    private Map<String, String> xattrs(String path, Node n) {
-        if (n instanceof FileNode f) {
-            return f.xattrs();
-        }
-        return "/".equals(path) ? rootXattrs : Map.of();
+        return n == null ? -ErrorCodes.ENOENT() : xattrs.get(path, n, name, value, size);
     }
 
     @Override
@@ -329,20 +246,7 @@ public final class ModelFs extends AbstractFuseFS implements ReadOnlyFuseOperati
 
     private int listxattr0(String path, Pointer list, long size) {
         Node n = resolve(path);
-        if (n == null) {
-            return -ErrorCodes.ENOENT();
-        }
-        StringBuilder sb = new StringBuilder();
-        xattrs(path, n).keySet().stream().sorted().forEach(k -> sb.append(k).append('\0'));
-        byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
-        if (size == 0) {
-            return b.length;
-        }
-        if (size < b.length) {
-            return -ErrorCodes.ERANGE();
-        }
-        list.put(0, b, 0, b.length);
-        return b.length;
+        return n == null ? -ErrorCodes.ENOENT() : xattrs.list(path, n, list, size);
     }
 
     private int access0(String path, int mask) {

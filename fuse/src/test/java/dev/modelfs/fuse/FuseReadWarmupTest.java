@@ -34,7 +34,7 @@ class FuseReadWarmupTest {
     void theWorkerLoopRunsOverASessionOfItsOwnWithoutAMount() throws Throwable {
         Path mp = Files.createDirectories(tmp.resolve("never-mounted"));
         for (int run = 0; run < 2; run++) {                  // libfuse's session and channel are freed each time
-            assertEquals(700, FuseWorkers.warmLoop(700), "each request received from the channel and processed");
+            assertEquals(700, WorkerLoopWarmup.run(700), "each request received from the channel and processed");
         }
         assertEquals(FuseReadWarmup.CALLS, FuseReadWarmup.runWorkerLoop());
         assertFalse(MountTable.isMounted(mp));

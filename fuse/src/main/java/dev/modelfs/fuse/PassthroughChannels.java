@@ -93,7 +93,7 @@ final class PassthroughChannels {
 
     /**
      * No rewriting: INIT and OPEN are answered on {@code kernel}, like every request (the kernel's channel, or the
-     * channel of {@link FuseWorkers#warmLoop}).
+     * channel of {@link WorkerLoopWarmup#run}).
      */
     static PassthroughChannels off(MemorySegment kernel) {
         return new PassthroughChannels(kernel, kernel, null, -1, false, null);

@@ -5,10 +5,12 @@ import dev.modelfs.store.OllamaStore;
 import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
+import dev.modelfs.serve.FrontEnd;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
 import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
+import dev.modelfs.warmup.WarmupDeadline;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +28,7 @@ import java.util.logging.Logger;
  * files until they are closed or the grace period ends, then unmounts and releases everything; it is
  * idempotent.
  */
-public final class MountSession implements AutoCloseable {
+public final class MountSession implements FrontEnd {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
 
     private final Path mountpoint;
@@ -34,7 +36,7 @@ public final class MountSession implements AutoCloseable {
     /** The file system (its callbacks are held by the workers while mounted); stopping tells it to refuse opens. */
     private final ModelFs fs;
     private final FuseWorkers workers;
-    private boolean closed;
+    private volatile boolean closed;
 
     private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
         this.fs = fs;
@@ -64,8 +66,9 @@ public final class MountSession implements AutoCloseable {
         GatedTelemetry gate = GatedTelemetry.closed(telemetry);         // opened once the warm-up is done: its reads are not a client's
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, disk);
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
+        WarmupDeadline deadline = WarmupDeadline.after(WarmupDeadline.DEFAULT_WALL);
         if (opts.warmup()) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO));
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> false, deadline);
             KernelWarmup.prefault(served.chunks());
         }
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
@@ -79,7 +82,7 @@ public final class MountSession implements AutoCloseable {
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
                 if (opts.warmup()) {
-                    warmFuse(fs, readBuf, served.tree(), budget, opts.ioUring());
+                    warmFuse(fs, readBuf, served.tree(), budget, deadline, opts.ioUring());
                 }
                 gate.open();                                            // before the kernel mount exists
             });
@@ -92,28 +95,29 @@ public final class MountSession implements AutoCloseable {
 
     /**
      * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
-     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting.
+     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting, ending by
+     * {@code deadline}.
      */
     private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget,
-                                 boolean ioUring) {
+                                 WarmupDeadline deadline, boolean ioUring) {
         long t0 = System.nanoTime();
         int files = 0;
         // passes run on threads of their own (JitQueue): the rings' warm-up entries are shared, used by one at a time
         try (Arena arena = Arena.ofShared()) {
             RingEntries ring = ioUring ? RingEntries.forWarmup(fs, arena) : null;
-            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels());
+            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels(), deadline::passed);
             int[] read = {0};
             JitQueue.settle(() -> {
                 read[0] = FuseReadWarmup.run(fs, readBuf, plain, ring);
                 FuseReadWarmup.runWorkerLoop();
-            }, FuseReadWarmup.PASSES, budget.jitWait());
+            }, FuseReadWarmup.PASSES, deadline.cap(budget.jitWait()));
             files = read[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (IOException | RuntimeException | Error e) {         // never a reason not to mount
             LOG.fine("FUSE read warm-up stopped: " + e);
         }
-        KernelWarmup.frontEndDone("FUSE", files, t0, budget);
+        KernelWarmup.frontEndDone("FUSE", files, t0, budget.withJitWait(deadline.cap(budget.jitWait())));
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -138,29 +142,26 @@ public final class MountSession implements AutoCloseable {
         return served.tree();
     }
 
-    /** What this mount converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
-    public String conversionSummary() {
-        return served.conversionSummary();
-    }
-
     /** The tree, mappings and chunk cache this mount serves. */
+    @Override
     public ServedTree served() {
         return served;
     }
 
     /** Files open on the mount now. */
+    @Override
     public int openFiles() {
         return fs.openFiles();
     }
 
 
-    /** The default grace period of {@link #stop}: open files are served this long after a stop begins. */
-    public static final Duration DEFAULT_GRACE = Duration.ofMinutes(5);
+    /** The default grace period of {@link #stop} ({@link FrontEnd#DEFAULT_GRACE}). */
+    public static final Duration DEFAULT_GRACE = FrontEnd.DEFAULT_GRACE;
 
-    /** {@link #stop} with the {@link #DEFAULT_GRACE default grace period}. */
+    /** Whether the mount is still in the mount table (false once unmounted from outside, or stopped). */
     @Override
-    public void close() {
-        stop(DEFAULT_GRACE);
+    public boolean serving() {
+        return !closed && MountTable.isMounted(mountpoint);
     }
 
     /**
@@ -170,6 +171,7 @@ public final class MountSession implements AutoCloseable {
      * ends are cut off (their readers get ENOTCONN once the process exits). Idempotent; blocks for at most
      * about {@code grace} plus a few seconds.
      */
+    @Override
     public synchronized void stop(Duration grace) {
         if (closed) {
             return;

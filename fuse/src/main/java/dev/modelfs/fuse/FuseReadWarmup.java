@@ -19,7 +19,7 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
 /**
  * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
  * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
- * transition, {@code FuseWorkers.readBuf} and the splice and copy branches of a read (the copy branch also for
+ * transition, {@link ReadBufUpcall} and the splice and copy branches of a read (the copy branch also for
  * ranges across segment boundaries, {@code KernelWarmup.segmentBoundaries}) are compiled (and the classes an open
  * loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
  * {@code warmup.KernelWarmup} before it); and runs the workers' request loop over a session that is never mounted
@@ -50,11 +50,11 @@ final class FuseReadWarmup {
 
     /**
      * Runs the FUSE workers' request loop {@value #CALLS} times over a session that is never mounted
-     * ({@code FuseWorkers.warmLoop}); a failure ends it with a fine-level log line. Returns the requests served.
+     * ({@link WorkerLoopWarmup#run}); a failure ends it with a fine-level log line. Returns the requests served.
      */
     static int runWorkerLoop() {
         try {
-            return FuseWorkers.warmLoop(CALLS);
+            return WorkerLoopWarmup.run(CALLS);
         } catch (Throwable t) {
             LOG.fine("FUSE worker loop warm-up stopped: " + t);
             return 0;
@@ -108,9 +108,9 @@ final class FuseReadWarmup {
                             MemorySegment bv = bufp.get(ValueLayout.ADDRESS, 0).reinterpret(FuseStructs.BUFVEC.byteSize());
                             MemorySegment mem = bv.get(ValueLayout.ADDRESS, FuseStructs.BV_BUF_MEM);
                             if (!mem.equals(MemorySegment.NULL)) {
-                                FuseWorkers.free(mem);
+                                LibFuse.free(mem);
                             }
-                            FuseWorkers.free(bv);
+                            LibFuse.free(bv);
                         }
                     }
                     read++;
