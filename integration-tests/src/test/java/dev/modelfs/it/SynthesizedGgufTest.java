@@ -21,14 +21,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * convert_hf_to_gguf.py) and run by llama.cpp (node-llama-cpp).
  */
 class SynthesizedGgufTest {
-    static final Path out = Path.of("target", "gguf-fixture").toAbsolutePath();
+    /** The fixture's folder (store, gguf_expected.json, oracles): where FixtureCache put it, known once mounted. */
+    static Path out;
 
     @RegisterExtension
     static final MountedStore mounted = MountedStore.of("modelfs-gguf-it", work -> {
         String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
         assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
                 "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
-        return Fixture.generate(out.getFileName().toString(), "make_gguf_fixture.py", 1200, llamaSrc).resolve("store");
+        out = Fixture.generate("gguf-fixture", "make_gguf_fixture.py", 1200, llamaSrc);
+        return out.resolve("store");
     });
 
     @Test
