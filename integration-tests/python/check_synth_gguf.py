@@ -278,6 +278,10 @@ def main():
         exp = json.load(f)
     if not r.ok(len(exp["models"]) >= 4 and exp["hostile"], "gguf_expected.json lists too few models"):
         return r.finish()
+    for e in exp["models"].values():   # paths are relative to OUT
+        for k in ("ref_gguf", "hf_source"):
+            if e.get(k):
+                e[k] = os.path.join(os.path.abspath(a.out), e[k])
     if a.llama:
         run_llama(r, os.path.abspath(a.mount), a.out, exp, a.llama)
         return r.finish()

@@ -321,10 +321,12 @@ class Builder:
             "ref_tokenization": kind not in H.SPM_KINDS,
             "n_vocab": cfg["vocab_size"],
             "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
-            "ref_gguf": self.reference(kind) if quant == "bf16" and unchanged else None,
+            # paths relative to OUT (the tests' fixture cache generates OUT under another name, then renames it)
+            "ref_gguf": os.path.relpath(self.reference(kind), self.out) if quant == "bf16" and unchanged and self.llama_src
+            else None,
         }
         if d.endswith("/draft") and quant == "bf16":   # the folder as stored is the source model: from_pretrained(d)
-            self.exp["models"][d]["hf_source"] = hf
+            self.exp["models"][d]["hf_source"] = os.path.relpath(hf, self.out)
 
     def hostile(self, name, why, mutate, reason_contains, kind="qwen3"):
         d = self.import_model(kind, "bf16", name=name, mutate=mutate, about=why)
