@@ -1,8 +1,9 @@
 // llama.cpp (node-llama-cpp, CPU build) as the client of synthesized GGUF files: for each job of the
-// JSON file given as argv[2] ([{file, texts, prompt, n}]) loads the file, tokenizes every text (no
-// special tokens, no BOS), reads the chat template and continues the prompt greedily for at most n tokens
+// JSON file given as argv[2] ([{file, texts, specialTexts, prompt, n}]) loads the file, tokenizes every text
+// (no special tokens, no BOS) and every special text (special tokens parsed, as llama.cpp reads a prompt),
+// reads the chat template and the tokenizer.* metadata, and continues the prompt greedily for at most n tokens
 // (node-llama-cpp stops early at an end-of-generation token).
-// Prints one JSON line per job: {file, tokenized, chatTemplate, tokens} or {file, error}.
+// Prints one JSON line per job: {file, tokenized, tokenizedSpecial, chatTemplate, tokens} or {file, error}.
 import {readFileSync} from "node:fs";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 const jobs = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -11,6 +12,7 @@ for (const job of jobs) {
   try {
     const model = await llama.loadModel({modelPath: job.file});
     const tokenized = job.texts.map(t => Array.from(model.tokenize(t, false)));
+    const tokenizedSpecial = (job.specialTexts ?? []).map(t => Array.from(model.tokenize(t, true)));
     const chatTemplate = model.fileInfo.metadata?.tokenizer?.chat_template ?? null;
     const ctx = await model.createContext({contextSize: 64, batchSize: 64, threads: 1});
     const seq = ctx.getSequence();
@@ -19,7 +21,7 @@ for (const job of jobs) {
       tokens.push(t);
       if (tokens.length === job.n) break;
     }
-    console.log(JSON.stringify({file: job.file, tokenized, chatTemplate, tokens}));
+    console.log(JSON.stringify({file: job.file, tokenized, tokenizedSpecial, chatTemplate, tokens}));
     await ctx.dispose();
     await model.dispose();
   } catch (e) {

@@ -10,7 +10,7 @@ hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
   files under gguf/;
 * tensor oracle: every GGUF tensor of MOUNT/<dir>/model.gguf dequantized by gguf-py, renamed to the HF
   source's names with gguf-py's own tensor name map, llama q/k rows un-permuted here with numpy, stacked
-  experts sliced per expert, gemma3 norm weights minus 1 (numpy f32). For F32 GGUFs the oracle must equal the HF source weights exactly;
+  experts sliced per expert, gemma/gemma2/gemma3 norm weights minus 1 (numpy f32). For F32 GGUFs the oracle must equal the HF source weights exactly;
 * every tensor of model.safetensors and model.{fp32,fp16,bf16}.safetensors has the source's name set
   (no lm_head.weight when the source ties embeddings) and equals the oracle bit for bit (floats as
   stored: F32/F16 GGUF tensors keep their dtype, quantized ones are F32; variants = one
@@ -19,6 +19,8 @@ hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
 * AutoModelForCausalLM.from_pretrained(MOUNT/<dir>) (no gguf_file), float32: logits within 1e-5 of
   the source model with the oracle weights loaded (for F32 GGUFs: the source model itself), and within
   1e-5 of transformers' own GGUF loader (from_pretrained(..., gguf_file="model.gguf"));
+* gemma2: the plain from_pretrained(MOUNT/<dir>) (no attn_implementation) runs eager attention (config.json
+  says so; sdpa would ignore the attention soft-cap) and gives the eager logits on a sample longer than the window;
 * AutoTokenizer.from_pretrained(MOUNT/<dir>) encodes hf_models.SAMPLE_TEXTS and chat strings with
   special tokens exactly like the source tokenizer, decodes them back the same, has the same special
   tokens, and apply_chat_template gives the same text and ids.
@@ -47,11 +49,12 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
             "special_tokens_map.json"]
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
-             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3", **MOE.GGUF_ARCH}
+             "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
+             "gemma": "gemma", "gemma2": "gemma2", **MOE.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral")
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
-NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # per-expert HF names -> slice of the stacked GGUF blk.N.ffn_{gate,up,down}_exps (Mixtral: w1 gate, w3 up, w2 down)
 EXPERT = re.compile(r"model\.layers\.(\d+)\.(?:mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight")
 EXPERT_PROJ = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down", "w1": "gate", "w3": "up", "w2": "down"}
@@ -159,7 +162,7 @@ def check_config(r, d, mdir, src):
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
               "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "num_local_experts",
               "shared_expert_intermediate_size", "qkv_bias", "decoder_sparse_step", "mlp_only_layers"]
-    if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
+    if b.model_type in ("phi3", "gemma3_text", "gemma", "gemma2"):   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     fields += MOE.CONFIG_FIELDS.get(b.model_type, [])
@@ -243,6 +246,8 @@ def check_model(r, d, mdir, src, e, out_dir):
     except Exception as ex:  # noqa: BLE001
         r.fail(f"{d}: from_pretrained(mount dir) + forward failed: {type(ex).__name__}: {ex}")
         return
+    if kind == "gemma2":   # config.json makes the plain from_pretrained eager (sdpa would ignore the attention soft-cap)
+        check_plain_gemma2(r, d, mdir, ids, got)
     # the reference: the source folder with the oracle weights, loaded by transformers like the source
     import shutil
     import tempfile
@@ -274,6 +279,23 @@ def check_model(r, d, mdir, src, e, out_dir):
         print(f"{d}: max |logits - transformers' GGUF loader| = {gd:.3g}")
     except Exception as ex:  # noqa: BLE001
         r.fail(f"{d}: transformers' GGUF loader failed: {type(ex).__name__}: {ex}")
+
+
+def check_plain_gemma2(r, d, mdir, ids, eager):
+    import torch
+    from transformers import AutoModelForCausalLM
+    r.ok(len(ids) > sliding_window(mdir), f"{d}: the sample ({len(ids)} tokens) is not longer than the sliding window")
+    plain = AutoModelForCausalLM.from_pretrained(mdir, dtype=torch.float32)
+    r.ok(plain.config._attn_implementation == "eager",
+         f"{d}: plain from_pretrained attention is {plain.config._attn_implementation}, not eager")
+    got = logits_of(plain.eval(), ids)
+    diff = float(np.abs(got - eager).max())
+    r.ok(diff <= 1e-5, f"{d}: plain from_pretrained logits differ from eager attention's by {diff:.3g}")
+
+
+def sliding_window(mdir):
+    from transformers import AutoConfig
+    return AutoConfig.from_pretrained(mdir).sliding_window
 
 
 def main():

@@ -15,14 +15,16 @@ OUT is written by make_gguf_fixture.py. gguf-py mode, for every model of gguf_ex
   * the general.architecture, vocabulary size and chat template; the user.modelfs.source xattr;
   * for the BF16 imports: llama.cpp's own convert_hf_to_gguf.py output (OUT/ref/<kind>.gguf) has the
     same tensors (names, ne, types, bytes) and every KV of it is present with the same type and value,
-    except the keys listed in REF_DIFFERENCES (documented in FORMATS.md §7.5);
+    except the keys listed in REF_DIFFERENCES (documented in FORMATS.md §7.5), and it has no tokenizer.* KV
+    the reference lacks;
 and for every "hostile" model: its directory is there, with config.json and model.safetensors, but
 no GGUF. A model key may be a draft folder (`<model>/draft`, FORMATS.md §4.3 H): it is checked like a
 model; one with "hf_source" (a BF16 draft) must also load with transformers' from_pretrained(folder)
 and give exactly the source model's logits and tokens. Every "draft_refused" model has its model.gguf
 and a draft/ folder with config.json and model.safetensors but no draft/model.gguf.
 llama mode: llama.cpp loads every file, tokenizes the sample texts exactly as the HF tokenizer does,
-reports the chat template, and for the BF16 imports continues a prompt greedily with the same tokens
+and, where there is a reference GGUF that tokenizes like HF ("ref_tokenization"), the sample texts and strings with special tokens (parsed as llama.cpp
+parses a prompt, BOS added as the file says) exactly as through the reference; reports the chat template, and for the BF16 imports continues a prompt greedily with the same tokens
 as the reference GGUF; the variants of quantized imports load and generate valid tokens.
 Prints one line per failed check and ends with "N passed, M failed".
 """
@@ -46,9 +48,7 @@ REF_DIFFERENCES = {
     "general.name",               # modelfs: the Ollama model name
     "general.size_label",         # not written
     "general.file_type",          # the dominant type of the synthesized file
-    "tokenizer.ggml.scores",      # llama: merge-rank scores instead of -1000 (tokenizes like HF)
-    "tokenizer.ggml.pre",         # llama (SPM): "default" is llama.cpp's default, not written
-    "tokenizer.ggml.add_sep_token",   # not written (false is the default)
+    "tokenizer.ggml.scores",      # llama: merge-rank scores instead of -1000 / tokenizer.model's (tokenizes like HF)
 }
 GEN_PROMPT = [300, 120, 250, 80, 33]   # the reference GGUFs continue it for 6 tokens without an end token
 GEN_N = 6
@@ -173,6 +173,8 @@ def check_reference(r, d, g, ref_path):
             continue
         r.ok(m.types == f.types and kv_value(m) == kv_value(f),
              f"{d}: KV {f.name} = {str(kv_value(m))[:80]} ({m.types}), reference {str(kv_value(f))[:80]} ({f.types})")
+    extra = sorted(k for k in fields if k.startswith("tokenizer.") and k not in ref.fields)
+    r.ok(not extra, f"{d}: tokenizer KVs {extra} are not in convert_hf_to_gguf.py's output")
 
 
 def check_hostile(r, mount, d, e):
@@ -225,9 +227,11 @@ def run_llama(r, mount, out, exp, node_dir):
     jobs = []
     for d, e in exp["models"].items():
         for f in ["model.gguf"] + [f"model.{v}.gguf" for v in VARIANTS]:
-            jobs.append({"file": os.path.join(mount, d, f), "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
+            jobs.append({"file": os.path.join(mount, d, f), "texts": e["texts"], "specialTexts": e["special_texts"],
+                         "prompt": GEN_PROMPT, "n": GEN_N})
         if e.get("ref_gguf") and all(j["file"] != e["ref_gguf"] for j in jobs):   # a reference may serve several models
-            jobs.append({"file": e["ref_gguf"], "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
+            jobs.append({"file": e["ref_gguf"], "texts": e["texts"], "specialTexts": e["special_texts"],
+                         "prompt": GEN_PROMPT, "n": GEN_N})
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(jobs, fh)
     p = subprocess.run(["node", os.path.join(node_dir, "llama_synth.mjs"), fh.name], capture_output=True, text=True,
@@ -253,6 +257,10 @@ def run_llama(r, mount, out, exp, node_dir):
             r.ok(o["chatTemplate"] == e["chat_template"], f"{d}/{f}: chat template {str(o['chatTemplate'])[:60]!r}")
             r.ok(len(o["tokens"]) <= GEN_N and all(0 <= t < e["n_vocab"] for t in o["tokens"]),
                  f"{d}/{f}: generated {o['tokens']}")
+            if ref is not None and "error" not in ref and e["ref_tokenization"]:   # as through the converter's GGUF
+                for text, want, got in zip(e["texts"] + e["special_texts"], ref["tokenized"] + ref["tokenizedSpecial"],
+                                           o["tokenized"] + o["tokenizedSpecial"]):
+                    r.ok(got == want, f"{d}/{f}: llama.cpp tokenizes {text!r} as {got}, through the reference GGUF as {want}")
             if ref is not None and f in ("model.gguf", "model.bf16.gguf"):
                 r.ok("error" not in ref and len(ref["tokens"]) == GEN_N and o["tokens"] == ref["tokens"],
                      f"{d}/{f}: greedy tokens {o['tokens']}, reference GGUF {ref.get('tokens')}")
@@ -270,6 +278,10 @@ def main():
         exp = json.load(f)
     if not r.ok(len(exp["models"]) >= 4 and exp["hostile"], "gguf_expected.json lists too few models"):
         return r.finish()
+    for e in exp["models"].values():   # paths are relative to OUT
+        for k in ("ref_gguf", "hf_source"):
+            if e.get(k):
+                e[k] = os.path.join(os.path.abspath(a.out), e[k])
     if a.llama:
         run_llama(r, os.path.abspath(a.mount), a.out, exp, a.llama)
         return r.finish()

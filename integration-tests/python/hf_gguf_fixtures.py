@@ -49,6 +49,8 @@ CASES = [
     ("hf-gemma3", "f32", "gemma3", "F32", GEMMA),
     ("hf-gemma3", "q8_0", "gemma3", "Q8_0", GEMMA),
     ("hf-gemma3", "4b", "gemma3_4b", "Q8_0", GEMMA),   # global rope scaling, specials also in the vocabulary
+    ("hf-gemma", "f32", "gemma", "F32", {}),            # Gemma 1 / CodeGemma
+    ("hf-gemma2", "f32", "gemma2", "F32", {}),          # soft-caps and a window of 8 (hf_models.gemma2_features)
     ("hf-llama", "spm-scores", "llama", "F16", BIG),
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -66,6 +68,8 @@ NO_GGUF_LOADER = {
     ("hf-gemma3", "f32"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
     ("hf-gemma3", "q8_0"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
     ("hf-gemma3", "4b"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
+    ("hf-gemma", "f32"): "it has no gemma (Gemma 1) architecture",
+    ("hf-gemma2", "f32"): "it ignores the GGUF's soft-caps (keeps 50 and 30) and keeps query_pre_attn_scalar 256",
     ("hf-qwen2moe", "q8_0"): "it fails on the stacked expert tensors (t() expects a tensor with <= 2 dimensions)",
     ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
     ("hf-gptoss", "f32"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",

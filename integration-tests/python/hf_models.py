@@ -4,7 +4,7 @@
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
-                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "gptoss", "deepseek3")
+                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "gptoss", "deepseek3")
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -13,7 +13,10 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- gemma/gemma2/gemma3: Gemma's SentencePiece BPE (gemma_tokenizer.py): tokenizer.model kept beside
+  tokenizer.json (llama.cpp's converter reads it), no dummy prefix, <bos> added, Gemma's special-token ids
+  (<start_of_turn> 106, <end_of_turn> 107), added_tokens_decoder in tokenizer_config.json as Gemma's.
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3_4b/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
@@ -33,19 +36,38 @@ import json
 import os
 import sys
 
-KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
+         "gemma", "gemma2")
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
+# kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
+GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
+    "Once upon a time",
+    " Once upon a time, 2024 times",
     "numbers 3 33 333 3333 and 3.14159, it's time; don't stop",
     "  leading spaces\nnew line\ttab   and trailing  ",
     "café naïve — ünïcödé ☃ 日本語 🦙",
 ]
+
+# strings with special tokens, per tokenizer family (special_texts(kind))
+SPECIAL_TEXTS = {
+    "llama": ["<s>[INST] Hi 42 café 🦙 [/INST] ok</s>", "[INST]x</s><s>y"],
+    "qwen": ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n", "a<|endoftext|>b<|im_end|>c"],
+    "gemma": ["<bos><start_of_turn>user\nHi 42 café 🦙<end_of_turn>\n<start_of_turn>model\n",
+              "a<eos>b<end_of_turn> c<mask>"],
+}
+
+
+def special_texts(kind: str) -> list:
+    """Strings with the special tokens of `kind`'s tokenizer."""
+    return SPECIAL_TEXTS["llama" if kind in SPM_KINDS else "gemma" if kind in GEMMA_SPM_KINDS else "qwen"]
+
 
 _CORPUS_LINES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -132,6 +154,18 @@ def train_llama_tokenizer(vocab_size: int = 400):
 
 
 def train_tokenizer(kind: str):
+    if kind in GEMMA_SPM_KINDS:
+        import shutil
+        import tempfile
+        import gemma_tokenizer as GT
+        d = tempfile.mkdtemp(prefix="gemma-spm-")
+        try:
+            tok = GT.train(_corpus(), d)
+            with open(os.path.join(d, "tokenizer.model"), "rb") as f:
+                tok.spm_model_bytes = f.read()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        return tok
     if kind in SPM_KINDS:
         return train_llama_tokenizer()
     return train_qwen_tokenizer(specials_in_vocab=kind == "gemma3_4b")
@@ -165,6 +199,12 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return T.Gemma3TextConfig(**g, head_dim=32, query_pre_attn_scalar=32, sliding_window=8, rope_parameters={
             "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+    if kind == "gemma":   # Gemma 1 / CodeGemma: tied embeddings, two norms a layer
+        return T.GemmaConfig(**dict(common, tie_word_embeddings=True), head_dim=32, hidden_activation="gelu_pytorch_tanh")
+    if kind == "gemma2":  # soft-caps small enough and a window short enough that each changes the logits (gemma2_features)
+        return T.Gemma2Config(**dict(common, tie_word_embeddings=True, num_hidden_layers=4), head_dim=32,
+                              query_pre_attn_scalar=32, sliding_window=8, attn_logit_softcapping=GEMMA2_ATTN_CAP,
+                              final_logit_softcapping=GEMMA2_FINAL_CAP, hidden_activation="gelu_pytorch_tanh")
     if kind == "qwen2moe":  # routed experts plus a shared expert with its sigmoid gate; q/k/v biases
         return T.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=64,
                                 shared_expert_intermediate_size=128, decoder_sparse_step=1, norm_topk_prob=False,
@@ -176,13 +216,47 @@ def model_config(kind: str, vocab_size: int, tokenizer):
     raise ValueError(kind)
 
 
+GEMMA2_ATTN_CAP = 2.0
+GEMMA2_FINAL_CAP = 3.0
+
+
+def gemma2_features(model, tokenizer, min_change: float = 1e-2) -> dict:
+    """How much each Gemma 2 feature changes the logits of a sample longer than the window (eager attention):
+    the same weights without the attention soft-cap, without the final soft-cap, with no sliding window.
+    Raises when one changes them by less than `min_change` (the fixture would not test it)."""
+    import copy
+    import torch
+    ids = torch.tensor([tokenizer.encode(SAMPLE_TEXTS[0], add_special_tokens=False)[:24]])
+    assert ids.shape[1] > model.config.sliding_window
+
+    def logits(change):
+        cfg = copy.deepcopy(model.config)
+        change(cfg)
+        m = type(model)(cfg)
+        m.load_state_dict(model.state_dict())
+        m = m.float().eval()
+        m.config._attn_implementation = "eager"
+        with torch.no_grad():
+            return m(ids).logits
+    base = logits(lambda c: None)
+    out = {"attn_logit_softcapping": logits(lambda c: setattr(c, "attn_logit_softcapping", None)),
+           "final_logit_softcapping": logits(lambda c: setattr(c, "final_logit_softcapping", None)),
+           "sliding_window": logits(lambda c: setattr(c, "layer_types", ["full_attention"] * c.num_hidden_layers))}
+    diffs = {k: float((v - base).abs().max()) for k, v in out.items()}
+    weak = {k: d for k, d in diffs.items() if d < min_change}
+    if weak:
+        raise AssertionError(f"gemma2 fixture: these features barely change the logits: {weak}")
+    return diffs
+
+
 def model_class(kind: str):
     import transformers as T
     if kind in _moe.KINDS:
         return _moe.model_class(kind)
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
-            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM}[kind]
+            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
+            "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -194,7 +268,7 @@ def make_model(kind: str, seed: int = 0):
     model = model_class(kind)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
-            if p.dim() == 1 and kind.startswith("gemma3"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
+            if p.dim() == 1 and kind.startswith("gemma"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
                 p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)   # so that 1 + w is exact in bf16
             elif p.dim() == 1:                      # the default 0.02 so greedy generation is not flat
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
@@ -202,7 +276,10 @@ def make_model(kind: str, seed: int = 0):
                 p.normal_(0.0, 0.08)
         if kind in _moe.KINDS:
             _moe.init_buffers(kind, model)
-    return model.to(torch.bfloat16), tokenizer
+    model = model.to(torch.bfloat16)
+    if kind == "gemma2":
+        gemma2_features(model, tokenizer)
+    return model, tokenizer
 
 
 def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
@@ -220,9 +297,18 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     tc_path = os.path.join(out_dir, "tokenizer_config.json")
     with open(tc_path, encoding="utf-8") as f:
         tc = json.load(f)
-    tc["add_bos_token"] = kind in SPM_KINDS
+    tc["add_bos_token"] = kind in SPM_KINDS or kind in GEMMA_SPM_KINDS
     tc["add_eos_token"] = False
     tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind in SPM_KINDS else QWEN_CHAT_TEMPLATE
+    if kind in GEMMA_SPM_KINDS:   # Gemma ships tokenizer.model beside tokenizer.json (llama.cpp's converter reads it)
+        import gemma_tokenizer as GT
+        tc["chat_template"] = GT.CHAT_TEMPLATE
+        with open(os.path.join(out_dir, "tokenizer.json"), encoding="utf-8") as f:   # as Gemma's (transformers 4) lists them
+            tc["added_tokens_decoder"] = {str(a["id"]): {k: a[k] for k in ("content", "lstrip", "normalized", "rstrip",
+                                                                           "single_word", "special")}
+                                          for a in json.load(f)["added_tokens"]}
+        with open(os.path.join(out_dir, "tokenizer.model"), "wb") as f:
+            f.write(tokenizer.spm_model_bytes)
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
         f.write("\n")

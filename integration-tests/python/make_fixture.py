@@ -26,7 +26,7 @@ expected.json schema (version 1)
   "e2e": {<model dir>: {"input_ids": [[...]], "logits_exact": "oracle/...npy",
                         "logits_close": "oracle/...npy" | null, "atol": float | null}},
   "hf_gguf": {<model dir>: {"source": "hf-src/<dir>",   # the HF model the GGUF was converted from
-                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma3" | "qwen2moe" | "mixtral",
+                            "kind": "llama" | "qwen2" | "qwen3" | "qwen3moe" | "phi3" | "gemma" | "gemma2" | "gemma3" | "qwen2moe" | "mixtral",
                             "ggml_type": "Q4_K",
                             "gguf_loader": bool}},   # compare with transformers' own GGUF loader
   "models": {
@@ -578,7 +578,7 @@ GGUF_PY_TYPES = _gguf_py_types()
 # ---------------------------------------------------------------------------------------------
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
-HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe",
+HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3", "qwen2moe",
                    "gpt-oss", "deepseek2")   # the last two: GGUF -> HF only, deepseek2 with sigmoid routing
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]

@@ -44,12 +44,15 @@ IMPORTS = {
     "qwen2moe": ["bf16", "int4"],        # experts stacked into [E, out, in] as Ollama's x/create writes them
     "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
     "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
+    "gemma": ["bf16"],                   # Gemma 1 / CodeGemma
+    "gemma2": ["bf16"],                  # soft-caps, sliding window on alternate layers
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
-             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3"}
+             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
+             "gemma": "GEMMA", "gemma2": "GEMMA2"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
-NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
 # token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
 # fixtures are named so that it does not
@@ -311,12 +314,19 @@ class Builder:
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
+            "special_texts": H.special_texts(kind),
+            # llama.cpp through the reference tokenizes as HF does, except for the Llama-2-style tokenizer.json
+            # without tokenizer.model: the converter's LlamaHfVocab scores every piece -1000 and llama.cpp then
+            # merges left to right (modelfs's merge-rank scores follow HF, FORMATS.md §7.5), so HF is its oracle
+            "ref_tokenization": kind not in H.SPM_KINDS,
             "n_vocab": cfg["vocab_size"],
             "chat_template": json.loads(files["tokenizer_config.json"]).get("chat_template"),
-            "ref_gguf": self.reference(kind) if quant == "bf16" and unchanged else None,
+            # paths relative to OUT (the tests' fixture cache generates OUT under another name, then renames it)
+            "ref_gguf": os.path.relpath(self.reference(kind), self.out) if quant == "bf16" and unchanged and self.llama_src
+            else None,
         }
         if d.endswith("/draft") and quant == "bf16":   # the folder as stored is the source model: from_pretrained(d)
-            self.exp["models"][d]["hf_source"] = hf
+            self.exp["models"][d]["hf_source"] = os.path.relpath(hf, self.out)
 
     def hostile(self, name, why, mutate, reason_contains, kind="qwen3"):
         d = self.import_model(kind, "bf16", name=name, mutate=mutate, about=why)
@@ -379,8 +389,8 @@ def main(argv):
                   {"id": 400, "content": "<|extra|>", "single_word": False, "lstrip": False, "rstrip": False,
                    "normalized": False, "special": True})), "vocab_size")
     b.hostile("synth-dup-tokens", "two vocabulary entries with the same string", _dup_token, "tokenizer.json")
-    b.hostile("synth-gemma", "config.json names Gemma2ForCausalLM (not mapped: its own value changes)",
-              _json_edit("config.json", lambda c: c.update(architectures=["Gemma2ForCausalLM"], model_type="gemma2")),
+    b.hostile("synth-gemma3n", "config.json names Gemma3nForCausalLM (not mapped: its own tensors and value changes)",
+              _json_edit("config.json", lambda c: c.update(architectures=["Gemma3nForCausalLM"], model_type="gemma3n_text")),
               "gemma")
     b.finish()
     print(f"gguf fixture written to {b.out}: {len(b.exp['models'])} models, {len(b.exp['hostile'])} hostile")

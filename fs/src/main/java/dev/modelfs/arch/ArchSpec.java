@@ -21,7 +21,7 @@ import java.util.Optional;
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
+        Gemma, Gemma2, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -139,6 +139,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     /** Refuses a {@code tokenizer.json} whose vocabulary llama.cpp's converter would cut differently. */
     default void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
+    }
+
+    /**
+     * Tokenizer KVs llama.cpp's converter writes for this architecture beyond those the tokenizer files give
+     * ({@code model} is the vocabulary's {@code tokenizer.ggml.model}, {@code nVocab} its size), docs/FORMATS.md §7.5.
+     */
+    default List<GgufKv> tokenizerExtras(TokenizerTables.TokenizerModel model, int nVocab) {
+        return List.of();
     }
 
     /** One computed F32 tensor. */

@@ -32,6 +32,10 @@ public enum Architecture {
     PHI3(new Phi3()),
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
     GEMMA3(new Gemma3()),
+    /** Gemma 1 and CodeGemma ({@code GemmaForCausalLM}): norm weights stored as {@code 1 + w}. */
+    GEMMA(new Gemma()),
+    /** Gemma 2 ({@code Gemma2ForCausalLM}): soft-capping, alternating sliding window, norms as {@code 1 + w}. */
+    GEMMA2(new Gemma2()),
     /** gpt-oss ({@code GptOssForCausalLM}): attention sinks, fused transposed experts; GGUF → HF only. */
     GPT_OSS(new GptOss()),
     /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
@@ -127,8 +131,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": of the gemma architectures only Gemma3ForCausalLM (text) is mapped; the others (Gemma, "
-                    + "Gemma 2, Gemma 3 with vision, Gemma 3n) have tensors and hyperparameters modelfs does not map";
+            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM (text) are "
+                    + "mapped; the others (Gemma 3 with vision, Gemma 3n, Gemma 4) have tensors and hyperparameters modelfs does not map";
         }
         if (lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";

@@ -49,6 +49,12 @@ public final class Gemma3 implements ArchSpec {
         return 1f;
     }
 
+    /** With a SentencePiece-style vocabulary, {@code add_space_prefix = false} (Gemma's tokenizer adds no dummy prefix). */
+    @Override
+    public List<GgufKv> tokenizerExtras(TokenizerTables.TokenizerModel model, int nVocab) {
+        return GemmaVocab.extras(model);
+    }
+
     @Override
     public List<GgufKv> extraKvs(JsonNode c, String p, List<GgufKv> done, ConfigKeys.Dims d) {
         List<GgufKv> out = new ArrayList<>();
@@ -149,6 +155,6 @@ public final class Gemma3 implements ArchSpec {
 
     /** The shortest decimal that reads back as the same f32 (GGUF floats are f32). */
     private static double shortest(double v) {
-        return Double.parseDouble(Float.toString((float) v));
+        return GemmaVocab.shortest(v);
     }
 }

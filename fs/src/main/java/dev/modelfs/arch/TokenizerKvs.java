@@ -30,9 +30,20 @@ import java.util.Set;
  * with a one-line reason.
  */
 public final class TokenizerKvs {
-    private static final List<String> SPECIAL_TYPES = List.of("bos", "eos", "unk", "sep", "pad");
+    private static final List<String> SPECIAL_TYPES = List.of("bos", "eos", "unk", "sep", "pad", "cls", "mask");
 
     private TokenizerKvs() {
+    }
+
+    /**
+     * The tokenizer KVs of a model of architecture {@code arch}: {@link #of(JsonNode, JsonNode, JsonNode, int)} and
+     * then the architecture's own ({@link ArchSpec#tokenizerExtras}, e.g. Gemma's {@code add_space_prefix = false}).
+     */
+    public static List<GgufKv> of(JsonNode tokenizer, JsonNode tokenizerConfig, JsonNode config, int nVocab, ArchSpec arch) {
+        List<GgufKv> out = new ArrayList<>(of(tokenizer, tokenizerConfig, config, nVocab));
+        TokenizerTables.TokenizerModel model = TokenizerTables.TokenizerModel.fromHf(tokenizer).orElseThrow();
+        out.addAll(arch.tokenizerExtras(model, nVocab));
+        return List.copyOf(out);
     }
 
     /** The tokenizer KVs; {@code tokenizerConfig} and {@code config} may be null. */
@@ -106,7 +117,9 @@ public final class TokenizerKvs {
             TokenizerTables.PreTokenizer pre = TokenizerTables.PreTokenizer.fromHf(tokenizer.path("pre_tokenizer"))
                     .orElseThrow(() -> new IllegalArgumentException("tokenizer.json: pre-tokenizer not recognized "
                             + "(llama.cpp knows it only by its regex; supported: llama-bpe, qwen2, qwen35, gpt-2)"));
-            out.add(kv("tokenizer.ggml.pre", GgufValueType.STRING, pre.ggufName()));
+            out.add(kv(TokenizerTables.PRE, GgufValueType.STRING, pre.ggufName()));
+        } else {
+            out.add(kv(TokenizerTables.PRE, GgufValueType.STRING, "default"));   // the converter's SentencePiece readers
         }
         out.add(kv("tokenizer.ggml.tokens", GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, tokenList)));
         if (model == TokenizerTables.TokenizerModel.LLAMA) {
@@ -121,6 +134,14 @@ public final class TokenizerKvs {
         return List.copyOf(out);
     }
 
+    /**
+     * The special-token ids and add flags, as gguf-py's {@code SpecialVocab} derives them: tokenizer.json's
+     * post-processor first (TemplateProcessing: a leading special token sets add_bos (and names the bos token when
+     * tokenizer_config.json does not), a trailing one add_eos, a separator between A and B in the pair template
+     * add_sep; RobertaProcessing: all three), then {@code tokenizer_config.json}'s {@code add_<type>_token}, then
+     * each role's id: the first added token with tokenizer_config.json's content, else config.json's
+     * {@code <type>_token_id} below {@code nVocab}.
+     */
     private static void specials(JsonNode tokenizer, JsonNode tc, JsonNode config, Map<String, Integer> addedIds, int nVocab, List<GgufKv> out) {
         Map<String, String> content = new HashMap<>();
         for (String typ : SPECIAL_TYPES) {
@@ -133,10 +154,16 @@ public final class TokenizerKvs {
             }
         }
         Map<String, Boolean> add = new HashMap<>();
-        templateAdds(tokenizer.path("post_processor"), content, add);
+        templateAdds(tokenizer.path("post_processor"), tc != null, content, add);
+        for (String typ : List.of("bos", "eos", "sep")) {
+            JsonNode e = tc == null ? null : tc.get("add_" + typ + "_token");
+            if (e != null && e.isBoolean()) {
+                add.put(typ, e.asBoolean());
+            }
+        }
         for (TokenizerTables.SpecialToken s : TokenizerTables.SpecialToken.values()) {
             String typ = s.hfField().replace("_token", "");
-            Integer id = content.containsKey(typ) ? addedIds.get(content.get(typ)) : null;
+            Integer id = tc != null && content.containsKey(typ) ? addedIds.get(content.get(typ)) : null;
             if (id == null && config != null && config.path(typ + "_token_id").isIntegralNumber()) {
                 long cid = config.path(typ + "_token_id").asLong();
                 id = cid >= 0 && cid < nVocab ? (int) cid : null;
@@ -145,22 +172,16 @@ public final class TokenizerKvs {
                 out.add(kv(s.ggufKey(), GgufValueType.UINT32, id));
             }
         }
-        for (String typ : List.of("bos", "eos")) {
-            JsonNode e = tc == null ? null : tc.get("add_" + typ + "_token");
-            if (e != null && e.isBoolean()) {
-                add.put(typ, e.asBoolean());
+        for (Map.Entry<String, String> a : Map.of("bos", TokenizerTables.ADD_BOS, "sep", TokenizerTables.ADD_SEP,
+                "eos", TokenizerTables.ADD_EOS).entrySet().stream().sorted(Map.Entry.comparingByKey()).toList()) {
+            if (add.containsKey(a.getKey())) {
+                out.add(kv(a.getValue(), GgufValueType.BOOL, add.get(a.getKey())));
             }
-        }
-        if (add.containsKey("bos")) {
-            out.add(kv(TokenizerTables.ADD_BOS, GgufValueType.BOOL, add.get("bos")));
-        }
-        if (add.containsKey("eos")) {
-            out.add(kv(TokenizerTables.ADD_EOS, GgufValueType.BOOL, add.get("eos")));
         }
     }
 
-    /** add_bos/add_eos implied by a TemplateProcessing post-processor (as gguf-py's SpecialVocab reads it). */
-    private static void templateAdds(JsonNode pp, Map<String, String> content, Map<String, Boolean> add) {
+    /** add_bos/add_eos/add_sep implied by the post-processor (gguf-py's {@code SpecialVocab._try_load_from_tokenizer_json}). */
+    private static void templateAdds(JsonNode pp, boolean haveConfig, Map<String, String> content, Map<String, Boolean> add) {
         List<JsonNode> procs = new ArrayList<>();
         if (pp.has("processors")) {
             pp.path("processors").forEach(procs::add);
@@ -168,21 +189,71 @@ public final class TokenizerKvs {
             procs.add(pp);
         }
         for (JsonNode p : procs) {
-            if (!"TemplateProcessing".equals(p.path("type").asText())) {
+            String type = p.path("type").asText();
+            if ("RobertaProcessing".equals(type)) {
+                add.put("bos", true);
+                add.put("eos", true);
+                add.put("sep", true);
+                continue;
+            }
+            if (!"TemplateProcessing".equals(type)) {
                 continue;
             }
             JsonNode single = p.path("single");
+            String first = null;
+            String last = null;
             if (single.size() > 1) {
-                String first = single.get(0).path("SpecialToken").path("id").asText(null);
+                first = specialId(single.get(0));
                 if (first != null) {
-                    add.put("bos", first.equals(content.get("bos")));
+                    if (!haveConfig || !content.containsKey("bos") && !first.equals(content.get("cls"))) {
+                        content.put("bos", first);
+                    }
+                    add.put("bos", first.equals(content.get("bos")) || first.equals(content.get("cls")));
                 }
-                String last = single.get(single.size() - 1).path("SpecialToken").path("id").asText(null);
+                last = specialId(single.get(single.size() - 1));
                 if (last != null) {
+                    if (!haveConfig) {
+                        content.put("eos", last);
+                    }
                     add.put("eos", last.equals(content.get("eos")));
                 }
             }
+            separator(p.path("pair"), first, last, content, add);
         }
+    }
+
+    /** A separator in the pair template between sequences A and B ({@code A [sep] [eos] B}) sets add_sep. */
+    private static void separator(JsonNode pair, String first, String last, Map<String, String> content, Map<String, Boolean> add) {
+        int start = first != null && pair.size() > 0 && first.equals(specialId(pair.get(0))) ? 1 : 0;
+        int stop = last != null && pair.size() > 0 && last.equals(specialId(pair.get(pair.size() - 1))) ? pair.size() - 1 : pair.size();
+        if (stop - start < 3) {
+            return;
+        }
+        String a = pair.get(start).path("Sequence").path("id").asText(null);
+        String b = pair.get(stop - 1).path("Sequence").path("id").asText(null);
+        if (!"A".equals(a) || !"B".equals(b)) {
+            return;
+        }
+        boolean sep = false;
+        String e0 = specialId(pair.get(start + 1));
+        if (e0 != null && isSepOrEos(e0, content) && last == null) {
+            sep = true;
+        }
+        if (stop - start == 4) {
+            String e1 = specialId(pair.get(start + 2));
+            if (e1 != null && isSepOrEos(e1, content)) {
+                sep = true;
+            }
+        }
+        add.put("sep", sep);
+    }
+
+    private static boolean isSepOrEos(String token, Map<String, String> content) {
+        return token.equals(content.get("sep")) || token.equals(content.get("eos"));
+    }
+
+    private static String specialId(JsonNode piece) {
+        return piece.path("SpecialToken").path("id").asText(null);
     }
 
     /** {@code chat_template}: a string, or the {@code default} entry of a list of {name, template}. */

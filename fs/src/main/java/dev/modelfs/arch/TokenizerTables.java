@@ -188,7 +188,7 @@ public final class TokenizerTables {
      */
     public enum SpecialToken {
         BOS("bos_token", "bos_token_id"), EOS("eos_token", "eos_token_id"), UNK("unk_token", "unknown_token_id"),
-        SEP("sep_token", "seperator_token_id"), PAD("pad_token", "padding_token_id");
+        SEP("sep_token", "seperator_token_id"), PAD("pad_token", "padding_token_id"), MASK("mask_token", "mask_token_id");
 
         private final String hfField;
         private final String ggufSuffix;
@@ -213,6 +213,12 @@ public final class TokenizerTables {
     public static final String ADD_BOS = "tokenizer.ggml.add_bos_token";
     /** {@code tokenizer_config.json} {@code add_eos_token} ↔ this BOOL key. */
     public static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
+    /** {@code tokenizer_config.json} {@code add_sep_token}, or a TemplateProcessing pair with a separator ↔ this BOOL key. */
+    public static final String ADD_SEP = "tokenizer.ggml.add_sep_token";
+    /** Whether llama.cpp's SentencePiece tokenizer prefixes the text with a space (BOOL; llama.cpp's default: true). */
+    public static final String ADD_SPACE_PREFIX = "tokenizer.ggml.add_space_prefix";
+    /** {@code tokenizer.ggml.pre} of a SentencePiece-style vocabulary, as llama.cpp's converter writes it. */
+    public static final String PRE = "tokenizer.ggml.pre";
     /** {@code tokenizer_config.json} {@code chat_template} (a string) ↔ this STRING key. */
     public static final String CHAT_TEMPLATE = "tokenizer.chat_template";
 

@@ -192,7 +192,7 @@ public final class SynthesizedGgufPlanner {
             throw new IllegalArgumentException("no tokenizer.json");
         }
         arch.spec().checkTokenizer(in.tokenizer(), d);
-        List<GgufKv> tokKvs = TokenizerKvs.of(in.tokenizer(), in.tokenizerConfig(), cfg, d.vocab());
+        List<GgufKv> tokKvs = TokenizerKvs.of(in.tokenizer(), in.tokenizerConfig(), cfg, d.vocab(), arch.spec());
 
         List<TensorPlan> plans = new ArrayList<>();
         Set<String> names = new HashSet<>();

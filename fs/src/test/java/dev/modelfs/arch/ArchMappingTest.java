@@ -2,6 +2,7 @@ package dev.modelfs.arch;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.Vectors;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
@@ -57,7 +58,7 @@ class ArchMappingTest {
         if (a != Architecture.DEEPSEEK2) {
             out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
         }
-        if (a == Architecture.GEMMA3) {
+        if (a == Architecture.GEMMA3 || a == Architecture.GEMMA2) {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
@@ -215,6 +216,100 @@ class ArchMappingTest {
         assertEquals(1f, TensorNames.storedShift(g, "output_norm.weight"));
         assertEquals(0f, TensorNames.storedShift(g, "blk.2.attn_k.weight"));
         assertEquals(0f, TensorNames.storedShift(Architecture.QWEN3, "blk.2.attn_k_norm.weight"));
+        // gemma2: gemma3's four norms without q/k norms; gemma (1): post_attention_layernorm is the ffn norm
+        Architecture g2 = Architecture.GEMMA2;
+        assertEquals("blk.2.post_attention_norm.weight", TensorNames.toGguf(g2, "model.layers.2.post_attention_layernorm.weight").orElseThrow());
+        assertEquals("model.layers.2.post_feedforward_layernorm.weight", TensorNames.toHf(g2, "blk.2.post_ffw_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toGguf(g2, "model.layers.2.self_attn.q_norm.weight").isPresent());
+        assertEquals(1f, TensorNames.storedShift(g2, "blk.2.post_ffw_norm.weight"));
+        Architecture g1 = Architecture.GEMMA;
+        assertEquals("blk.2.ffn_norm.weight", TensorNames.toGguf(g1, "model.layers.2.post_attention_layernorm.weight").orElseThrow());
+        assertFalse(TensorNames.toGguf(g1, "model.layers.2.pre_feedforward_layernorm.weight").isPresent());
+        assertEquals(1f, TensorNames.storedShift(g1, "output_norm.weight"));
+        assertFalse(TensorNames.permutation(g1, "blk.1.attn_q.weight").isPresent());
+    }
+
+    private static ObjectNode gemma2Config() throws Exception {
+        return (ObjectNode) JSON.readTree("""
+                {"architectures":["Gemma2ForCausalLM"],"model_type":"gemma2","hidden_size":64,"intermediate_size":128,
+                 "num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":32,"vocab_size":560,
+                 "max_position_embeddings":512,"rms_norm_eps":1e-5,"rope_theta":10000.0,"query_pre_attn_scalar":32,
+                 "sliding_window":8,"attn_logit_softcapping":2.0,"final_logit_softcapping":3.0,"tie_word_embeddings":true,
+                 "hidden_activation":"gelu_pytorch_tanh",
+                 "layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"]}""");
+    }
+
+    /** Gemma 2's KVs as llama.cpp's converter writes them, its refusals, and the config.json rebuilt from them. */
+    @Test
+    void gemma2BothWays() throws Exception {
+        Map<String, GgufKv> kv = ConfigKeys.toGguf(Architecture.GEMMA2, gemma2Config()).stream()
+                .collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(2.0f, kv.get("gemma2.attn_logit_softcapping").value());
+        assertEquals(3.0f, kv.get("gemma2.final_logit_softcapping").value());
+        assertEquals(8, kv.get("gemma2.attention.sliding_window").value());
+        assertEquals(32, kv.get("gemma2.attention.key_length").value());
+        for (String bad : List.of("{\"attn_logit_softcapping\":null}", "{\"query_pre_attn_scalar\":256}", "{\"sliding_window\":null}",
+                "{\"tie_word_embeddings\":false}", "{\"hidden_activation\":\"silu\"}",
+                "{\"layer_types\":[\"full_attention\",\"full_attention\",\"sliding_attention\",\"full_attention\"]}",
+                "{\"rope_scaling\":{\"rope_type\":\"linear\",\"factor\":2.0}}")) {
+            ObjectNode c = gemma2Config();
+            c.setAll((ObjectNode) JSON.readTree(bad));
+            assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(Architecture.GEMMA2, c), bad);
+        }
+        Map<String, GgufKv> byKey = new java.util.HashMap<>(kv);
+        ObjectNode hf = ConfigKeys.toHf(Architecture.GEMMA2, byKey);
+        GgufParams m = new GgufParams() {
+            @Override
+            public Long integer(String key, Long dflt) {
+                GgufKv v = byKey.get(key);
+                return v == null ? dflt : ((Number) v.value()).longValue();
+            }
+
+            @Override
+            public Double real(String key, Double dflt) {
+                GgufKv v = byKey.get(key);
+                return v == null ? dflt : ((Number) v.value()).doubleValue();
+            }
+
+            @Override
+            public boolean hasTensor(String name) {
+                return false;
+            }
+        };
+        Architecture.GEMMA2.spec().completeHfConfig(hf, m, "gemma2.", 64, 4, 32);
+        ObjectNode src = gemma2Config();
+        for (String f : List.of("sliding_window", "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
+                "layer_types", "hidden_activation")) {
+            assertEquals(src.get(f), hf.get(f), f);
+        }
+        assertEquals("eager", hf.path("attn_implementation").asText(), "sdpa ignores the attention soft-cap");
+        assertThrows(IllegalArgumentException.class, () -> Architecture.GEMMA2.spec().checkGguf(new GgufParams() {
+            @Override
+            public Long integer(String key, Long dflt) {
+                return key.endsWith("sliding_window_pattern") ? 3L : dflt;
+            }
+
+            @Override
+            public Double real(String key, Double dflt) {
+                return dflt;
+            }
+
+            @Override
+            public boolean hasTensor(String name) {
+                return false;
+            }
+        }, "gemma2."));
+    }
+
+    /** Gemma 1's tokenizer extras: add_space_prefix false with a SentencePiece vocabulary, the converter's eot id 107. */
+    @Test
+    void gemmaTokenizerExtras() {
+        Map<String, Object> kv = Architecture.GEMMA.spec().tokenizerExtras(TokenizerTables.TokenizerModel.LLAMA, 560).stream()
+                .collect(Collectors.toMap(GgufKv::key, GgufKv::value));
+        assertEquals(Map.of(TokenizerTables.ADD_SPACE_PREFIX, false, "tokenizer.ggml.eot_token_id", 107), kv);
+        assertEquals(List.of(), Architecture.GEMMA.spec().tokenizerExtras(TokenizerTables.TokenizerModel.GPT2, 100));
+        assertEquals(List.of(), Architecture.GEMMA2.spec().tokenizerExtras(TokenizerTables.TokenizerModel.GPT2, 560));
+        assertEquals(1, Architecture.GEMMA2.spec().tokenizerExtras(TokenizerTables.TokenizerModel.LLAMA, 560).size());
     }
 
     @Test
@@ -287,8 +382,10 @@ class ArchMappingTest {
         assertEquals(new Architecture.Resolution.Supported(Architecture.MIXTRAL), Architecture.fromHf("MixtralForCausalLM", "mixtral"));
         assertEquals(new Architecture.Resolution.Supported(Architecture.QWEN2MOE), Architecture.fromHf(null, "qwen2_moe"));
         assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA3), Architecture.fromHf(null, "gemma3_text"));
-        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
-        assertTrue(gemma.reason().contains("only Gemma3ForCausalLM (text) is mapped"), gemma.reason());
+        assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA2), Architecture.fromHf("Gemma2ForCausalLM", "gemma2"));
+        assertEquals(new Architecture.Resolution.Supported(Architecture.GEMMA), Architecture.fromHf(null, "gemma"));
+        var gemma = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3nForCausalLM", "gemma3n_text"));
+        assertTrue(gemma.reason().contains("Gemma 3n"), gemma.reason());
         assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("Gemma3ForConditionalGeneration", "gemma3"));
         var deepseek = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf("DeepseekV2ForCausalLM", null));
         assertTrue(deepseek.reason().contains("mixture-of-experts"), deepseek.reason());
@@ -396,7 +493,8 @@ class ArchMappingTest {
         JsonNode tc = JSON.readTree("{\"bos_token\":\"<s>\",\"eos_token\":{\"content\":\"</s>\"},\"add_bos_token\":true,\"chat_template\":\"{{x}}\"}");
         Map<String, GgufKv> kv = TokenizerKvs.of(tok, tc, null, 9).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
         assertEquals("llama", kv.get("tokenizer.ggml.model").value());
-        assertFalse(kv.containsKey("tokenizer.ggml.pre"));
+        assertEquals("default", kv.get("tokenizer.ggml.pre").value());
+        assertFalse(kv.containsKey(TokenizerTables.ADD_SPACE_PREFIX), "llama.cpp's default (true) for a llama vocabulary");
         assertEquals(List.of("<unk>", "<s>", "</s>", "<0x0A>", "a", "b", "ab", "abb", "[PAD8]"),
                 ((dev.modelfs.format.gguf.GgufArray) kv.get("tokenizer.ggml.tokens").value()).values());
         assertEquals(List.of(0f, 0f, 0f, 0f, 0f, 0f, -1f, -2f, 0f),
@@ -407,6 +505,9 @@ class ArchMappingTest {
         assertEquals(2, kv.get("tokenizer.ggml.eos_token_id").value());
         assertEquals(true, kv.get(TokenizerTables.ADD_BOS).value());
         assertEquals("{{x}}", kv.get(TokenizerTables.CHAT_TEMPLATE).value());
+        Map<String, GgufKv> gemma = TokenizerKvs.of(tok, tc, null, 9, Architecture.GEMMA3.spec()).stream()
+                .collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(false, gemma.get(TokenizerTables.ADD_SPACE_PREFIX).value(), "Gemma's SentencePiece has no dummy prefix");
         JsonNode dup = JSON.readTree("""
                 {"model":{"type":"BPE","byte_fallback":true,"vocab":{"a":0,"b":1},"merges":[]},
                  "added_tokens":[{"id":2,"content":"a","special":false}]}""");
@@ -414,5 +515,27 @@ class ArchMappingTest {
         assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(tok, null, null, 7), "id 7 beyond vocab 7");
         JsonNode wordLevel = JSON.readTree("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{}}}");
         assertThrows(IllegalArgumentException.class, () -> TokenizerKvs.of(wordLevel, null, null, 3));
+    }
+
+    /** The special-token keys as gguf-py's SpecialVocab derives them (mask, add_sep from the pair template). */
+    @Test
+    void tokenizerKvsSpecialsAsTheConverterWritesThem() throws Exception {
+        JsonNode tok = JSON.readTree("""
+                {"model":{"type":"BPE","byte_fallback":true,"vocab":{"<pad>":0,"<bos>":1,"<eos>":2,"<mask>":3,"a":4},"merges":[]},
+                 "added_tokens":[{"id":0,"content":"<pad>","special":true},{"id":1,"content":"<bos>","special":true},
+                                 {"id":2,"content":"<eos>","special":true},{"id":3,"content":"<mask>","special":true}],
+                 "post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>"}},{"Sequence":{"id":"A"}}],
+                   "pair":[{"SpecialToken":{"id":"<bos>"}},{"Sequence":{"id":"A"}},{"SpecialToken":{"id":"<eos>"}},{"Sequence":{"id":"B"}}]}}""");
+        JsonNode tc = JSON.readTree("{\"bos_token\":\"<bos>\",\"eos_token\":\"<eos>\",\"pad_token\":\"<pad>\",\"mask_token\":\"<mask>\"}");
+        Map<String, GgufKv> kv = TokenizerKvs.of(tok, tc, null, 5).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(3, kv.get("tokenizer.ggml.mask_token_id").value());
+        assertEquals(0, kv.get("tokenizer.ggml.padding_token_id").value());
+        assertEquals(true, kv.get(TokenizerTables.ADD_BOS).value());
+        assertEquals(true, kv.get(TokenizerTables.ADD_SEP).value(), "A <eos> B: a separator");
+        assertFalse(kv.containsKey(TokenizerTables.ADD_EOS), "no trailing special token, no add_eos_token");
+        JsonNode sameBos = JSON.readTree(tok.toString().replace("{\"SpecialToken\":{\"id\":\"<eos>\"}},{\"Sequence\":{\"id\":\"B\"}}",
+                "{\"SpecialToken\":{\"id\":\"<bos>\"}},{\"Sequence\":{\"id\":\"B\"}}"));
+        Map<String, GgufKv> kv2 = TokenizerKvs.of(sameBos, tc, null, 5).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(false, kv2.get(TokenizerTables.ADD_SEP).value(), "A <bos> B: no separator (Llama 2, Gemma)");
     }
 }

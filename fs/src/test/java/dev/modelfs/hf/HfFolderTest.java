@@ -244,8 +244,8 @@ class HfFolderTest {
 
     @Test
     void unsupportedModelsSayWhy() {
-        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma2", false, List.of(), List.of())));
-        assertTrue(gemma.getMessage().contains("gemma2 is not supported"), gemma.getMessage());
+        HfUnsupported gemma = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("gemma3n", false, List.of(), List.of())));
+        assertTrue(gemma.getMessage().contains("gemma3n is not supported"), gemma.getMessage());
         HfUnsupported extra = assertThrows(HfUnsupported.class,
                 () -> HfFolder.of(model("llama", false, List.of("blk.0.weird.weight:64"), List.of())));
         assertTrue(extra.getMessage().contains("blk.0.weird.weight"), extra.getMessage());

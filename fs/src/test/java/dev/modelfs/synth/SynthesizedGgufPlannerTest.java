@@ -128,7 +128,8 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(qwen3Tensors(), config("Phi3ForCausalLM"))).contains("original_max_position_embeddings"));
         ObjectNode phi3 = ((ObjectNode) config("Phi3ForCausalLM")).put("original_max_position_embeddings", 256);
         assertTrue(reason(plan(qwen3Tensors(), phi3)).contains("self_attn.q_proj.weight has no GGUF name for phi3"));
-        assertTrue(reason(plan(qwen3Tensors(), config("Gemma2ForCausalLM"))).contains("only Gemma3ForCausalLM"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Gemma3nForCausalLM"))).contains("Gemma 3n"));
+        assertTrue(reason(plan(qwen3Tensors(), config("Gemma2ForCausalLM"))).contains("gemma2"), "a Gemma 2 config without its fields");
         ObjectNode smallVocab = (ObjectNode) config("Qwen3ForCausalLM");
         smallVocab.put("vocab_size", 3);
         assertTrue(reason(plan(qwen3Tensors(), smallVocab)).contains("does not fit vocab_size 3"), "token 3 is beyond the vocabulary");

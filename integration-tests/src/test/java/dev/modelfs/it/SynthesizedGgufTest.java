@@ -58,8 +58,9 @@ class SynthesizedGgufTest {
         g.get("tensors").forEach(t -> from.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
         assertTrue(from.stream().anyMatch(s -> s.startsWith("blk.0.attn_q.weight Q4_1 ") && s.contains("lossless")), from.toString());
         assertTrue(from.stream().anyMatch(s -> s.startsWith("blk.0.attn_k.weight BF16 ") && s.contains("int8")), from.toString());
-        JsonNode gemma = show("synth-gemma", false).get("synthesized_gguf").get(0);
-        assertTrue(gemma.get("absent").asText().contains("gemma"), gemma.toString());
+        JsonNode gemma = show("synth-gemma3n", false).get("synthesized_gguf").get(0);
+        assertTrue(gemma.get("absent").asText().contains("Gemma 3n"), gemma.toString());
+        assertEquals("gemma2", show("synth-gemma2", false).get("synthesized_gguf").get(0).get("architecture").asText());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
