@@ -27,10 +27,7 @@ import java.util.List;
  */
 public final class Gemma2 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
-            List.of(LayerRule.norm("post_attention_layernorm", "post_attention_norm"),
-                    LayerRule.norm("pre_feedforward_layernorm", "ffn_norm"),
-                    LayerRule.norm("post_feedforward_layernorm", "post_ffw_norm")),
-            Layers.DENSE_MLP);
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP);
     private static final Tables TABLES = new Tables("gemma2", List.of("Gemma2ForCausalLM"), List.of("gemma2"), LAYERS);
     private static final int PATTERN = 2;
     private static final int LAYERS_27B = 46;
@@ -53,11 +50,7 @@ public final class Gemma2 implements ArchSpec {
     @Override
     public List<GgufKv> extraKvs(JsonNode c, String p, List<GgufKv> done, ConfigKeys.Dims d) {
         GemmaVocab.checkCommon("gemma2", c);
-        int scalar = d.layers() == LAYERS_27B ? d.hidden() / d.heads() : d.headDim();
-        if (!c.path("query_pre_attn_scalar").isNumber() || c.path("query_pre_attn_scalar").doubleValue() != scalar) {
-            throw new IllegalArgumentException("gemma2 query_pre_attn_scalar " + c.path("query_pre_attn_scalar")
-                    + " is not the " + scalar + " llama.cpp assumes");
-        }
+        GemmaVocab.checkQueryScalar("gemma2", c, d.layers() == LAYERS_27B ? d.hidden() / d.heads() : d.headDim());
         List<GgufKv> out = new ArrayList<>();
         for (String cap : List.of("attn_logit_softcapping", "final_logit_softcapping")) {
             JsonNode v = c.path(cap);

@@ -32,10 +32,7 @@ import java.util.List;
  */
 public final class Gemma3 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
-            List.of(LayerRule.norm("post_attention_layernorm", "post_attention_norm"),
-                    LayerRule.norm("pre_feedforward_layernorm", "ffn_norm"),
-                    LayerRule.norm("post_feedforward_layernorm", "post_ffw_norm")),
-            Layers.DENSE_MLP);
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP);
     private static final Tables TABLES = new Tables("gemma3", List.of("Gemma3ForCausalLM"), List.of("gemma3_text"), LAYERS);
     private static final int PATTERN = 6;
 
@@ -61,11 +58,7 @@ public final class Gemma3 implements ArchSpec {
         if (!c.hasNonNull("head_dim")) {
             throw new IllegalArgumentException("gemma3 config.json without head_dim");
         }
-        int scalar = d.layers() == 62 ? d.hidden() / d.heads() : d.headDim();
-        if (!c.path("query_pre_attn_scalar").isNumber() || c.path("query_pre_attn_scalar").doubleValue() != scalar) {
-            throw new IllegalArgumentException("gemma3 query_pre_attn_scalar " + c.path("query_pre_attn_scalar")
-                    + " is not the " + scalar + " llama.cpp assumes");
-        }
+        GemmaVocab.checkQueryScalar("gemma3", c, d.layers() == 62 ? d.hidden() / d.heads() : d.headDim());
         if (c.hasNonNull("attn_logit_softcapping")) {
             throw new IllegalArgumentException("gemma3 attn_logit_softcapping is not supported by llama.cpp");
         }

@@ -26,6 +26,14 @@ final class GemmaVocab {
     }
 
     /** Refuses a Gemma 1/2 config llama.cpp would run differently: no head_dim, rope scaling, untied embeddings, another activation. */
+    /** Refuses a {@code query_pre_attn_scalar} other than the {@code scalar} llama.cpp's {@code arch} assumes (a GGUF does not store it). */
+    static void checkQueryScalar(String arch, JsonNode c, int scalar) {
+        if (!c.path("query_pre_attn_scalar").isNumber() || c.path("query_pre_attn_scalar").doubleValue() != scalar) {
+            throw new IllegalArgumentException(arch + " query_pre_attn_scalar " + c.path("query_pre_attn_scalar")
+                    + " is not the " + scalar + " llama.cpp assumes");
+        }
+    }
+
     static void checkCommon(String arch, JsonNode c) {
         if (!c.hasNonNull("head_dim")) {
             throw new IllegalArgumentException(arch + " config.json without head_dim");

@@ -27,6 +27,12 @@ final class Layers {
             new LayerRule("self_attn.q_norm", "attn_q_norm", d -> new long[]{d.headDim()}),
             new LayerRule("self_attn.k_norm", "attn_k_norm", d -> new long[]{d.headDim()}));
 
+    /** Gemma 2 and 3's norms around attention and feed-forward, after the input norm. */
+    static final List<LayerRule> SANDWICH_NORMS = List.of(
+            LayerRule.norm("post_attention_layernorm", "post_attention_norm"),
+            LayerRule.norm("pre_feedforward_layernorm", "ffn_norm"),
+            LayerRule.norm("post_feedforward_layernorm", "post_ffw_norm"));
+
     /** A dense SwiGLU feed-forward. */
     static final List<LayerRule> DENSE_MLP = List.of(
             new LayerRule("mlp.gate_proj", "ffn_gate", d -> new long[]{d.ff(), d.hidden()}),
