@@ -53,6 +53,9 @@ CASES = [
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
+    # issue 34 (olmo2, granitemoe, phi3 longrope)
+    ("hf-olmo2", "f32", "olmo2", "F32", {}),
+    ("hf-olmo2", "q8_0", "olmo2", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -63,6 +66,8 @@ NO_GGUF_LOADER = {
     ("hf-gemma3", "4b"): "it keeps Gemma3TextConfig's query_pre_attn_scalar 256 and sliding-window layout",
     ("hf-qwen2moe", "q8_0"): "it fails on the stacked expert tensors (t() expects a tensor with <= 2 dimensions)",
     ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
+    ("hf-olmo2", "f32"): "it has no olmo2 architecture",
+    ("hf-olmo2", "q8_0"): "it has no olmo2 architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -33,7 +33,8 @@ import json
 import os
 import sys
 
-KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b")
+KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
+         "olmo2")
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 
@@ -168,6 +169,8 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                 rope_theta=1000000.0)
     if kind == "mixtral":   # llama attention, experts block_sparse_moe.experts.E.w1/w2/w3
         return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
+    if kind == "olmo2":     # post-norms only, q/k norms over the whole projection
+        return T.Olmo2Config(**common, rope_theta=500000.0)
     raise ValueError(kind)
 
 
@@ -175,7 +178,8 @@ def model_class(kind: str):
     import transformers as T
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
-            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM}[kind]
+            "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
+            "olmo2": T.Olmo2ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -196,9 +200,64 @@ def make_model(kind: str, seed: int = 0):
     return model.to(torch.bfloat16), tokenizer
 
 
+def _set_params(pattern: str, value: float):
+    """A mutation: every parameter whose name contains `pattern` filled with `value`."""
+    def mutate(model):
+        for name, p in model.named_parameters():
+            if pattern in name:
+                p.data.fill_(value)
+    return mutate
+
+
+def _set_config(**fields):
+    def mutate(model):
+        for k, v in fields.items():
+            setattr(model.config, k, v)
+            for m in model.modules():   # the layers copy some fields at construction
+                if hasattr(m, k):
+                    setattr(m, k, v)
+                if k == "attention_multiplier" and hasattr(m, "scaling") and hasattr(m, "q_proj"):
+                    m.scaling = v
+    return mutate
+
+
+# the features of each kind that a mapping could get wrong, as mutations that must change the logits
+# (issue 34: "make the model big enough that each feature changes the output, and check that it does")
+FEATURES = {
+    "olmo2": {"post-attention norms": _set_params("post_attention_layernorm", 1.0),
+              "post-feed-forward norms": _set_params("post_feedforward_layernorm", 1.0),
+              "q norms over the whole projection": _set_params("q_norm", 1.0),
+              "k norms over the whole projection": _set_params("k_norm", 1.0)},
+}
+FEATURE_PROMPT = list(range(3, 45))
+
+
+def check_features(kind: str, model) -> dict:
+    """{feature: max |logits change|} for `kind`'s FEATURES, each applied to a copy of `model` (made float32) on
+    FEATURE_PROMPT; raises when a feature leaves the logits unchanged (the fixture could not tell it apart)."""
+    import copy
+    import torch
+    base = model.float().eval()
+    ids = torch.tensor([FEATURE_PROMPT])
+    with torch.no_grad():
+        want = base(ids).logits
+    out = {}
+    for feature, mutate in FEATURES.get(kind, {}).items():
+        m = copy.deepcopy(base)
+        mutate(m)
+        with torch.no_grad():
+            out[feature] = float((m(ids).logits - want).abs().max())
+        if not out[feature] > 1e-3:
+            raise AssertionError(f"{kind}: {feature} does not change the logits ({out[feature]:.3g}); make the model bigger")
+    return out
+
+
 def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     """Saves model + tokenizer of `kind` to `out_dir` with save_pretrained; returns a summary."""
     model, tokenizer = make_model(kind, seed)
+    if kind in FEATURES:
+        import copy
+        check_features(kind, copy.deepcopy(model))
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)

@@ -44,10 +44,12 @@ IMPORTS = {
     "qwen2moe": ["bf16", "int4"],        # experts stacked into [E, out, in] as Ollama's x/create writes them
     "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
     "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
+    "olmo2": ["bf16"],                   # post-norms only, q/k norms over the whole projection
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
-             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3"}
+             "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
+             "olmo2": "OLMO2"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece

@@ -31,7 +31,9 @@ public enum Architecture {
     /** Phi-3 / Phi-4 mini: fused {@code qkv_proj} and {@code gate_up_proj}, NeoX RoPE. */
     PHI3(new Phi3()),
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
-    GEMMA3(new Gemma3());
+    GEMMA3(new Gemma3()),
+    /** OLMo 2 ({@code Olmo2ForCausalLM}): post-norms only, q/k norms over the whole projection. */
+    OLMO2(new Olmo2());
 
     private final ArchSpec spec;
 

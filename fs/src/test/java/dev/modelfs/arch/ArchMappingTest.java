@@ -31,6 +31,9 @@ class ArchMappingTest {
                         "mlp.gate_up_proj", "mlp.down_proj")
                 : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                         "self_attn.o_proj", "post_attention_layernorm"));
+        if (a == Architecture.OLMO2) {   // post-norms only
+            layer.set(0, "post_feedforward_layernorm");
+        }
         switch (a) {
             case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
             case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
@@ -48,7 +51,7 @@ class ArchMappingTest {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
-        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3) {
+        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
         }
@@ -146,6 +149,50 @@ class ArchMappingTest {
         assertEquals(1f, TensorNames.storedShift(g, "output_norm.weight"));
         assertEquals(0f, TensorNames.storedShift(g, "blk.2.attn_k.weight"));
         assertEquals(0f, TensorNames.storedShift(Architecture.QWEN3, "blk.2.attn_k_norm.weight"));
+    }
+
+    @Test
+    void olmo2HasPostNormsAndWholeProjectionQkNorms() throws Exception {
+        Architecture o = Architecture.OLMO2;
+        assertEquals("blk.1.post_attention_norm.weight", TensorNames.toGguf(o, "model.layers.1.post_attention_layernorm.weight").orElseThrow());
+        assertEquals("model.layers.1.post_feedforward_layernorm.weight", TensorNames.toHf(o, "blk.1.post_ffw_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toGguf(o, "model.layers.1.input_layernorm.weight").isPresent());
+        assertFalse(TensorNames.toHf(o, "blk.1.attn_norm.weight").isPresent());
+        assertFalse(TensorNames.toHf(o, "blk.1.ffn_norm.weight").isPresent());
+        assertFalse(TensorNames.permutation(o, "blk.1.attn_q.weight").isPresent());
+        ConfigKeys.Dims d = new ConfigKeys.Dims(64, 2, 4, 2, 16, 400, 128, 0, 0, 0);
+        assertEquals(List.of(64L), List.of(TensorNames.rule(o, "attn_q_norm").orElseThrow().shape().apply(d)[0]));
+        assertEquals(List.of(32L), List.of(TensorNames.rule(o, "attn_k_norm").orElseThrow().shape().apply(d)[0]));
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["Olmo2ForCausalLM"],"model_type":"olmo2","hidden_size":64,"num_hidden_layers":2,
+                 "intermediate_size":128,"num_attention_heads":4,"num_key_value_heads":2,"rms_norm_eps":1e-05,
+                 "rope_parameters":{"rope_theta":500000.0,"rope_type":"default"},"max_position_embeddings":512,"vocab_size":400}""");
+        Set<String> keys = ConfigKeys.toGguf(o, cfg).stream().map(GgufKv::key).collect(Collectors.toSet());
+        assertEquals(Set.of("general.architecture", "olmo2.context_length", "olmo2.embedding_length", "olmo2.block_count",
+                "olmo2.feed_forward_length", "olmo2.attention.head_count", "olmo2.attention.head_count_kv", "olmo2.rope.freq_base",
+                "olmo2.attention.layer_norm_rms_epsilon", "olmo2.vocab_size"), keys);
+        JsonNode wideHeads = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("head_dim", 32);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, wideHeads)).getMessage().contains("head_dim"));
+        JsonNode olmo3 = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("sliding_window", 4096);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, olmo3));
+        GgufParams swa = new GgufParams() {
+            @Override
+            public Long integer(String key, Long dflt) {
+                return key.equals("olmo2.attention.sliding_window") ? 4096L : dflt;
+            }
+
+            @Override
+            public Double real(String key, Double dflt) {
+                return dflt;
+            }
+
+            @Override
+            public boolean hasTensor(String name) {
+                return false;
+            }
+        };
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(swa, "olmo2.")).getMessage().contains("OLMo 3"));
+        o.spec().checkGguf(params(null), "olmo2.");
     }
 
     @Test

@@ -292,6 +292,37 @@ class SynthesizedGgufPlannerTest {
                 .contains("norm_topk_prob"));
     }
 
+    /** OLMo 2: no pre-norms, post-norms after attention and feed-forward, q/k norms as long as the projections. */
+    @Test
+    void plansOlmo2WithPostNormsAndWholeProjectionQkNorms() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = new ArrayList<>(attention(p).stream().filter(t -> !t.name().contains("input_layernorm")).toList());
+        ts.add(plain(p + "post_feedforward_layernorm.weight", Dtype.BF16, 64));
+        ts.add(plain(p + "self_attn.q_norm.weight", Dtype.BF16, 64));
+        ts.add(plain(p + "self_attn.k_norm.weight", Dtype.BF16, 32));
+        ts.add(plain(p + "mlp.gate_proj.weight", Dtype.BF16, 128, 64));
+        ts.add(plain(p + "mlp.up_proj.weight", Dtype.BF16, 128, 64));
+        ts.add(plain(p + "mlp.down_proj.weight", Dtype.BF16, 64, 128));
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, config("Olmo2ForCausalLM"))).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        assertEquals("olmo2", plan.kvs().getFirst().value());
+        assertEquals(GgmlType.F32, byName.get("blk.0.post_attention_norm.weight").type());
+        assertEquals(GgmlType.F32, byName.get("blk.0.post_ffw_norm.weight").type());
+        assertEquals(List.of(64L), List.of(byName.get("blk.0.attn_q_norm.weight").ne()[0]));
+        assertEquals(List.of(32L), List.of(byName.get("blk.0.attn_k_norm.weight").ne()[0]));
+        assertEquals(null, byName.get("blk.0.attn_q.weight").permutation(), "NeoX rope: not permuted");
+        assertTrue(!byName.containsKey("blk.0.attn_norm.weight") && !byName.containsKey("blk.0.ffn_norm.weight"));
+        List<LogicalTensor> perHead = ts.stream().map(t -> t.name().endsWith("q_norm.weight")
+                ? plain(t.name(), Dtype.BF16, 16) : t).toList();
+        assertTrue(reason(plan(perHead, config("Olmo2ForCausalLM"))).contains("config.json implies [64]"));
+        assertTrue(reason(plan(ts.stream().filter(t -> !t.name().contains("post_feedforward")).toList(), config("Olmo2ForCausalLM")))
+                .contains("blk.0.post_ffw_norm.weight"));
+        List<LogicalTensor> pre = new ArrayList<>(ts);
+        pre.add(plain(p + "input_layernorm.weight", Dtype.BF16, 64));
+        assertTrue(reason(plan(pre, config("Olmo2ForCausalLM"))).contains("input_layernorm"));
+    }
+
     private static String reason(SynthesizedGgufPlanner.Result r) {
         return assertInstanceOf(SynthesizedGgufPlanner.Result.Refused.class, r).reason();
     }
