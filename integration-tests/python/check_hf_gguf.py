@@ -47,7 +47,7 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
-             "olmo2": "olmo2"}
+             "olmo2": "olmo2", "phi3_longrope": "phi3"}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral")
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
@@ -155,7 +155,7 @@ def check_config(r, d, mdir, src):
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
               "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "num_local_experts",
               "shared_expert_intermediate_size", "qkv_bias", "decoder_sparse_step", "mlp_only_layers"]
-    if b.model_type in ("phi3", "gemma3_text"):   # what these architectures' attention reads besides the above
+    if b.model_type in ("phi3", "gemma3_text"):   # (rope_parameters, compared below, hold Phi-3's LongRoPE factors)   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     for f in fields:

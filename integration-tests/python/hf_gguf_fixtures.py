@@ -56,6 +56,7 @@ CASES = [
     # issue 34 (olmo2, granitemoe, phi3 longrope)
     ("hf-olmo2", "f32", "olmo2", "F32", {}),
     ("hf-olmo2", "q8_0", "olmo2", "Q8_0", {}),
+    ("hf-phi3", "longrope", "phi3_longrope", "F32", {}),   # 24 tokens, beyond the 8 original positions: long factors
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -68,6 +69,7 @@ NO_GGUF_LOADER = {
     ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
     ("hf-olmo2", "f32"): "it has no olmo2 architecture",
     ("hf-olmo2", "q8_0"): "it has no olmo2 architecture",
+    ("hf-phi3", "longrope"): "it ignores rope_factors_long/short (LongRoPE)",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -34,7 +34,7 @@ import os
 import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
-         "olmo2")
+         "olmo2", "phi3_longrope")
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 
@@ -70,6 +70,11 @@ LLAMA_CHAT_TEMPLATE = (
 # Qwen2's tokenizer.json pre-tokenizer regex (llama.cpp: tokenizer.ggml.pre = "qwen2")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+# per rotary frequency pair (head_dim 16: 8), exact in f32 so that a GGUF's F32 factors read back equal
+LONGROPE = {"rope_type": "longrope", "long_factor": [1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0],
+            "short_factor": [1.0, 1.0, 1.125, 1.25, 1.5, 1.75, 2.0, 2.5]}
 
 
 def _corpus():
@@ -171,6 +176,9 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
     if kind == "olmo2":     # post-norms only, q/k norms over the whole projection
         return T.Olmo2Config(**common, rope_theta=500000.0)
+    if kind == "phi3_longrope":   # the 128k variants' LongRoPE: long factors beyond 8 positions, attention factor sqrt(2)
+        return T.Phi3Config(**dict(common, max_position_embeddings=64), original_max_position_embeddings=8,
+                            rope_parameters=dict(LONGROPE, rope_theta=10000.0))
     raise ValueError(kind)
 
 
@@ -179,7 +187,7 @@ def model_class(kind: str):
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
-            "olmo2": T.Olmo2ForCausalLM}[kind]
+            "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -221,6 +229,17 @@ def _set_config(**fields):
     return mutate
 
 
+def _set_rope(**fields):
+    def mutate(model):
+        model.config.rope_parameters.update(fields)
+        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+        for m in model.modules():   # the rotary embedding computed its frequencies at construction: again
+            if hasattr(m, "rope_type") and hasattr(m, "inv_freq") and hasattr(m, "attention_scaling"):
+                inv_freq, m.attention_scaling = ROPE_INIT_FUNCTIONS[m.rope_type](model.config, None)
+                m.inv_freq, m.original_inv_freq = inv_freq, inv_freq.clone()
+    return mutate
+
+
 # the features of each kind that a mapping could get wrong, as mutations that must change the logits
 # (issue 34: "make the model big enough that each feature changes the output, and check that it does")
 FEATURES = {
@@ -228,6 +247,9 @@ FEATURES = {
               "post-feed-forward norms": _set_params("post_feedforward_layernorm", 1.0),
               "q norms over the whole projection": _set_params("q_norm", 1.0),
               "k norms over the whole projection": _set_params("k_norm", 1.0)},
+    "phi3_longrope": {"long factors (positions beyond original_max_position_embeddings)":
+                      _set_rope(long_factor=LONGROPE["short_factor"]),
+                      "attention factor": _set_rope(attention_factor=1.0)},
 }
 FEATURE_PROMPT = list(range(3, 45))
 
@@ -238,12 +260,13 @@ def check_features(kind: str, model) -> dict:
     import copy
     import torch
     base = model.float().eval()
+    copies = {feature: copy.deepcopy(base) for feature in FEATURES.get(kind, {})}   # before a forward caches frequencies
     ids = torch.tensor([FEATURE_PROMPT])
     with torch.no_grad():
         want = base(ids).logits
     out = {}
     for feature, mutate in FEATURES.get(kind, {}).items():
-        m = copy.deepcopy(base)
+        m = copies[feature]
         mutate(m)
         with torch.no_grad():
             out[feature] = float((m(ids).logits - want).abs().max())

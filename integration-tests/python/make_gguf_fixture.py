@@ -45,18 +45,21 @@ IMPORTS = {
     "mixtral": ["bf16", "int4"],         # experts per expert: x/create does not stack block_sparse_moe
     "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
     "olmo2": ["bf16"],                   # post-norms only, q/k norms over the whole projection
+    "phi3_longrope": ["bf16"],           # LongRoPE: rope_factors_long/short and rope.scaling.attn_factor
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
-             "olmo2": "OLMO2"}
+             "olmo2": "OLMO2", "phi3_longrope": "PHI3"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
 # token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
 # fixtures are named so that it does not
-NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b"}
-REF_NAMES = {"phi3": "tiny-phi"}
+NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b", "phi3_longrope": "synth-phi-longrope"}
+REF_NAMES = {"phi3": "tiny-phi", "phi3_longrope": "tiny-phi-longrope"}
+# tensors llama.cpp's converter computes from config.json (Phi3MiniModel.generate_extra_tensors): GGUF name -> rope field
+COMPUTED = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weight": "short_factor"}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral")
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
@@ -306,6 +309,12 @@ class Builder:
             if not exact:
                 full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
+        rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        for g, field in COMPUTED.items():   # F32 as the config lists them (FORMATS.md §7.3)
+            if rope.get("rope_type") == "longrope" and field in rope:
+                vals = np.asarray(rope[field], dtype=np.float32)
+                expected[g] = {"type": "F32", "exact": True, "hf_name": f"config.json rope_parameters.{field}",
+                               "stored": "config.json", "shape": [int(vals.shape[0])], "oracle": self.fx.oracle(d, g, vals)}
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
         self.exp["models"][d] = {

@@ -64,6 +64,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return 0f;
     }
 
+    /**
+     * Whether this architecture writes rope scaling of {@code type} itself ({@link #extraKvs}, {@link #computedTensors}),
+     * so that {@link ConfigKeys#toGguf} accepts the type (Phi-3's {@code longrope}); other unknown types are refused.
+     */
+    default boolean writesRopeScaling(String type) {
+        return false;
+    }
+
     /** {@code config.json} ↔ GGUF entries of this architecture beyond {@link ConfigKeys#COMMON}, written after the norm epsilon. */
     default List<ConfigKeys.Entry> configEntries() {
         return List.of();

@@ -32,13 +32,19 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
+    /**
+     * The small F32 vectors whose values the folder's {@code config.json} is rebuilt from (read from the blob by
+     * the caller): Llama 3.x {@code rope_freqs}, Phi-3 LongRoPE {@code rope_factors_long/short}; none of them is an
+     * HF tensor.
+     */
+    public static final List<String> VECTORS = List.of(ROPE_FREQS, "rope_factors_long.weight", "rope_factors_short.weight");
     /** The transformers version whose config.json conventions the rebuilt config follows. */
     static final String CONFIG_FORMAT = "4.56.0";
-    private static final Set<String> DROPPED = Set.of(ROPE_FREQS);
+    private static final Set<String> DROPPED = Set.copyOf(VECTORS);
 
     /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
     public static HfFolder of(GgufFile g) {
-        return of(g, null);
+        return of(g, Map.of());
     }
 
     /**
@@ -46,15 +52,21 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * when it has one (Llama 3.x rope scaling), else null.
      */
     public static HfFolder of(GgufFile g, float[] ropeFreqs) {
+        return of(g, ropeFreqs == null ? Map.of() : Map.of(ROPE_FREQS, ropeFreqs));
+    }
+
+    /** The folder of {@code g}; {@code vectors}: the values of those of its {@link #VECTORS} that could be read. */
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors) {
         try {
-            return build(g, ropeFreqs);
+            return build(g, vectors);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
     }
 
-    private static HfFolder build(GgufFile g, float[] ropeFreqs) {
-        GgufMeta m = new GgufMeta(g);
+    private static HfFolder build(GgufFile g, Map<String, float[]> vectors) {
+        GgufMeta m = new GgufMeta(g, vectors);
+        float[] ropeFreqs = m.f32Vector(ROPE_FREQS);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
             throw new HfUnsupported("no general.architecture");

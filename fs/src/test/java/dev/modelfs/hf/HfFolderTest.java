@@ -192,12 +192,41 @@ class HfFolderTest {
         assertEquals(0.5, c.get("partial_rotary_factor").asDouble());
         assertEquals(4096, c.get("original_max_position_embeddings").asInt());
         assertTrue(c.get("sliding_window").isNull(), "llama.cpp's 0 is no sliding window");
-        HfUnsupported longrope = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
-                List.of("rope_factors_long.weight:8", "rope_factors_short.weight:8"), List.of())));
-        assertTrue(longrope.getMessage().contains("longrope"), longrope.getMessage());
         HfUnsupported scaled = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, List.of(), List.of(
                 kv("phi3.rope.scaling.type", GgufValueType.STRING, "yarn"), kv("phi3.rope.scaling.factor", GgufValueType.FLOAT32, 4f)))));
         assertTrue(scaled.getMessage().contains("rope scaling"), scaled.getMessage());
+    }
+
+    /** Phi-3 LongRoPE: the factors are the rope_factors tensors' values; attention_factor only when not transformers' default. */
+    @Test
+    void phi3LongRopeFactorsComeFromTheirTensors() throws Exception {
+        List<String> factors = List.of("rope_factors_long.weight:4", "rope_factors_short.weight:4");
+        float attn = (float) Math.sqrt(1 + Math.log(4) / Math.log(128));   // context 512 over original 128
+        List<GgufKv> kvs = new ArrayList<>(List.of(kv("phi3.rope.dimension_count", GgufValueType.UINT32, 8),
+                kv("phi3.rope.scaling.original_context_length", GgufValueType.UINT32, 128),
+                kv("phi3.rope.scaling.attn_factor", GgufValueType.FLOAT32, attn)));
+        Map<String, float[]> values = Map.of("rope_factors_long.weight", new float[] {1f, 2.5f, 4f, 0.1f},
+                "rope_factors_short.weight", new float[] {1f, 1f, 1.25f, 1.5f});
+        HfFolder f = HfFolder.of(model("phi3", false, factors, kvs), values);
+        JsonNode r = JSON.readTree(f.config()).get("rope_scaling");
+        assertEquals("longrope", r.get("rope_type").asText());
+        assertEquals(List.of(1.0, 2.5, 4.0, 0.1), JSON.convertValue(r.get("long_factor"), List.class));
+        assertEquals(List.of(1.0, 1.0, 1.25, 1.5), JSON.convertValue(r.get("short_factor"), List.class));
+        assertFalse(r.has("attention_factor"), "the default is transformers' own");
+        assertEquals(128, JSON.readTree(f.config()).get("original_max_position_embeddings").asInt());
+        assertFalse(byName(f).containsKey("rope_factors_long.weight"));
+        assertEquals(7, f.tensors().size(), "the factors are no HF tensors");
+        kvs.set(2, kv("phi3.rope.scaling.attn_factor", GgufValueType.FLOAT32, 1f));
+        assertEquals(1.0, JSON.readTree(HfFolder.of(model("phi3", false, factors, kvs), values).config())
+                .get("rope_scaling").get("attention_factor").asDouble());
+        HfUnsupported unread = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, factors, kvs)));
+        assertTrue(unread.getMessage().contains("rope_factors_long/short"), unread.getMessage());
+        HfUnsupported wrong = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, factors, kvs),
+                Map.of("rope_factors_long.weight", new float[3], "rope_factors_short.weight", new float[3])));
+        assertTrue(wrong.getMessage().contains("4 values"), wrong.getMessage());
+        HfUnsupported one = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
+                List.of("rope_factors_long.weight:4"), kvs), values));
+        assertTrue(one.getMessage().contains("only one"), one.getMessage());
     }
 
     @Test

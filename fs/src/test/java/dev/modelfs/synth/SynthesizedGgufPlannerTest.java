@@ -323,6 +323,39 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(pre, config("Olmo2ForCausalLM"))).contains("input_layernorm"));
     }
 
+    /** Phi-3 LongRoPE: the factors as F32 tensors computed from config.json, the converter's attention factor. */
+    @Test
+    void plansPhi3LongRopeFactorsAndAttentionFactor() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = new ArrayList<>(List.of(plain("model.embed_tokens.weight", Dtype.BF16, 4, 64),
+                plain("model.norm.weight", Dtype.BF16, 64), plain("lm_head.weight", Dtype.BF16, 4, 64),
+                plain(p + "input_layernorm.weight", Dtype.BF16, 64), plain(p + "post_attention_layernorm.weight", Dtype.BF16, 64),
+                plain(p + "self_attn.qkv_proj.weight", Dtype.BF16, 128, 64), plain(p + "self_attn.o_proj.weight", Dtype.BF16, 64, 64),
+                plain(p + "mlp.gate_up_proj.weight", Dtype.BF16, 256, 64), plain(p + "mlp.down_proj.weight", Dtype.BF16, 64, 128)));
+        ObjectNode cfg = (ObjectNode) config("Phi3ForCausalLM");
+        cfg.put("original_max_position_embeddings", 64);
+        ObjectNode rope = cfg.putObject("rope_parameters").put("rope_type", "longrope").put("rope_theta", 10000.0);
+        rope.putArray("long_factor").add(1.0).add(2.0).add(3.0).add(4.0).add(5.0).add(6.0).add(7.0).add(8.5);
+        rope.putArray("short_factor").add(1.0).add(1.0).add(1.0).add(1.0).add(1.5).add(1.5).add(2.0).add(2.0);
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, cfg)).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        var lng = byName.get("rope_factors_long.weight");
+        assertEquals(SynthesizedGgufPlanner.Choice.COMPUTED, lng.choice());
+        assertEquals(8.5f, lng.computed()[7]);
+        assertEquals(1.5f, byName.get("rope_factors_short.weight").computed()[4]);
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals((float) Math.sqrt(1 + Math.log(4) / Math.log(64)), kv.get("phi3.rope.scaling.attn_factor").value());
+        assertTrue(!kv.containsKey("phi3.rope.scaling.type"), "Phi3MiniModel writes no scaling type");
+        rope.put("attention_factor", 1.0);
+        assertTrue(reason(plan(ts, cfg)).contains("attention factor"));
+        rope.remove("attention_factor");
+        ((com.fasterxml.jackson.databind.node.ArrayNode) rope.get("short_factor")).remove(0);
+        assertTrue(reason(plan(ts, cfg)).contains("short_factor is not a list of 8"));
+        rope.put("rope_type", "dynamic");
+        assertTrue(reason(plan(ts, cfg)).contains("rope scaling type dynamic"));
+    }
+
     private static String reason(SynthesizedGgufPlanner.Result r) {
         return assertInstanceOf(SynthesizedGgufPlanner.Result.Refused.class, r).reason();
     }

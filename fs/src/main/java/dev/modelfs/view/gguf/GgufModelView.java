@@ -110,14 +110,14 @@ public final class GgufModelView implements ModelView {
     }
 
     /**
-     * The Hugging Face folder of a GGUF model (reads the small {@code rope_freqs.weight} from the blob
-     * when there is one).
+     * The Hugging Face folder of a GGUF model (reads the small F32 rope vectors, {@code rope_freqs.weight} and
+     * {@code rope_factors_long/short.weight}, from the blob when there are any).
      *
      * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
      *                       {@link ArithmeticException}) saying why the model has none
      */
     public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
-        return HfFolder.of(model.file(), GgufHfFiles.ropeFreqs(store, model.layer(), model.file()));
+        return HfFolder.of(model.file(), GgufHfFiles.vectors(store, model.layer(), model.file()));
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
