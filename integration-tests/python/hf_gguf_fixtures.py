@@ -57,6 +57,8 @@ CASES = [
     ("hf-olmo2", "f32", "olmo2", "F32", {}),
     ("hf-olmo2", "q8_0", "olmo2", "Q8_0", {}),
     ("hf-phi3", "longrope", "phi3_longrope", "F32", {}),   # 24 tokens, beyond the 8 original positions: long factors
+    ("hf-granitemoe", "f32", "granitemoe", "F32", {}),
+    ("hf-granitemoe", "q8_0", "granitemoe", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -70,6 +72,8 @@ NO_GGUF_LOADER = {
     ("hf-olmo2", "f32"): "it has no olmo2 architecture",
     ("hf-olmo2", "q8_0"): "it has no olmo2 architecture",
     ("hf-phi3", "longrope"): "it ignores rope_factors_long/short (LongRoPE)",
+    ("hf-granitemoe", "f32"): "it has no granitemoe architecture",
+    ("hf-granitemoe", "q8_0"): "it has no granitemoe architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

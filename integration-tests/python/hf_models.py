@@ -34,7 +34,7 @@ import os
 import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
-         "olmo2", "phi3_longrope")
+         "olmo2", "phi3_longrope", "granitemoe")
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 
@@ -176,6 +176,10 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
     if kind == "olmo2":     # post-norms only, q/k norms over the whole projection
         return T.Olmo2Config(**common, rope_theta=500000.0)
+    if kind == "granitemoe":   # multipliers of the embeddings, residuals, attention and logits; 4 experts, top 2
+        return T.GraniteMoeConfig(**common, rope_theta=10000.0, num_local_experts=4, num_experts_per_tok=2,
+                                  embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.015625,
+                                  logits_scaling=8.0)
     if kind == "phi3_longrope":   # the 128k variants' LongRoPE: long factors beyond 8 positions, attention factor sqrt(2)
         return T.Phi3Config(**dict(common, max_position_embeddings=64), original_max_position_embeddings=8,
                             rope_parameters=dict(LONGROPE, rope_theta=10000.0))
@@ -187,7 +191,8 @@ def model_class(kind: str):
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
-            "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM}[kind]
+            "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM,
+            "granitemoe": T.GraniteMoeForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -221,11 +226,17 @@ def _set_config(**fields):
     def mutate(model):
         for k, v in fields.items():
             setattr(model.config, k, v)
-            for m in model.modules():   # the layers copy some fields at construction
-                if hasattr(m, k):
-                    setattr(m, k, v)
-                if k == "attention_multiplier" and hasattr(m, "scaling") and hasattr(m, "q_proj"):
-                    m.scaling = v
+    return mutate
+
+
+def _set_attr(name: str, value):
+    """A mutation: attribute `name` (copied from the config at construction) set to `value` in every module having it."""
+    def mutate(model):
+        hit = [m for m in model.modules() if hasattr(m, name) and not isinstance(getattr(m, name), __import__("torch").nn.Module)]
+        if not hit:
+            raise AssertionError(f"no module has {name}")
+        for m in hit:
+            setattr(m, name, value)
     return mutate
 
 
@@ -247,6 +258,11 @@ FEATURES = {
               "post-feed-forward norms": _set_params("post_feedforward_layernorm", 1.0),
               "q norms over the whole projection": _set_params("q_norm", 1.0),
               "k norms over the whole projection": _set_params("k_norm", 1.0)},
+    "granitemoe": {"embedding multiplier": _set_attr("embedding_multiplier", 1.0),
+                   "residual multiplier": _set_attr("residual_multiplier", 1.0),
+                   "attention multiplier (not 1/sqrt(head_dim))": _set_attr("scaling", 0.25),
+                   "logits scaling": _set_config(logits_scaling=1.0),
+                   "top-2 routing of 4 experts": _set_attr("top_k", 4)},
     "phi3_longrope": {"long factors (positions beyond original_max_position_embeddings)":
                       _set_rope(long_factor=LONGROPE["short_factor"]),
                       "attention factor": _set_rope(attention_factor=1.0)},

@@ -20,7 +20,7 @@ import java.util.Optional;
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Olmo2 {
+        Olmo2, GraniteMoe {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -46,6 +46,19 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */
     default List<String> requiredBiases() {
+        return List.of();
+    }
+
+    /**
+     * One HF tensor holding several GGUF tensors' rows: for each index of its leading dimension (an expert), the
+     * rows of each of {@code gguf} (per-layer names, in order) one after the other; every part has the same rows per
+     * expert. GraniteMoe's {@code input_linear} is {@code ffn_gate_exps} then {@code ffn_up_exps}, expert by expert.
+     */
+    record Fused(String hf, List<String> gguf) {
+    }
+
+    /** The fused HF tensors; each is the {@link LayerRule#hf} of the rules of its parts. */
+    default List<Fused> fused() {
         return List.of();
     }
 

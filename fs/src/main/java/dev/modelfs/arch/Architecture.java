@@ -33,7 +33,9 @@ public enum Architecture {
     /** Gemma 3 text ({@code Gemma3ForCausalLM}): norm weights stored as {@code 1 + w}. */
     GEMMA3(new Gemma3()),
     /** OLMo 2 ({@code Olmo2ForCausalLM}): post-norms only, q/k norms over the whole projection. */
-    OLMO2(new Olmo2());
+    OLMO2(new Olmo2()),
+    /** Granite MoE ({@code GraniteMoeForCausalLM}): multipliers, experts with fused gate/up ({@code input_linear}). */
+    GRANITEMOE(new GraniteMoe());
 
     private final ArchSpec spec;
 

@@ -1,5 +1,6 @@
 package dev.modelfs.arch;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,7 +19,9 @@ import java.util.regex.Pattern;
  * the way Ollama stores them) map to one GGUF {@code blk.N.ffn_*_exps} tensor; per-expert HF names
  * ({@code <prefix>.E.<proj>}, how {@code save_pretrained} writes them) are answered by
  * {@link #perExpert} instead. Every GGUF name produced is shorter than 64 bytes for layer numbers
- * below 10^9. Names this class does not know map to empty: the caller decides (a GGUF view must then
+ * below 10^9. The exception: the parts of a fused HF tensor ({@link ArchSpec.Fused}, GraniteMoe's
+ * {@code input_linear}) all map back to it and it maps to its first part; callers ask {@link #fusedParts} /
+ * {@link #fusedPart} first. Names this class does not know map to empty: the caller decides (a GGUF view must then
  * leave the model out, as llama.cpp fails on unused tensors).
  */
 public final class TensorNames {
@@ -80,6 +83,36 @@ public final class TensorNames {
         return Optional.empty();
     }
 
+    /** One GGUF part of a fused HF tensor ({@link ArchSpec.Fused}): part {@code index} of {@code count} of {@code hfName}. */
+    public record FusedPart(String hfName, int layer, int index, int count) {
+    }
+
+    /** The fused HF tensor GGUF tensor {@code ggufName} of {@code a} is a part of, if any. */
+    public static Optional<FusedPart> fusedPart(Architecture a, String ggufName) {
+        Matcher m = GGUF_LAYER.matcher(ggufName);
+        if (!m.matches() || !m.group(3).equals("weight")) {
+            return Optional.empty();
+        }
+        for (ArchSpec.Fused f : a.spec().fused()) {
+            int i = f.gguf().indexOf(m.group(2));
+            if (i >= 0) {
+                return Optional.of(new FusedPart("model.layers." + m.group(1) + "." + f.hf() + ".weight", Integer.parseInt(m.group(1)),
+                        i, f.gguf().size()));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The GGUF names of the parts of HF tensor {@code hfName}, when it is a fused one of {@code a}. */
+    public static Optional<List<String>> fusedParts(Architecture a, String hfName) {
+        Matcher m = HF_LAYER.matcher(hfName);
+        if (!m.matches() || !m.group(3).equals("weight")) {
+            return Optional.empty();
+        }
+        return a.spec().fused().stream().filter(f -> f.hf().equals(m.group(2))).findFirst()
+                .map(f -> f.gguf().stream().map(g -> "blk." + m.group(1) + "." + g + ".weight").toList());
+    }
+
     /** The rule of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) in {@code a}. */
     public static Optional<LayerRule> rule(Architecture a, String gguf) {
         return a.spec().layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst();
@@ -119,6 +152,9 @@ public final class TensorNames {
             return Optional.empty();
         }
         Experts e = experts.get();
+        if (e.hfPrefix() == null) {
+            return Optional.empty();
+        }
         String hf = "model.layers." + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
         return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, hf));
     }

@@ -34,6 +34,14 @@ public final class FileAssembly {
      */
     public static ByteSource safetensors(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata, Map<String, Segment> data,
                                          ByteSource sameHeader) {
+        Map<String, List<Segment>> parts = new java.util.HashMap<>();
+        data.forEach((k, v) -> parts.put(k, List.of(v)));
+        return safetensorsOfParts(specs, metadata, parts, sameHeader);
+    }
+
+    /** The same, a tensor's bytes being one segment or several in a row (a tensor fused from several sources). */
+    public static ByteSource safetensorsOfParts(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata,
+                                                Map<String, List<Segment>> data, ByteSource sameHeader) {
         SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, metadata);
         List<Segment> segs = new ArrayList<>(layout.tensors().size() + 1);
         byte[] header = layout.header();
@@ -44,7 +52,15 @@ public final class FileAssembly {
             segs.add(new Segment.Literal(header));
         }
         for (SafetensorsWriter.Placed p : layout.tensors()) {
-            segs.add(data.get(p.spec().name()));
+            List<Segment> d = data.get(p.spec().name());
+            long n = 0;
+            for (Segment s : d) {
+                n = Math.addExact(n, s.length());
+            }
+            if (n != p.end() - p.begin()) {
+                throw new IllegalStateException(p.spec().name() + ": " + n + " bytes for " + (p.end() - p.begin()));
+            }
+            segs.addAll(d);
         }
         return new ByteSource(segs);
     }

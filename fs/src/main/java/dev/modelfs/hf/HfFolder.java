@@ -145,8 +145,14 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv) {
         List<HfTensor> out = new ArrayList<>();
+        Map<String, GgufTensorInfo[]> fused = new java.util.LinkedHashMap<>();
         for (GgufTensorInfo t : g.tensors()) {
             if (DROPPED.contains(t.name())) {
+                continue;
+            }
+            var part = TensorNames.fusedPart(arch, t.name());
+            if (part.isPresent()) {
+                fused.computeIfAbsent(part.get().hfName(), k -> new GgufTensorInfo[part.get().count()])[part.get().index()] = t;
                 continue;
             }
             long[] shape = t.shape();
@@ -183,7 +189,34 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             }
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
+        fused.forEach((name, parts) -> out.add(fused(name, parts)));
         return out;
+    }
+
+    /**
+     * HF tensor {@code name} fused from GGUF tensors {@code parts} ({@code [E, rows_i, cols]} each, all present, same
+     * {@code E} and {@code cols}): expert by expert, each part's rows of that expert in order ({@code ArchSpec.Fused}).
+     */
+    private static HfTensor fused(String name, GgufTensorInfo[] parts) {
+        List<HfTensor> slices = new ArrayList<>();
+        GgufTensorInfo first = parts[0];
+        for (GgufTensorInfo p : parts) {
+            if (p == null || p.rank() != 3 || first == null || p.ne()[2] != first.ne()[2] || p.ne()[0] != first.ne()[0]) {
+                throw new HfUnsupported(name + ": its GGUF parts are not all present as 3-D tensors of the same experts and columns");
+            }
+        }
+        long experts = first.ne()[2];
+        long rows = 0;
+        for (GgufTensorInfo p : parts) {
+            rows += p.ne()[1];
+        }
+        for (int e = 0; e < experts; e++) {
+            for (GgufTensorInfo p : parts) {
+                long per = p.byteSize() / experts;
+                slices.add(new HfTensor(name, p, new long[] {p.ne()[1], p.ne()[0]}, e * per, per, p.ne()[1], null));
+            }
+        }
+        return HfTensor.fused(name, new long[] {experts, rows, first.ne()[0]}, slices);
     }
 
     private static int positive(GgufMeta m, String key) {

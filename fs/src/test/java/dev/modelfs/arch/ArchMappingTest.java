@@ -40,6 +40,7 @@ class ArchMappingTest {
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
                     "block_sparse_moe.experts.w3"));
+            case GRANITEMOE -> layer.addAll(List.of("block_sparse_moe.router.layer", "block_sparse_moe.output_linear"));   // input_linear is fused
             case PHI3 -> { }
             default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
         }
@@ -85,7 +86,13 @@ class ArchMappingTest {
         for (Architecture a : Architecture.values()) {
             ArchSpec s = a.spec();
             assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::gguf).distinct().count(), a + " GGUF names");
-            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
+            long fusedParts = s.fused().stream().mapToLong(f -> f.gguf().size() - 1).sum();
+            assertEquals(s.layers().size() - fusedParts, s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
+            for (ArchSpec.Fused f : s.fused()) {   // every part is a rule of the fused HF name
+                for (String g : f.gguf()) {
+                    assertEquals(f.hf(), TensorNames.rule(a, g).orElseThrow().hf(), a + " " + g);
+                }
+            }
             for (String n : s.tables().hfArchitectures()) {
                 assertTrue(hfNames.add(n), n + " claimed twice");
             }
@@ -193,6 +200,44 @@ class ArchMappingTest {
         };
         assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(swa, "olmo2.")).getMessage().contains("OLMo 3"));
         o.spec().checkGguf(params(null), "olmo2.");
+    }
+
+    /** Granite MoE: input_linear is gate rows then up rows of every expert; no per-expert names; multipliers as scales. */
+    @Test
+    void graniteMoeFusesGateAndUpAndKeepsItsMultipliers() throws Exception {
+        Architecture g = Architecture.GRANITEMOE;
+        assertEquals(Optional.of(List.of("blk.3.ffn_gate_exps.weight", "blk.3.ffn_up_exps.weight")),
+                TensorNames.fusedParts(g, "model.layers.3.block_sparse_moe.input_linear.weight"));
+        assertEquals(Optional.of(new TensorNames.FusedPart("model.layers.3.block_sparse_moe.input_linear.weight", 3, 1, 2)),
+                TensorNames.fusedPart(g, "blk.3.ffn_up_exps.weight"));
+        assertFalse(TensorNames.fusedPart(g, "blk.3.ffn_down_exps.weight").isPresent());
+        assertFalse(TensorNames.fusedPart(Architecture.QWEN3MOE, "blk.3.ffn_up_exps.weight").isPresent());
+        assertFalse(TensorNames.fusedParts(Architecture.QWEN3MOE, "model.layers.3.block_sparse_moe.input_linear.weight").isPresent());
+        assertFalse(TensorNames.expertSlice(g, "blk.3.ffn_down_exps.weight", 0).isPresent(), "no per-expert HF names");
+        assertFalse(TensorNames.perExpert(g, "model.layers.3.block_sparse_moe.experts.0.gate.weight").isPresent());
+        assertTrue(TensorNames.permutation(g, "blk.0.attn_q.weight").isPresent(), "llama attention: permuted");
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["GraniteMoeForCausalLM"],"model_type":"granitemoe","hidden_size":64,"num_hidden_layers":2,
+                 "intermediate_size":128,"num_attention_heads":4,"num_key_value_heads":2,"rms_norm_eps":1e-06,
+                 "rope_parameters":{"rope_theta":10000.0,"rope_type":"default"},"max_position_embeddings":512,"vocab_size":400,
+                 "num_local_experts":4,"num_experts_per_tok":2,"embedding_multiplier":12.0,"residual_multiplier":0.22,
+                 "attention_multiplier":0.015625,"logits_scaling":8.0}""");
+        Map<String, GgufKv> kv = ConfigKeys.toGguf(g, cfg).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(0.015625f, kv.get("granitemoe.attention.scale").value());
+        assertEquals(12f, kv.get("granitemoe.embedding_scale").value());
+        assertEquals(0.22f, kv.get("granitemoe.residual_scale").value());
+        assertEquals(8f, kv.get("granitemoe.logit_scale").value());
+        assertEquals(4, kv.get("granitemoe.expert_count").value());
+        assertEquals(16, kv.get("granitemoe.rope.dimension_count").value());
+        assertEquals(new ConfigKeys.Dims(64, 2, 4, 2, 16, 400, 128, 4, 128, 0), ConfigKeys.dims(g, cfg));
+        JsonNode noLogits = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).without("logits_scaling");
+        assertEquals(1f, ConfigKeys.toGguf(g, noLogits).stream().filter(k -> k.key().equals("granitemoe.logit_scale"))
+                .findFirst().orElseThrow().value(), "llama.cpp requires logit_scale: transformers' default");
+        JsonNode shared = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("shared_intermediate_size", 64);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, shared));
+        JsonNode wide = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("head_dim", 32);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, wide));
+        assertTrue(g.spec().claims(params(null)));
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.modelfs.hf;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -148,6 +149,43 @@ class HfFolderTest {
         assertEquals(2, c.get("num_experts_per_tok").asInt());
         assertThrows(HfUnsupported.class, () -> HfFolder.of(model("llama", false, moe, List.of())),
                 "experts in a llama GGUF without expert_count have no Hugging Face name");
+    }
+
+    /** Granite MoE: input_linear fused from ffn_gate_exps and ffn_up_exps, expert by expert; multipliers from the scales. */
+    @Test
+    void graniteMoeFusesGateAndUpExpertByExpert() throws Exception {
+        List<String> moe = List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4:Q8_0",
+                "blk.0.ffn_up_exps.weight:64,32,4:Q8_0", "blk.0.ffn_down_exps.weight:32,64,4");
+        List<GgufKv> kvs = List.of(kv("granitemoe.expert_count", GgufValueType.UINT32, 4), kv("granitemoe.expert_used_count", GgufValueType.UINT32, 2),
+                kv("granitemoe.attention.scale", GgufValueType.FLOAT32, 0.015625f), kv("granitemoe.residual_scale", GgufValueType.FLOAT32, 0.22f),
+                kv("granitemoe.logit_scale", GgufValueType.FLOAT32, 8f));
+        HfFolder f = HfFolder.of(model("granitemoe", false, moe, kvs));
+        Map<String, HfTensor> t = byName(f);
+        HfTensor in = t.get("model.layers.0.block_sparse_moe.input_linear.weight");
+        assertArrayEquals(new long[] {4, 64, 64}, in.shape());
+        assertEquals(8, in.parts().size());
+        long per = in.parts().getFirst().source().byteSize() / 4;
+        for (int e = 0; e < 4; e++) {
+            assertEquals("blk.0.ffn_gate_exps.weight", in.parts().get(2 * e).source().name());
+            assertEquals("blk.0.ffn_up_exps.weight", in.parts().get(2 * e + 1).source().name());
+            assertEquals(e * per, in.parts().get(2 * e + 1).byteOffset());
+            assertEquals(per, in.parts().get(2 * e).byteLength());
+        }
+        assertArrayEquals(new long[] {4, 64, 32}, t.get("model.layers.0.block_sparse_moe.output_linear.weight").shape());
+        assertArrayEquals(new long[] {4, 64}, t.get("model.layers.0.block_sparse_moe.router.layer.weight").shape());
+        assertNotNull(t.get("model.layers.0.self_attn.q_proj.weight").sourceRow(), "llama attention: rows permuted");
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("GraniteMoeForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals(0.015625, c.get("attention_multiplier").asDouble());
+        assertEquals(0.22, c.get("residual_multiplier").asDouble());
+        assertEquals(1.0, c.get("embedding_multiplier").asDouble(), "absent: 1");
+        assertEquals(8.0, c.get("logits_scaling").asDouble());
+        assertEquals(4, c.get("num_local_experts").asInt());
+        JsonNode dflt = JSON.readTree(HfFolder.of(model("granitemoe", false, moe, kvs.subList(0, 2))).config());
+        assertEquals(0.25, dflt.get("attention_multiplier").asDouble(), "absent attention.scale: llama.cpp's 1/sqrt(head_dim)");
+        HfUnsupported half = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("granitemoe", false,
+                List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4", "blk.0.ffn_down_exps.weight:32,64,4"), kvs)));
+        assertTrue(half.getMessage().contains("input_linear"), half.getMessage());
     }
 
     /** Qwen2 MoE: routed experts per expert, the shared expert and its [1, hidden] gate, qwen2moe's config fields. */

@@ -356,6 +356,44 @@ class SynthesizedGgufPlannerTest {
         assertTrue(reason(plan(ts, cfg)).contains("rope scaling type dynamic"));
     }
 
+    /** Granite MoE: input_linear [E, 2·ff, hidden] cut into ffn_gate_exps and ffn_up_exps, the rows of every expert. */
+    @Test
+    void plansGraniteMoeSplittingInputLinear() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = attention(p);
+        ts.add(plain(p + "block_sparse_moe.router.layer.weight", Dtype.BF16, 3, 64));
+        ts.add(int4(p + "block_sparse_moe.input_linear.weight", 3 * 2 * 128, 64));
+        ts.add(plain(p + "block_sparse_moe.output_linear.weight", Dtype.BF16, 3, 64, 128));
+        ObjectNode cfg = (ObjectNode) moeConfig("GraniteMoeForCausalLM", "num_local_experts");
+        cfg.put("intermediate_size", 128);
+        ts.set(ts.size() - 2, reshaped(ts.get(ts.size() - 2), 3, 256, 64));
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, cfg)).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        var gate = byName.get("blk.0.ffn_gate_exps.weight");
+        var up = byName.get("blk.0.ffn_up_exps.weight");
+        assertEquals(List.of(64L, 128L, 3L), List.of(gate.ne()[0], gate.ne()[1], gate.ne()[2]));
+        assertEquals(GgmlType.Q4_1, up.type());
+        assertEquals(new SynthesizedGgufPlanner.RowSplit(256, 128, 128), up.split());
+        assertEquals(0, gate.split().sourceRow(0));
+        assertEquals(127, gate.split().sourceRow(127));
+        assertEquals(256, gate.split().sourceRow(128), "expert 1's gate rows follow expert 0's up rows");
+        assertEquals(128, up.split().sourceRow(0));
+        assertEquals(256 + 128 + 5, up.split().sourceRow(128 + 5));
+        assertEquals(new QkPermutation(4, 64), byName.get("blk.0.attn_q.weight").permutation());
+        assertEquals(GgmlType.F32, byName.get("blk.0.ffn_gate_inp.weight").type());
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(1f, kv.get("granitemoe.logit_scale").value());
+        List<LogicalTensor> narrow = new ArrayList<>(ts);
+        narrow.set(narrow.size() - 2, plain(p + "block_sparse_moe.input_linear.weight", Dtype.BF16, 3, 128, 64));
+        assertTrue(reason(plan(narrow, cfg)).contains("config.json implies [3, 256, 64]"));
+    }
+
+    /** {@code t} with logical shape {@code shape} (same elements). */
+    private static LogicalTensor reshaped(LogicalTensor t, long... shape) {
+        return new LogicalTensor(t.name(), t.component(), t.relativeName(), t.main(), t.scale(), t.bias(), t.globalScale(), t.quant(), shape);
+    }
+
     private static String reason(SynthesizedGgufPlanner.Result r) {
         return assertInstanceOf(SynthesizedGgufPlanner.Result.Refused.class, r).reason();
     }

@@ -130,37 +130,65 @@ final class GgufHfFiles {
      */
     static ByteSource safetensors(HfFolder hf, GgufFile g, BlobRef blob, OutputType out, ByteSource sameHeader) {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
-        Map<String, Segment> data = new HashMap<>();
+        Map<String, List<Segment>> data = new HashMap<>();
         for (HfTensor t : hf.tensors()) {
-            GgufTensorInfo src = t.source();
-            Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
-            long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
-            Dtype dtype;
-            Segment seg;
-            if (t.add() != 0) {
-                OutputType o = out != null ? out : OutputType.F32;
-                dtype = o.dtype;
-                var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
-                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
-                        t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
-            } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
-                if (t.sourceRow() != null) {
-                    throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
+            if (t.parts() != null) {   // fused: every part converted alike, to one dtype
+                OutputType o = out;
+                if (o == null) {
+                    var stored = t.parts().stream().map(p -> ElementTypes.dtype(p.source().type()).orElse(null)).distinct().toList();
+                    o = stored.size() == 1 && stored.getFirst() != null && !t.source().type().isInteger()
+                            ? OutputType.valueOf(stored.getFirst().name()) : OutputType.F32;
                 }
-                dtype = stored;
-                seg = new Segment.BlobSlice(blob, start, t.byteLength());
-            } else {
-                OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
-                dtype = o.dtype;
-                var deq = GgmlDequantizers.forType(src.type());
-                seg = new Segment.Converted(t.sourceRow() == null
-                        ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, t.name(), src.type().name())
-                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
-                                t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
+                List<Segment> segs = new ArrayList<>();
+                Dtype dtype = null;
+                for (HfTensor p : t.parts()) {
+                    Tensor one = tensor(p, g, blob, o);
+                    dtype = one.dtype();
+                    segs.add(one.data());
+                }
+                specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+                data.put(t.name(), segs);
+                continue;
             }
-            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
-            data.put(t.name(), seg);
+            Tensor one = tensor(t, g, blob, out);
+            specs.add(new SafetensorsWriter.Spec(t.name(), one.dtype(), t.shape()));
+            data.put(t.name(), List.of(one.data()));
         }
-        return FileAssembly.safetensors(specs, Map.of("format", "pt"), data, sameHeader);
+        return FileAssembly.safetensorsOfParts(specs, Map.of("format", "pt"), data, sameHeader);
+    }
+
+    /** A tensor's dtype in the file and its bytes. */
+    private record Tensor(Dtype dtype, Segment data) {
+    }
+
+    /** {@code t} (one GGUF tensor or slice) as {@code out}, or, when null, floats as stored and quantized as F32. */
+    private static Tensor tensor(HfTensor t, GgufFile g, BlobRef blob, OutputType out) {
+        GgufTensorInfo src = t.source();
+        Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
+        long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
+        Dtype dtype;
+        Segment seg;
+        if (t.add() != 0) {
+            OutputType o = out != null ? out : OutputType.F32;
+            dtype = o.dtype;
+            var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
+            seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
+                    t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
+        } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
+            if (t.sourceRow() != null) {
+                throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
+            }
+            dtype = stored;
+            seg = new Segment.BlobSlice(blob, start, t.byteLength());
+        } else {
+            OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
+            dtype = o.dtype;
+            var deq = GgmlDequantizers.forType(src.type());
+            seg = new Segment.Converted(t.sourceRow() == null
+                    ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, t.name(), src.type().name())
+                    : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
+                            t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
+        }
+        return new Tensor(dtype, seg);
     }
 }
