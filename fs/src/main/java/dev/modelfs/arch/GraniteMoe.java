@@ -35,9 +35,6 @@ public final class GraniteMoe implements ArchSpec {
                     new LayerRule(INPUT, "ffn_up_exps", d -> new long[]{d.experts(), d.expertFf(), d.hidden()}),
                     new LayerRule("block_sparse_moe.output_linear", "ffn_down_exps", d -> new long[]{d.experts(), d.hidden(), d.expertFf()})));
     private static final Tables TABLES = new Tables("granitemoe", List.of("GraniteMoeForCausalLM"), List.of("granitemoe"), LAYERS);
-    private static final List<ConfigKeys.Entry> ENTRIES = List.of(
-            new ConfigKeys.Entry("expert_count", GgufValueType.UINT32, List.of("num_local_experts", "num_experts"), true),
-            new ConfigKeys.Entry("expert_used_count", GgufValueType.UINT32, List.of("num_experts_per_tok"), true));
     /** HF multiplier ↔ GGUF suffix, in the converter's order. */
     private static final String[][] SCALES = {{"attention_multiplier", "attention.scale"}, {"embedding_multiplier", "embedding_scale"},
             {"residual_multiplier", "residual_scale"}, {"logits_scaling", "logit_scale"}};
@@ -64,7 +61,7 @@ public final class GraniteMoe implements ArchSpec {
 
     @Override
     public List<ConfigKeys.Entry> configEntries() {
-        return ENTRIES;
+        return Mixtral.ENTRIES;   // the same fields
     }
 
     @Override
@@ -75,10 +72,7 @@ public final class GraniteMoe implements ArchSpec {
     /** {@code rope.dimension_count} and the multipliers (each written when non-zero, as the converter does; {@code logit_scale} always). */
     @Override
     public List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
-        if ((long) d.heads() * d.headDim() != d.hidden()) {
-            throw new IllegalArgumentException("granitemoe head_dim " + d.headDim() + " is not hidden_size / num_attention_heads "
-                    + "(llama.cpp's converter drops head_dim)");
-        }
+        HeadDims.requireQuotient("granitemoe", d);   // the converter drops head_dim
         if (config.path("shared_intermediate_size").asLong(0) > 0) {
             throw new IllegalArgumentException("granitemoe with shared experts (shared_intermediate_size, GraniteMoeShared) is not mapped");
         }
@@ -103,12 +97,7 @@ public final class GraniteMoe implements ArchSpec {
 
     @Override
     public void checkGguf(GgufParams m, String p) {
-        long hidden = m.integer(p + "embedding_length", 0L);
-        long heads = m.integer(p + "attention.head_count", 1L);
-        Long keyLength = m.integer(p + "attention.key_length", null);
-        if (keyLength != null && heads > 0 && keyLength * heads != hidden) {
-            throw new IllegalArgumentException("granitemoe " + p + "attention.key_length " + keyLength + " is not embedding_length / head_count");
-        }
+        HeadDims.requireQuotient("granitemoe", m, p);
     }
 
     /** The multipliers from the scales (absent: llama.cpp's defaults); experts' size; no MLP bias. */

@@ -30,10 +30,7 @@ public final class Olmo2 implements ArchSpec {
 
     @Override
     public List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
-        if ((long) d.heads() * d.headDim() != d.hidden()) {
-            throw new IllegalArgumentException("olmo2 head_dim " + d.headDim() + " is not hidden_size / num_attention_heads "
-                    + "(llama.cpp's olmo2 assumes it)");
-        }
+        HeadDims.requireQuotient("olmo2", d);
         JsonNode window = config.path("sliding_window");
         if (window.isNumber() && window.intValue() > 0) {
             throw new IllegalArgumentException("olmo2 with sliding_window (OLMo 3 layers) is not mapped");
@@ -47,11 +44,6 @@ public final class Olmo2 implements ArchSpec {
             throw new IllegalArgumentException("olmo2 with " + p + "attention.sliding_window (OLMo 3) is not mapped: "
                     + "transformers runs it as Olmo3ForCausalLM, which modelfs does not write");
         }
-        long hidden = m.integer(p + "embedding_length", 0L);
-        long heads = m.integer(p + "attention.head_count", 1L);
-        Long keyLength = m.integer(p + "attention.key_length", null);
-        if (keyLength != null && heads > 0 && keyLength * heads != hidden) {
-            throw new IllegalArgumentException("olmo2 " + p + "attention.key_length " + keyLength + " is not embedding_length / head_count");
-        }
+        HeadDims.requireQuotient("olmo2", m, p);
     }
 }

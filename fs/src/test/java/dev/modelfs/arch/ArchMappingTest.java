@@ -61,10 +61,15 @@ class ArchMappingTest {
 
     /** GGUF metadata with {@code llama.expert_count} = {@code experts} (absent when null), no tensors. */
     private static GgufParams params(Long experts) {
+        return params(experts == null ? Map.of() : Map.of("llama.expert_count", experts));
+    }
+
+    /** GGUF metadata with these integer KVs, no tensors. */
+    private static GgufParams params(Map<String, Long> ints) {
         return new GgufParams() {
             @Override
             public Long integer(String key, Long dflt) {
-                return key.equals("llama.expert_count") && experts != null ? experts : dflt;
+                return ints.getOrDefault(key, dflt);
             }
 
             @Override
@@ -182,24 +187,11 @@ class ArchMappingTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, wideHeads)).getMessage().contains("head_dim"));
         JsonNode olmo3 = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("sliding_window", 4096);
         assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, olmo3));
-        GgufParams swa = new GgufParams() {
-            @Override
-            public Long integer(String key, Long dflt) {
-                return key.equals("olmo2.attention.sliding_window") ? 4096L : dflt;
-            }
-
-            @Override
-            public Double real(String key, Double dflt) {
-                return dflt;
-            }
-
-            @Override
-            public boolean hasTensor(String name) {
-                return false;
-            }
-        };
+        GgufParams swa = params(Map.of("olmo2.attention.sliding_window", 4096L));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(swa, "olmo2.")).getMessage().contains("OLMo 3"));
-        o.spec().checkGguf(params(null), "olmo2.");
+        GgufParams wide = params(Map.of("olmo2.embedding_length", 64L, "olmo2.attention.head_count", 4L, "olmo2.attention.key_length", 32L));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(wide, "olmo2.")).getMessage().contains("key_length"));
+        o.spec().checkGguf(params((Long) null), "olmo2.");
     }
 
     /** Granite MoE: input_linear is gate rows then up rows of every expert; no per-expert names; multipliers as scales. */
@@ -237,7 +229,7 @@ class ArchMappingTest {
         assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, shared));
         JsonNode wide = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("head_dim", 32);
         assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, wide));
-        assertTrue(g.spec().claims(params(null)));
+        assertTrue(g.spec().claims(params((Long) null)));
     }
 
     @Test
