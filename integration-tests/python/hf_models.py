@@ -4,7 +4,9 @@
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
-                                                 #  "qwen2moe", "mixtral", "gemma3_4b")
+                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "olmo2",
+                                                 #  "phi3_longrope", "granitemoe")
+    H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -13,7 +15,7 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b/olmo2/phi3_longrope/granitemoe: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
@@ -24,7 +26,10 @@ Tokenizers:
   Replace/ByteFallback/Fuse/Strip, a post-processor adding `<s>`; add_bos_token true; a Llama-2
   `[INST]` chat template.
 The config's vocab_size equals the tokenizer's length (llama.cpp requires n_vocab = token_embd rows).
-Model sizes keep every input dimension a multiple of 64, so every MLX quantization (group 64 affine,
+save_model first checks that every feature a mapping could get wrong changes the source's logits
+(FEATURES: OLMo 2's post-norms and whole-projection q/k norms, Granite's four multipliers and top-2 routing,
+LongRoPE's long factors beyond original_max_position_embeddings and its attention factor), so that the
+fixture can tell a model that lost one apart. Model sizes keep every input dimension a multiple of 64, so every MLX quantization (group 64 affine,
 32 mxfp4/mxfp8, 16 nvfp4) and GGUF NVFP4 blocks (64) apply.
 """
 from __future__ import annotations
