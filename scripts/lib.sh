@@ -153,3 +153,14 @@ ensure_packaging_tools() {
 ensure_prometheus() {
   command -v prometheus >/dev/null || need_root_or_say "the Prometheus server (the metrics test)" --no-install-recommends prometheus
 }
+
+# CPU load beside the soak test (SoakTest runs `stress-ng --cpu 2` for its duration: it must pass with both CPUs busy).
+ensure_stress_ng() {
+  command -v stress-ng >/dev/null || need_root_or_say "stress-ng (CPU load beside the soak test)" stress-ng
+}
+
+# Go's own text/template, the oracle of the chat-template translation (OllamaChatTemplatesTest builds
+# integration-tests/go/render_template.go with it): Debian's golang-go, standard library only.
+ensure_go() {
+  command -v go >/dev/null || need_root_or_say "Go (the chat-template oracle)" --no-install-recommends golang-go
+}

@@ -40,6 +40,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
+import hf_gguf_moe as MOE  # noqa: E402
 import hf_models as H  # noqa: E402
 
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
@@ -47,7 +48,7 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
-             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe"}
+             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", **MOE.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe")
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
@@ -94,10 +95,14 @@ def oracle(gguf_path, src_names, kind, cfg):
     out, stored = {}, {}
     for name in src_names:
         fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(name))), None)
-        if fused:
+        if fused:   # Granite's input_linear: every expert's gate rows, then its up rows
             gs = [f"blk.{fused[0].group(1)}.{p}.weight" for p in fused[1]]
             out[name] = np.concatenate([deq[g] for g in gs], axis=1)
-            stored[name] = types[gs[0]] if len({types[g] for g in gs}) == 1 else "mixed"
+            stored[name] = types[gs[0]]   # an assembled tensor keeps its first source's float type (FORMATS §7.3)
+            continue
+        split = MOE.oracle_tensor(name, deq, types)   # gpt-oss / DeepSeek tensors the converter split or transposed
+        if split is not None:
+            out[name], stored[name] = split
             continue
         m = EXPERT.fullmatch(name)
         if m:
@@ -169,6 +174,7 @@ def check_config(r, d, mdir, src):
     if b.model_type in ("phi3", "gemma3_text"):   # (rope_parameters, compared below, hold Phi-3's LongRoPE factors)   # what these architectures' attention reads besides the above
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
+    fields += MOE.CONFIG_FIELDS.get(b.model_type, [])
     for f in fields:
         if hasattr(b, f):
             va, vb = getattr(a, f, None), getattr(b, f)
@@ -242,6 +248,8 @@ def check_model(r, d, mdir, src, e, out_dir):
     # logits
     from transformers import AutoTokenizer
     ids = AutoTokenizer.from_pretrained(src)(H.SAMPLE_TEXTS[0]).input_ids[:24]
+    if kind in MOE.GGUF_ARCH and e["ggml_type"] == "F32":   # once per source model
+        MOE.check_features(r, d, src, kind, ids)
     try:
         got = logits_of(load(mdir), ids)
     except Exception as ex:  # noqa: BLE001

@@ -57,6 +57,11 @@ CASES = [
     ("hf-olmo2", "f32", "olmo2", "F32", {}),
     ("hf-phi3", "longrope", "phi3_longrope", "F32", {}),   # 24 tokens, beyond the 8 original positions: long factors
     ("hf-granitemoe", "q8_0", "granitemoe", "Q8_0", {}),   # the fused input_linear from Q8_0 expert slices
+    # gpt-oss and DeepSeek-V3 (hf_models_moe.py): experts gathered back, MLA's kv_b_proj re-joined
+    ("hf-gptoss", "f32", "gptoss", "F32", {}),
+    ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
+    ("hf-deepseek3", "f32", "deepseek3", "F32", {}),
+    ("hf-deepseek3", "q8_0", "deepseek3", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -70,6 +75,10 @@ NO_GGUF_LOADER = {
     ("hf-olmo2", "f32"): "it has no olmo2 architecture",
     ("hf-phi3", "longrope"): "it ignores rope_factors_long/short (LongRoPE)",
     ("hf-granitemoe", "q8_0"): "it has no granitemoe architecture",
+    ("hf-gptoss", "f32"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
+    ("hf-gptoss", "q8_0"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
+    ("hf-deepseek3", "f32"): "it does not support deepseek2 GGUFs",
+    ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -5,7 +5,7 @@
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
                                                  #  "qwen2moe", "mixtral", "gemma3_4b", "olmo2",
-                                                 #  "phi3_longrope", "granitemoe")
+                                                 #  "phi3_longrope", "granitemoe", "gptoss", "deepseek3")
     H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
@@ -15,7 +15,7 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b/olmo2/phi3_longrope/granitemoe: byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3/gemma3_4b/olmo2/phi3_longrope/granitemoe/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
@@ -40,6 +40,9 @@ import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
          "olmo2", "phi3_longrope", "granitemoe")
+# gpt-oss and DeepSeek-V3 (hf_models_moe.py)
+import hf_models_moe as _moe  # noqa: E402
+KINDS += _moe.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 
@@ -188,11 +191,15 @@ def model_config(kind: str, vocab_size: int, tokenizer):
     if kind == "phi3_longrope":   # the 128k variants' LongRoPE: long factors beyond 8 positions, attention factor sqrt(2)
         return T.Phi3Config(**dict(common, max_position_embeddings=64), original_max_position_embeddings=8,
                             rope_parameters=dict(LONGROPE, rope_theta=10000.0))
+    if kind in _moe.KINDS:
+        return _moe.config(kind, common)
     raise ValueError(kind)
 
 
 def model_class(kind: str):
     import transformers as T
+    if kind in _moe.KINDS:
+        return _moe.model_class(kind)
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
@@ -215,6 +222,8 @@ def make_model(kind: str, seed: int = 0):
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
             else:
                 p.normal_(0.0, 0.08)
+        if kind in _moe.KINDS:
+            _moe.init_buffers(kind, model)
     return model.to(torch.bfloat16), tokenizer
 
 

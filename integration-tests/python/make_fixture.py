@@ -330,6 +330,7 @@ class Model:
         self.broken_components = set()
         self.extra_absent = []
         self.optional = []
+        self.translated = {}       # GGUF file name -> its bytes translated from Ollama's dialect (FORMATS.md §12)
 
     # -- layers ------------------------------------------------------------------------------
     def set_config(self, obj, newline=False):
@@ -445,7 +446,11 @@ class Model:
                     readable = all(t["type"] in GGUF_PY_TYPES and L.GGML_TYPES[t["type"]][0] != "Q8_1"
                                    for t in g["tensors"])
                     extra = {"gguf": {"tensor_count": len(g["tensors"]), "gguf_py_readable": readable}}
-                add_file(rel, data, lj, mode, extra)
+                if rel in self.translated:
+                    add_file("ollama/" + rel, data, lj, mode, extra)
+                    add_file(rel, self.translated[rel], None, mode, extra)
+                else:
+                    add_file(rel, data, lj, mode, extra)
                 if mt == MT_MODEL and counters[stem] == 1:
                     gguf_model = (lj, data, mode)
                 if mt == MT_DRAFT and counters[stem] == 1:   # the draft's model folder (FORMATS.md §4.3 H)
@@ -574,7 +579,8 @@ GGUF_PY_TYPES = _gguf_py_types()
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
 HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe",
-                   "olmo2", "granitemoe")
+                   "olmo2", "granitemoe",
+                   "gpt-oss", "deepseek2")   # the last two: GGUF -> HF only, deepseek2 with sigmoid routing
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -652,7 +658,10 @@ def hf_folder_expected(buf) -> bool:
     arch = kv.get("general.architecture", [None, None, None])[2]
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
-                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm)\.(weight|bias)")
+                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm|"
+                       r"attn_sinks|attn_(q_a|q_a_norm|q_b|kv_a_mqa|kv_a_norm|k_b|v_b|kv_b)|exp_probs_b)\.(weight|bias)")
+    if arch == "deepseek2" and (kv.get(f"{arch}.expert_gating_func") or [None] * 3)[2] != 2:
+        return False   # softmax routing (DeepSeek-V2) is refused
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight",
@@ -897,14 +906,17 @@ def build_tinyllama(fx):
              ("test.u16", "UINT16", 65535), ("test.i16", "INT16", -300), ("test.u8", "UINT8", 7),
              ("test.i32", "INT32", -7), ("test.u8s", "ARRAY", [1, 2, 3], "UINT8")]
     model = llama_gguf(fx, rng, "TinyLlama", 256, 256, 288, 4, 1, types, file_type=15, extra_kvs=extra)
-    proj = fx.gguf_pywriter("clip", [
-        ("general.name", "STRING", "tiny-mmproj"), ("general.file_type", "UINT32", 1),
-        ("clip.has_vision_encoder", "BOOL", True), ("clip.vision.image_size", "UINT32", 32),
-        ("clip.vision.embedding_length", "UINT32", 64)], [
-        ggml_tensor(rng, "v.patch_embd.weight", [4, 4, 3, 64], "F16"),
-        ggml_tensor(rng, "v.blk.0.attn_q.weight", [64, 64], "Q8_0"),
-        ggml_tensor(rng, "mm.0.weight", [64, 256], "F16"),
-        ggml_tensor(rng, "mm.0.bias", [256], "F32")])
+    proj_kvs = [("general.name", "STRING", "tiny-mmproj"), ("general.file_type", "UINT32", 1),
+                ("clip.has_vision_encoder", "BOOL", True), ("clip.vision.image_size", "UINT32", 32),
+                ("clip.vision.embedding_length", "UINT32", 64)]
+    proj_tensors = [ggml_tensor(rng, "v.patch_embd.weight", [4, 4, 3, 64], "F16"),
+                    ggml_tensor(rng, "v.blk.0.attn_q.weight", [64, 64], "Q8_0"),
+                    ggml_tensor(rng, "mm.0.weight", [64, 256], "F16"),
+                    ggml_tensor(rng, "mm.0.bias", [256], "F32")]
+    proj = fx.gguf_pywriter("clip", proj_kvs, proj_tensors)
+    # a LLaVA-style projector without clip.projector_type: served translated (FORMATS.md §12.5: the key appended,
+    # everything else as stored), the blob as ollama/mmproj.gguf
+    m.translated["mmproj.gguf"] = fx.gguf_pywriter("clip", proj_kvs + [("clip.projector_type", "STRING", "mlp")], proj_tensors)
     proj2 = fx.gguf_pywriter("clip", [
         ("general.name", "STRING", "tiny-mmproj-audio"), ("clip.has_audio_encoder", "BOOL", True)], [
         ggml_tensor(rng, "a.conv1d.1.weight", [3, 8, 16], "F16"),

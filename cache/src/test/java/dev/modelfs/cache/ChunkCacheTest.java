@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.testing.Poll;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -140,16 +144,25 @@ class ChunkCacheTest {
         ExecutorService pool = Executors.newFixedThreadPool(readers);
         try (ChunkCache c = new ChunkCache(64L << 20)) {
             CountDownLatch start = new CountDownLatch(1);
+            Set<Thread> readerThreads = ConcurrentHashMap.newKeySet();
+            AtomicInteger overlapped = new AtomicInteger();
             List<Future<Long>> sums = new ArrayList<>();
             for (int r = 0; r < readers; r++) {
                 sums.add(pool.submit(() -> {
+                    readerThreads.add(Thread.currentThread());
                     start.await();
                     long sum = 0;
                     for (int k = 0; k < chunks; k++) {
                         int chunk = k;
                         ChunkCache.Chunk ch = c.acquire(new ChunkCache.Key(5, chunk), 4096, s -> {
                             fills[chunk].incrementAndGet();
-                            sleep(20);                       // a slow conversion: the others arrive while it runs
+                            try {                            // a slow conversion: it ends once every other reader waits for it
+                                if (Poll.within(Duration.ofSeconds(10), () -> othersWaitForThisChunk(readerThreads))) {
+                                    overlapped.incrementAndGet();
+                                }
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
                             fillWith(s, (byte) (chunk + 1));
                         });
                         sum += ch.bytes().get(ValueLayout.JAVA_BYTE, 4095);
@@ -158,6 +171,7 @@ class ChunkCacheTest {
                     return sum;
                 }));
             }
+            Poll.until("every reader started", Duration.ofSeconds(30), () -> readerThreads.size() == readers);
             start.countDown();
             for (Future<Long> f : sums) {
                 assertEquals((long) chunks * (chunks + 1) / 2, f.get(30, TimeUnit.SECONDS), "every reader saw every chunk's bytes");
@@ -166,9 +180,15 @@ class ChunkCacheTest {
                 assertEquals(1, fills[i].get(), "chunk " + i + " converted once for " + readers + " readers");
             }
             assertEquals(chunks, c.conversions());
+            assertEquals(chunks, overlapped.get(), "each conversion ran while the " + (readers - 1) + " other readers waited for it");
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /** Whether every reader but the calling one is parked in the cache, waiting for another's conversion. */
+    private static boolean othersWaitForThisChunk(Set<Thread> readers) {
+        return readers.stream().filter(t -> t != Thread.currentThread()).allMatch(t -> Poll.parkedIn(t, "awaitOther"));
     }
 
     /**
@@ -205,13 +225,6 @@ class ChunkCacheTest {
         }
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 
     @Test
     void prefaultIsBoundedByTheCacheAndItsBuffersServeLaterChunks() {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,6 +15,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -177,7 +179,7 @@ class DiskChunkStoreTest {
                 assertArrayEquals(expected(k), read(c, 1, k, converted));
             }
             closer.start();                                                // shut down while the backlog is full
-            Thread.sleep(100);
+            awaitCloseWaitingForTheWriter(closer);
         }
         closer.join(30_000);
         assertFalse(closer.isAlive());
@@ -223,13 +225,21 @@ class DiskChunkStoreTest {
                 }).release();
             }
             assertEquals(40 - 1 - queue, retained.get(), "each chunk sent to the backlog retained its fill");
-            closer.start();                                                // closes while the backlog waits (or soon after)
-            Thread.sleep(100);
+            closer.start();                                                // closes while the backlog waits
+            awaitCloseWaitingForTheWriter(closer);
         }
         closer.join(30_000);
         assertFalse(closer.isAlive());
         assertEquals(retained.get(), released.get(), "every hold let go, once");
         assertEquals(40, disk.writes() + disk.skipped(), "each chunk written or counted as skipped");
+    }
+
+    /**
+     * Returns once {@code closer} is inside {@link DiskChunkStore#close()}, waiting for the writer (which this test
+     * stalls by holding the store's monitor): the close provably began while the backlog was full.
+     */
+    private static void awaitCloseWaitingForTheWriter(Thread closer) throws InterruptedException {
+        Poll.until("close() waiting for the stalled writer", Duration.ofSeconds(30), () -> Poll.parkedIn(closer, "awaitTermination"));
     }
 
     @Test

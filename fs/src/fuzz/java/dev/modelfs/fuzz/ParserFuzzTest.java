@@ -2,7 +2,12 @@ package dev.modelfs.fuzz;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.dialect.Dialects;
+import dev.modelfs.dialect.Outcome;
+import dev.modelfs.dialect.TranslatedGguf;
 import dev.modelfs.format.FormatException;
+import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.safetensors.SafetensorsParser;
 import dev.modelfs.model.TensorTable;
@@ -13,6 +18,7 @@ import dev.modelfs.store.ManifestParser;
 import dev.modelfs.store.ModelName;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Jazzer fuzz targets for everything that parses untrusted bytes. The contract under test: hostile
@@ -33,10 +39,28 @@ class ParserFuzzTest {
 
     @FuzzTest(maxDuration = "60s")
     void ggufHeader(byte[] data) {
+        GgufFile g;
         try {
-            GgufReader.read(MemorySegment.ofArray(data));
+            g = GgufReader.read(MemorySegment.ofArray(data));
         } catch (FormatException expected) {
-            // hostile input is rejected with a clear error
+            return;   // hostile input is rejected with a clear error
+        }
+        // a parsed header is translated whole or refused (docs/FORMATS.md §12), and a translation always assembles
+        BlobRef blob = new BlobRef(Digest.parse("sha256:" + "a".repeat(64)).orElseThrow(), data.length);
+        for (Outcome o : List.of(Dialects.text(g), Dialects.clip(g))) {
+            if (o instanceof Outcome.Translated t) {
+                TranslatedGguf.assemble(t.translation(), blob);
+            }
+        }
+    }
+
+    /** An Ollama template layer (Go text/template) through the parser and the Jinja translation (FORMATS.md §7.9). */
+    @FuzzTest(maxDuration = "60s")
+    void ollamaChatTemplate(byte[] data) {
+        try {
+            dev.modelfs.template.JinjaTranslator.translate(new String(data, StandardCharsets.UTF_8));
+        } catch (dev.modelfs.template.TemplateRefusal expected) {
+            // what is not translated (or does not parse) is refused with its reason
         }
     }
 

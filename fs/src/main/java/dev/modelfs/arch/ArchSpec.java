@@ -16,11 +16,12 @@ import java.util.Optional;
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
  * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
  * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
- * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name. Methods that
+ * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name (an encoder's fused
+ * {@code attn_qkv}, which the HF side splits, is named by {@link #splitQkv()} instead). Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Olmo2, GraniteMoe {
+        Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -44,27 +45,65 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return tables().layers();
     }
 
-    /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */
-    default List<String> requiredBiases() {
+    /**
+     * The HF name of every per-layer tensor is {@code <hfLayerPrefix>N.<rule.hf>.(weight|bias)}: {@code model.layers.}
+     * for the causal LMs, the encoder's own prefix for {@link #encoder()} models ({@code encoder.layer.} for BERT).
+     */
+    default String hfLayerPrefix() {
+        return "model.layers.";
+    }
+
+    /** The tensors outside the layers, as {@code {HF name, GGUF name}} pairs without suffix (FORMATS.md §7.3). */
+    default List<String[]> globals() {
+        return List.of(new String[] {"model.embed_tokens", "token_embd"}, new String[] {"model.norm", "output_norm"},
+                new String[] {"lm_head", "output"});
+    }
+
+    /**
+     * The three HF names (without layer prefix and suffix) of q, k and v when a GGUF stores them fused as
+     * {@code blk.N.attn_qkv} and the HF model keeps them apart (equal thirds of the rows: encoders have no
+     * grouped-query attention); empty when {@code attn_qkv} is not split (phi3 keeps it fused).
+     */
+    default List<String> splitQkv() {
         return List.of();
     }
 
     /**
-     * One HF tensor holding several GGUF tensors' rows: for each index of its leading dimension (an expert), the
-     * rows of each of {@code gguf} (per-layer names, in order) one after the other; every part has the same rows per
-     * expert. GraniteMoe's {@code input_linear} is {@code ffn_gate_exps} then {@code ffn_up_exps}, expert by expert.
+     * Whether this is an encoder (an embedding model: bidirectional, no {@code lm_head}). Its {@code config.json}
+     * is written by {@link #completeHfConfig} over the common entries, and only the GGUF → HF direction is mapped
+     * ({@link Architecture#fromHf} refuses it: no synthesized GGUF).
      */
-    record Fused(String hf, List<String> gguf) {
+    default boolean encoder() {
+        return false;
     }
 
-    /** The fused HF tensors; each is the {@link LayerRule#hf} of the rules of its parts. */
-    default List<Fused> fused() {
+    /**
+     * Rows llama.cpp's converter cut from the front of {@code position_embd.weight} (XLM-RoBERTa's unused
+     * positions); the HF tensor has that many zero rows first. 0 by default.
+     */
+    default long positionRowsCut(GgufParams m) {
+        return 0;
+    }
+
+    /** Per-layer GGUF tensors (names as in {@link LayerRule#gguf}) that must also have a {@code .bias}. */
+    default List<String> requiredBiases() {
         return List.of();
     }
 
     /** The experts, for a mixture-of-experts architecture. */
     default Optional<Experts> experts() {
         return Optional.empty();
+    }
+
+    /**
+     * Per-layer HF tensors assembled from several GGUF tensors (gpt-oss's fused experts, DeepSeek's {@code kv_b_proj},
+     * GraniteMoe's {@code input_linear}), the one mechanism for an HF tensor made of several GGUF ones. Their GGUF
+     * tensors map to no other HF name; most have no {@link LayerRule} (GGUF → Hugging Face only). A {@link
+     * Assembly#isRowSplit row split} may have a rule per part, naming the assembly's HF tensor: those give the
+     * Hugging Face → GGUF direction, each part the same rows of every batch ({@link TensorNames#splitParts}).
+     */
+    default List<Assembly> assemblies() {
+        return List.of();
     }
 
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
@@ -91,6 +130,10 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     // ---- Hugging Face → GGUF (the synthesized GGUF)
+
+    /** Refuses a {@code config.json} this architecture does not convert (checked before anything is read from it). */
+    default void checkHfConfig(JsonNode config) {
+    }
 
     /**
      * The architecture KVs written after the entries and before rope scaling (prefix {@code p} =

@@ -35,7 +35,18 @@ public enum Architecture {
     /** OLMo 2 ({@code Olmo2ForCausalLM}): post-norms only, q/k norms over the whole projection. */
     OLMO2(new Olmo2()),
     /** Granite MoE ({@code GraniteMoeForCausalLM}): multipliers, experts with fused gate/up ({@code input_linear}). */
-    GRANITEMOE(new GraniteMoe());
+    GRANITEMOE(new GraniteMoe()),
+    /** gpt-oss ({@code GptOssForCausalLM}): attention sinks, fused transposed experts; GGUF → HF only. */
+    GPT_OSS(new GptOss()),
+    /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
+    DEEPSEEK2(new Deepseek2()),
+    // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
+    /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
+    BERT(new Bert()),
+    /** XLM-RoBERTa ({@code XLMRobertaModel}: bge-m3), which llama.cpp's converter writes as {@code bert} with a Unigram vocabulary. */
+    XLM_ROBERTA(new XlmRoberta()),
+    /** Nomic BERT ({@code NomicBertModel}: nomic-embed-text): rotary, SwiGLU, fused {@code attn_qkv}. */
+    NOMIC_BERT(new NomicBert());
 
     private final ArchSpec spec;
 
@@ -96,7 +107,7 @@ public enum Architecture {
         if (hfArchitecture != null) {
             for (Architecture a : values()) {
                 if (a.hfArchitectures().contains(hfArchitecture)) {
-                    return new Resolution.Supported(a);
+                    return a.spec().encoder() ? new Resolution.Unsupported(encoderRefusal(hfArchitecture)) : new Resolution.Supported(a);
                 }
             }
             return new Resolution.Unsupported(refusal(hfArchitecture, modelType));
@@ -104,12 +115,16 @@ public enum Architecture {
         if (modelType != null) {
             for (Architecture a : values()) {
                 if (a.hfModelTypes().contains(modelType)) {
-                    return new Resolution.Supported(a);
+                    return a.spec().encoder() ? new Resolution.Unsupported(encoderRefusal("model_type " + modelType)) : new Resolution.Supported(a);
                 }
             }
             return new Resolution.Unsupported(refusal(null, modelType));
         }
         return new Resolution.Unsupported("config.json names no architecture (no architectures, no model_type)");
+    }
+
+    private static String encoderRefusal(String name) {
+        return name + ": an embedding (encoder) model: modelfs maps its GGUF to a Hugging Face folder, but synthesizes no GGUF from it";
     }
 
     private static String refusal(String hfArchitecture, String modelType) {
@@ -123,7 +138,8 @@ public enum Architecture {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";
         }
         return name + ": architecture not supported by modelfs's GGUF mapping (supported: "
-                + String.join(", ", Arrays.stream(values()).flatMap(a -> a.hfArchitectures().stream()).toList()) + ")";
+                + String.join(", ", Arrays.stream(values()).filter(a -> !a.spec().encoder())
+                        .flatMap(a -> a.hfArchitectures().stream()).toList()) + ")";
     }
 
     /** The outcome of {@link #fromHf}: a supported architecture or the reason why not. */

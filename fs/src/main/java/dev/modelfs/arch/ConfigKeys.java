@@ -113,6 +113,7 @@ public final class ConfigKeys {
 
     /** The dimensions of {@code config}, validated (every value positive, heads divide sizes). */
     public static Dims dims(Architecture a, JsonNode config) {
+        a.spec().checkHfConfig(config);
         int hidden = positive(config, "hidden_size");
         int layers = positive(config, "num_hidden_layers");
         int heads = positive(config, "num_attention_heads");

@@ -12,6 +12,16 @@ public interface GgufParams {
     /** A FLOAT32/FLOAT64 KV as a double, or {@code dflt}. */
     Double real(String key, Double dflt);
 
+    /** A STRING KV, or {@code dflt}. */
+    default String string(String key, String dflt) {
+        return dflt;
+    }
+
+    /** A BOOL KV, or {@code dflt}; by default unreadable (an implementation that reads booleans overrides it). */
+    default Boolean bool(String key, Boolean dflt) {
+        throw new IllegalArgumentException(key + ": boolean metadata is not readable here");
+    }
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 

@@ -13,7 +13,8 @@ import java.util.Optional;
  * {@code conversion/granite.py} {@code GraniteMoeModel}): llama attention (q/k rows permuted, FORMATS.md §7.2),
  * router {@code block_sparse_moe.router.layer} ↔ {@code ffn_gate_inp}, experts stored stacked only:
  * {@code block_sparse_moe.input_linear} {@code [E, 2·ff, hidden]} holds each expert's gate rows then its up rows
- * and is split into {@code ffn_gate_exps} and {@code ffn_up_exps} (a {@link ArchSpec.Fused} tensor),
+ * and is split into {@code ffn_gate_exps} and {@code ffn_up_exps} (an {@link Assembly}: expert by expert, the gate rows then the up rows; back the other way, a row split by the
+ * two parts' rules),
  * {@code block_sparse_moe.output_linear} {@code [E, hidden, ff]} ↔ {@code ffn_down_exps}; each expert's
  * feed-forward size is {@code intermediate_size}.
  *
@@ -29,6 +30,10 @@ public final class GraniteMoe implements ArchSpec {
     /** No per-expert HF form: the experts are stacked tensors of their own names. */
     static final Experts EXPERTS = new Experts(null, "gate", "up", "down", "intermediate_size", null);
     private static final String INPUT = "block_sparse_moe.input_linear";
+    /** {@code input_linear}: per expert (batch), {@code ffn_gate_exps}'s rows, then {@code ffn_up_exps}'s. */
+    static final Assembly INPUT_LINEAR = new Assembly(INPUT + ".weight", List.of(
+            new Assembly.Part(List.of("ffn_gate_exps.weight"), false), new Assembly.Part(List.of("ffn_up_exps.weight"), false)),
+            Assembly.Layout.STACKED);
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, List.of(Layers.FFN_NORM),
             List.of(new LayerRule("block_sparse_moe.router.layer", "ffn_gate_inp", d -> new long[]{d.experts(), d.hidden()}),
                     new LayerRule(INPUT, "ffn_gate_exps", d -> new long[]{d.experts(), d.expertFf(), d.hidden()}),
@@ -50,8 +55,8 @@ public final class GraniteMoe implements ArchSpec {
     }
 
     @Override
-    public List<Fused> fused() {
-        return List.of(new Fused(INPUT, List.of("ffn_gate_exps", "ffn_up_exps")));
+    public List<Assembly> assemblies() {
+        return List.of(INPUT_LINEAR);
     }
 
     @Override

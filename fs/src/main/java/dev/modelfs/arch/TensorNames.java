@@ -19,9 +19,9 @@ import java.util.regex.Pattern;
  * the way Ollama stores them) map to one GGUF {@code blk.N.ffn_*_exps} tensor; per-expert HF names
  * ({@code <prefix>.E.<proj>}, how {@code save_pretrained} writes them) are answered by
  * {@link #perExpert} instead. Every GGUF name produced is shorter than 64 bytes for layer numbers
- * below 10^9. The exception: the parts of a fused HF tensor ({@link ArchSpec.Fused}, GraniteMoe's
- * {@code input_linear}) all map back to it and it maps to its first part; callers ask {@link #fusedParts} /
- * {@link #fusedPart} first. Names this class does not know map to empty: the caller decides (a GGUF view must then
+ * below 10^9. The exception: the parts of a row-split {@link Assembly} (GraniteMoe's {@code input_linear}) all
+ * map back to it and it maps to its first part; the GGUF → HF direction builds it from its assembly
+ * ({@code ArchSpec.assemblies}), the other asks {@link #splitParts} first. Names this class does not know map to empty: the caller decides (a GGUF view must then
  * leave the model out, as llama.cpp fails on unused tensors).
  */
 public final class TensorNames {
@@ -29,14 +29,9 @@ public final class TensorNames {
     private TensorNames() {
     }
 
-    /** Global name pairs (no layer). */
-    private static final String[][] GLOBAL = {
-            {"model.embed_tokens", "token_embd"},
-            {"model.norm", "output_norm"},
-            {"lm_head", "output"}};
-
     private static final String NUM = "(0|[1-9][0-9]{0,8})";
-    private static final Pattern HF_LAYER = Pattern.compile("model\\.layers\\." + NUM + "\\.(.+)\\.(weight|bias)");
+    /** An HF per-layer name after the architecture's {@link ArchSpec#hfLayerPrefix()}. */
+    private static final Pattern HF_LAYER = Pattern.compile(NUM + "\\.(.+)\\.(weight|bias)");
     private static final Pattern GGUF_LAYER = Pattern.compile("blk\\." + NUM + "\\.(.+)\\.(weight|bias)");
     private static final Pattern GGUF_EXPERTS = Pattern.compile("blk\\." + NUM + "\\.ffn_(gate|up|down)_exps\\.weight");
     private static final Pattern SUFFIX = Pattern.compile("(.+)\\.(weight|bias)");
@@ -45,8 +40,8 @@ public final class TensorNames {
 
     /** The GGUF name of HF tensor {@code hfName} in architecture {@code a}, if it has one. */
     public static Optional<String> toGguf(Architecture a, String hfName) {
-        Matcher m = HF_LAYER.matcher(hfName);
-        if (m.matches()) {
+        Matcher m = hfLayer(a, hfName);
+        if (m != null) {
             String mid = m.group(2).replace("mlp.switch_mlp.", "mlp.experts.");
             for (LayerRule r : a.spec().layers()) {
                 if (r.hf().equals(mid)) {
@@ -57,7 +52,7 @@ public final class TensorNames {
         }
         Matcher s = SUFFIX.matcher(hfName);
         if (s.matches()) {
-            for (String[] g : GLOBAL) {
+            for (String[] g : a.spec().globals()) {
                 if (g[0].equals(s.group(1))) {
                     return Optional.of(g[1] + "." + s.group(2));
                 }
@@ -66,15 +61,37 @@ public final class TensorNames {
         return Optional.empty();
     }
 
+    /** The layer, middle and suffix of per-layer HF name {@code hfName} of {@code a}, or null. */
+    private static Matcher hfLayer(Architecture a, String hfName) {
+        String prefix = a.spec().hfLayerPrefix();
+        if (!hfName.startsWith(prefix)) {
+            return null;
+        }
+        Matcher m = HF_LAYER.matcher(hfName.substring(prefix.length()));
+        return m.matches() ? m : null;
+    }
+
+    /**
+     * The HF names of the q, k and v thirds of a fused GGUF {@code blk.N.attn_qkv.(weight|bias)} when {@code a} splits it
+     * ({@link ArchSpec#splitQkv()}), in row order; empty otherwise.
+     */
+    public static List<String> splitQkv(Architecture a, String ggufName) {
+        Matcher m = GGUF_LAYER.matcher(ggufName);
+        if (a.spec().splitQkv().isEmpty() || !m.matches() || !m.group(2).equals("attn_qkv")) {
+            return List.of();
+        }
+        return a.spec().splitQkv().stream().map(h -> a.spec().hfLayerPrefix() + m.group(1) + "." + h + "." + m.group(3)).toList();
+    }
+
     /** The canonical HF name of GGUF tensor {@code ggufName} in architecture {@code a}, if any. */
     public static Optional<String> toHf(Architecture a, String ggufName) {
         Matcher m = GGUF_LAYER.matcher(ggufName);
         if (m.matches()) {
-            return rule(a, m.group(2)).map(r -> "model.layers." + m.group(1) + "." + r.hf() + "." + m.group(3));
+            return rule(a, m.group(2)).map(r -> a.spec().hfLayerPrefix() + m.group(1) + "." + r.hf() + "." + m.group(3));
         }
         Matcher s = SUFFIX.matcher(ggufName);
         if (s.matches()) {
-            for (String[] g : GLOBAL) {
+            for (String[] g : a.spec().globals()) {
                 if (g[1].equals(s.group(1))) {
                     return Optional.of(g[0] + "." + s.group(2));
                 }
@@ -83,34 +100,21 @@ public final class TensorNames {
         return Optional.empty();
     }
 
-    /** One GGUF part of a fused HF tensor ({@link ArchSpec.Fused}): part {@code index} of {@code count} of {@code hfName}. */
-    public record FusedPart(String hfName, int layer, int index, int count) {
-    }
-
-    /** The fused HF tensor GGUF tensor {@code ggufName} of {@code a} is a part of, if any. */
-    public static Optional<FusedPart> fusedPart(Architecture a, String ggufName) {
-        Matcher m = GGUF_LAYER.matcher(ggufName);
-        if (!m.matches() || !m.group(3).equals("weight")) {
+    /**
+     * The GGUF names of the parts of HF tensor {@code hfName}, when it is a {@link Assembly#isRowSplit row-split}
+     * assembly of {@code a} (with layer number, in the assembly's order).
+     */
+    public static Optional<List<String>> splitParts(Architecture a, String hfName) {
+        if (!hfName.startsWith(a.spec().hfLayerPrefix())) {
             return Optional.empty();
         }
-        for (ArchSpec.Fused f : a.spec().fused()) {
-            int i = f.gguf().indexOf(m.group(2));
-            if (i >= 0) {
-                return Optional.of(new FusedPart("model.layers." + m.group(1) + "." + f.hf() + ".weight", Integer.parseInt(m.group(1)),
-                        i, f.gguf().size()));
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** The GGUF names of the parts of HF tensor {@code hfName}, when it is a fused one of {@code a}. */
-    public static Optional<List<String>> fusedParts(Architecture a, String hfName) {
-        Matcher m = HF_LAYER.matcher(hfName);
-        if (!m.matches() || !m.group(3).equals("weight")) {
+        Matcher m = HF_LAYER.matcher(hfName.substring(a.spec().hfLayerPrefix().length()));
+        if (!m.matches()) {
             return Optional.empty();
         }
-        return a.spec().fused().stream().filter(f -> f.hf().equals(m.group(2))).findFirst()
-                .map(f -> f.gguf().stream().map(g -> "blk." + m.group(1) + "." + g + ".weight").toList());
+        String rest = m.group(2) + "." + m.group(3);
+        return a.spec().assemblies().stream().filter(x -> x.isRowSplit() && x.hf().equals(rest)).findFirst()
+                .map(x -> x.gguf().stream().map(g -> "blk." + m.group(1) + "." + g).toList());
     }
 
     /** The rule of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) in {@code a}. */
@@ -128,8 +132,8 @@ public final class TensorNames {
     /** The stacked tensor that per-expert HF tensor {@code hfName} belongs to, for MoE architectures. */
     public static Optional<ExpertSlice> perExpert(Architecture a, String hfName) {
         Optional<Experts> experts = a.spec().experts();
-        Matcher m = HF_LAYER.matcher(hfName);
-        if (experts.isEmpty() || !m.matches() || !m.group(3).equals("weight")) {
+        Matcher m = hfLayer(a, hfName);
+        if (experts.isEmpty() || m == null || !m.group(3).equals("weight")) {
             return Optional.empty();
         }
         Experts e = experts.get();
@@ -155,7 +159,7 @@ public final class TensorNames {
         if (e.hfPrefix() == null) {
             return Optional.empty();
         }
-        String hf = "model.layers." + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
+        String hf = a.spec().hfLayerPrefix() + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
         return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, hf));
     }
 

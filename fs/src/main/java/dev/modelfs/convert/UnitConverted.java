@@ -114,6 +114,7 @@ public final class UnitConverted extends ConvertedData {
             case UnitSource.MlxGroups m -> mlxIdentity(m.parts(), m.out());
             case UnitSource.Shifted sh -> null;
             case UnitSource.Repacked r -> null;
+            case Gathered g -> null;
         };
     }
 
@@ -145,6 +146,7 @@ public final class UnitConverted extends ConvertedData {
                     + m.parts().scaleType + " scales -> " + m.out();
             case UnitSource.Shifted sh -> kernelOf(sh.f32()) + ", shifted -> " + sh.out();
             case UnitSource.Repacked r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
+            case Gathered g -> "gathered " + g.parts().getFirst().sources().getFirst().deq() + " -> " + g.out();
         };
     }
 }

@@ -25,10 +25,12 @@ import java.util.function.LongUnaryOperator;
  * <p>Invariants: {@link #write} writes exactly {@code count * outUnitBytes()} bytes and reads only the
  * source units of the output units it writes; without an order, consecutive units are converted as one
  * run with one quant-level call; per call it allocates at most a small view of the tensor's mapped pieces
- * (and, for {@link Shifted} to a narrower type, its f32 values); scratch is per thread
+ * (and, for {@link Shifted} to a narrower type, its f32 values; for {@link Gathered}, its f32 rows and block
+ * scratch, native and freed on return); scratch is per thread
  * ({@link NarrowingDequant}).
  */
-public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked {
+public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked,
+        Gathered {
 
     /** Bytes of one output unit. */
     long outUnitBytes();

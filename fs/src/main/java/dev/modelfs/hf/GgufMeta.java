@@ -42,7 +42,8 @@ final class GgufMeta implements GgufParams {
         return g.tensor(name) != null;
     }
 
-    String string(String key, String dflt) {
+    @Override
+    public String string(String key, String dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;
@@ -80,7 +81,8 @@ final class GgufMeta implements GgufParams {
         };
     }
 
-    Boolean bool(String key, Boolean dflt) {
+    @Override
+    public Boolean bool(String key, Boolean dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return dflt;

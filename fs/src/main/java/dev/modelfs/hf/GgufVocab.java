@@ -9,7 +9,8 @@ import java.util.List;
  * The vocabulary of a GGUF model as llama.cpp reads it ({@code tokenizer.ggml.*}, docs/FORMATS.md
  * §7.4), with llama.cpp's defaults filled in.
  *
- * <p>Invariants: {@code model} is {@code "gpt2"} (byte-level BPE) or {@code "llama"} (SentencePiece);
+ * <p>Invariants: {@code model} is {@code "gpt2"} (byte-level BPE), {@code "llama"} (SentencePiece), or an encoder's
+ * {@code "bert"} (WordPiece) or {@code "t5"} (Unigram), whose files {@link EncoderTokenizerFiles} writes;
  * {@code tokens} is non-empty; {@code types} and {@code scores} have one entry per token; every
  * special id is null or a valid token index; {@code merges} is null only for {@code llama} vocabularies
  * without a merges list (their merges are derived from the scores).
@@ -32,8 +33,8 @@ public record GgufVocab(String model, String pre, List<String> tokens, int[] typ
         if (model == null) {
             throw new HfUnsupported("no tokenizer.ggml.model");
         }
-        if (!model.equals("gpt2") && !model.equals("llama")) {
-            throw new HfUnsupported("tokenizer.ggml.model " + model + " is not supported (gpt2 and llama are)");
+        if (!List.of("gpt2", "llama", "bert", "t5").contains(model)) {
+            throw new HfUnsupported("tokenizer.ggml.model " + model + " is not supported (gpt2, llama, bert and t5 are)");
         }
         List<Object> raw = m.array("tokenizer.ggml.tokens", GgufValueType.STRING);
         if (raw == null || raw.isEmpty()) {

@@ -25,10 +25,14 @@ import java.util.Set;
  * <p>Invariants: built only for a supported {@code general.architecture} whose every tensor has an HF
  * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
  * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
- * {@code tie_word_embeddings} is true. Small JSON files only; no tensor data is read.
+ * {@code tie_word_embeddings} is true. {@code sentenceTransformers} maps the sentence-transformers files (path in the
+ * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other; {@code chatTemplate}
+ * is where {@code tokenizer_config.json}'s {@code chat_template} came from, or why there is none. Small JSON files
+ * only; no tensor data is read.
  */
 public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig, byte[] tokenizerJson,
-                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors) {
+                       byte[] tokenizerConfig, byte[] specialTokensMap, String tokenizerProblem, List<HfTensor> tensors,
+                       Map<String, byte[]> sentenceTransformers, ChatTemplate chatTemplate) {
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
@@ -42,29 +46,45 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
     static final String CONFIG_FORMAT = "4.56.0";
     private static final Set<String> DROPPED = Set.copyOf(VECTORS);
 
-    /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
+    /** {@link #of(GgufFile, Map)} for a model without any of the {@link #VECTORS} (or without their values). */
     public static HfFolder of(GgufFile g) {
         return of(g, Map.of());
     }
 
     /**
-     * The folder of {@code g}; {@code ropeFreqs} are the values of its F32 {@code rope_freqs.weight}
-     * when it has one (Llama 3.x rope scaling), else null.
+     * The folder of {@code g}; {@code vectors}: the values of those of its {@link #VECTORS} that could be read
+     * (Llama 3.x {@code rope_freqs}, Phi-3 LongRoPE factors), by GGUF name.
      */
-    public static HfFolder of(GgufFile g, float[] ropeFreqs) {
-        return of(g, ropeFreqs == null ? Map.of() : Map.of(ROPE_FREQS, ropeFreqs));
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors) {
+        return of(g, vectors, null);
     }
 
-    /** The folder of {@code g}; {@code vectors}: the values of those of its {@link #VECTORS} that could be read. */
-    public static HfFolder of(GgufFile g, Map<String, float[]> vectors) {
+    /**
+     * The folder of {@code g} with its {@link #VECTORS} {@code vectors}, whose {@code tokenizer_config.json} carries
+     * the GGUF's chat template or, without one, {@code ollamaTemplate} (the model's Ollama template layer, or null)
+     * translated to Jinja ({@link ChatTemplate}).
+     */
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
         try {
-            return build(g, vectors);
+            return build(g, vectors == null ? Map.of() : vectors, ollamaTemplate);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
     }
 
-    private static HfFolder build(GgufFile g, Map<String, float[]> vectors) {
+    /**
+     * This folder with the Ollama template unreadable ({@code reason}): unchanged when the GGUF has its own
+     * template or there is no tokenizer, else without a chat template and with the reason.
+     */
+    public HfFolder withUnreadableTemplate(String reason) {
+        if (tokenizerConfig == null || chatTemplate.jinja() != null) {
+            return this;
+        }
+        return new HfFolder(arch, config, generationConfig, tokenizerJson, tokenizerConfig, specialTokensMap, tokenizerProblem,
+                tensors, sentenceTransformers, new ChatTemplate(null, null, "the Ollama template layer cannot be read: " + reason));
+    }
+
+    private static HfFolder build(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
         GgufMeta m = new GgufMeta(g, vectors);
         float[] ropeFreqs = m.f32Vector(ROPE_FREQS);
         String archName = m.string("general.architecture", null);
@@ -85,35 +105,47 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int hidden = positive(m, p + "embedding_length");
         int headDim = spec.headDim(m, p, hidden, heads);
         spec.checkGguf(m, p);
-        List<HfTensor> tensors = tensors(g, arch, heads, headsKv);
+        List<HfTensor> tensors = tensors(g, arch, heads, headsKv, spec.positionRowsCut(m));
         ObjectNode ropeScaling = g.tensor(ROPE_FREQS) == null ? null : spec.ropeScalingOf(m, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
         String tokProblem = null;
         byte[] tokJson = null, tokConfig = null, specialMap = null;
         Long ctx = m.integer(p + "context_length", null);
+        ChatTemplate chat = ChatTemplate.NONE;
         try {
             vocab = GgufVocab.read(g);
-            tokJson = TokenizerFiles.tokenizerJson(vocab);
-            tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx);
-            specialMap = TokenizerFiles.specialTokensMap(vocab);
+            tokJson = tokenizerJson(vocab, g);
+            if (EncoderTokenizerFiles.handles(vocab)) {            // an embedding model: no chat template
+                tokConfig = EncoderTokenizerFiles.tokenizerConfig(vocab, g, ctx);
+                specialMap = EncoderTokenizerFiles.specialTokensMap(vocab, g);
+            } else {
+                chat = ChatTemplate.choose(vocab.chatTemplate(), ollamaTemplate);
+                tokConfig = TokenizerFiles.tokenizerConfig(vocab, ctx, chat.jinja());
+                specialMap = TokenizerFiles.specialTokensMap(vocab);
+            }
         } catch (HfUnsupported e) {
             tokProblem = e.getMessage();
             vocab = null;
+            chat = ChatTemplate.NONE;
         }
 
         ObjectNode c = ConfigKeys.toHf(arch, kvs);
         if (ropeScaling != null) {
             c.set("rope_scaling", ropeScaling);
         }
-        c.put("head_dim", headDim);
-        if (!c.has("num_key_value_heads")) {
-            c.put("num_key_value_heads", headsKv);
-        }
         c.put("vocab_size", embd.shape()[0]);
-        c.put("hidden_act", "silu");
-        c.put("tie_word_embeddings", g.tensor("output.weight") == null);
-        c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
+        if (!spec.encoder()) {   // an encoder's config is the common entries and its own (ArchSpec.encoder)
+            c.put("head_dim", headDim);
+            if (!c.has("num_key_value_heads")) {
+                c.put("num_key_value_heads", headsKv);
+            }
+            c.put("hidden_act", "silu");
+            c.put("tie_word_embeddings", g.tensor("output.weight") == null);
+            c.put("attention_bias", g.tensor("blk.0.attn_q.bias") != null);
+        } else {
+            c.remove("num_key_value_heads");
+        }
         spec.completeHfConfig(c, m, p, hidden, heads, headDim);
         ObjectNode gen = JsonNodeFactory.instance.objectNode();
         if (vocab != null) {
@@ -139,25 +171,39 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             case 32 -> "bfloat16";
             default -> "float32";
         });
+        Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
         return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
-                tokProblem, List.copyOf(tensors));
+                tokProblem, List.copyOf(tensors), st, chat);
     }
 
-    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv) {
-        List<HfTensor> out = new ArrayList<>();
-        Map<String, GgufTensorInfo[]> fused = new java.util.LinkedHashMap<>();
+    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv, long positionRowsCut) {
+        HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
+        List<HfTensor> out = new ArrayList<>(assembled.tensors());
         for (GgufTensorInfo t : g.tensors()) {
-            if (DROPPED.contains(t.name())) {
-                continue;
-            }
-            var part = TensorNames.fusedPart(arch, t.name());
-            if (part.isPresent()) {
-                fused.computeIfAbsent(part.get().hfName(), k -> new GgufTensorInfo[part.get().count()])[part.get().index()] = t;
+            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name())) {
                 continue;
             }
             long[] shape = t.shape();
-            long rowBytes = t.type().rowBytes(t.rank() == 0 ? 1 : t.ne()[0]);
             long rows = t.rank() <= 1 ? (t.rank() == 0 ? 1 : t.ne()[0]) : t.elements() / t.ne()[0];
+            List<String> qkv = TensorNames.splitQkv(arch, t.name());
+            if (!qkv.isEmpty()) {   // q, k, v: equal thirds of the rows (an encoder's fused attn_qkv)
+                if (t.rank() > 2 || rows % 3 != 0) {
+                    throw new HfUnsupported("GGUF tensor " + t.name() + " " + java.util.Arrays.toString(shape) + " is not three equal parts");
+                }
+                long part = t.byteSize() / 3;
+                for (int i = 0; i < 3; i++) {
+                    long[] s = shape.clone();
+                    s[0] = rows / 3;
+                    out.add(new HfTensor(qkv.get(i), t, s, i * part, part, rows / 3, null));
+                }
+                continue;
+            }
+            if (positionRowsCut > 0 && t.name().equals("position_embd.weight") && t.rank() == 2) {
+                String name = TensorNames.toHf(arch, t.name()).orElseThrow();
+                out.add(new HfTensor(name, t, new long[] {shape[0] + positionRowsCut, shape[1]}, 0, t.byteSize(), rows, null, 0f,
+                        positionRowsCut));
+                continue;
+            }
             if (TensorNames.expertSlice(arch, t.name(), 0).isPresent() && t.rank() == 3) {
                 long experts = t.ne()[2];
                 long per = t.byteSize() / experts;
@@ -189,34 +235,19 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             }
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
-        fused.forEach((name, parts) -> out.add(fused(name, parts)));
         return out;
     }
 
     /**
-     * HF tensor {@code name} fused from GGUF tensors {@code parts} ({@code [E, rows_i, cols]} each, all present, same
-     * {@code E} and {@code cols}): expert by expert, each part's rows of that expert in order ({@code ArchSpec.Fused}).
+     * {@code tokenizer.json} of GGUF header {@code g}: the rebuilt file's bytes ({@link EncoderTokenizerFiles} for an
+     * encoder vocabulary, else {@link TokenizerFiles}).
      */
-    private static HfTensor fused(String name, GgufTensorInfo[] parts) {
-        List<HfTensor> slices = new ArrayList<>();
-        GgufTensorInfo first = parts[0];
-        for (GgufTensorInfo p : parts) {
-            if (p == null || p.rank() != 3 || first == null || p.ne()[2] != first.ne()[2] || p.ne()[0] != first.ne()[0]) {
-                throw new HfUnsupported(name + ": its GGUF parts are not all present as 3-D tensors of the same experts and columns");
-            }
-        }
-        long experts = first.ne()[2];
-        long rows = 0;
-        for (GgufTensorInfo p : parts) {
-            rows += p.ne()[1];
-        }
-        for (int e = 0; e < experts; e++) {
-            for (GgufTensorInfo p : parts) {
-                long per = p.byteSize() / experts;
-                slices.add(new HfTensor(name, p, new long[] {p.ne()[1], p.ne()[0]}, e * per, per, p.ne()[1], null));
-            }
-        }
-        return HfTensor.fused(name, new long[] {experts, rows, first.ne()[0]}, slices);
+    public static byte[] tokenizerJsonOf(GgufFile g) {
+        return tokenizerJson(GgufVocab.read(g), g);
+    }
+
+    private static byte[] tokenizerJson(GgufVocab v, GgufFile g) {
+        return EncoderTokenizerFiles.handles(v) ? EncoderTokenizerFiles.tokenizerJson(v, g) : TokenizerFiles.tokenizerJson(v);
     }
 
     private static int positive(GgufMeta m, String key) {

@@ -14,34 +14,72 @@ import java.util.function.LongUnaryOperator;
  * elements; {@code shape} is row-major with {@code shape[0] == rows} for 2-D tensors; {@code sourceRow},
  * when not null, maps an HF row to the GGUF row holding it and is a permutation of {@code [0, rows)};
  * {@code add} is added (in f32) to every stored value to give the HF value, and is 0 unless the source
- * is a 1-D F32 tensor with no row map (Gemma's norm weights stored as {@code 1 + w}: {@code add = -1}).
- * {@code parts} is null unless the tensor is fused from several GGUF tensors ({@code ArchSpec.Fused}): then its
- * bytes are those of {@code parts} (slices as above, one per expert and GGUF tensor, in HF order) one after the
- * other, and {@code source}, offsets and rows are the first part's.
+ * is a 1-D F32 tensor with no row map (Gemma's norm weights stored as {@code 1 + w}: {@code add = -1});
+ * {@code zeroRows} rows of zeros come before the source's rows (XLM-RoBERTa's position rows llama.cpp's converter
+ * cut, docs/FORMATS.md §7.3), counted in {@code shape[0]} but not in {@code rows}, only for a 2-D tensor with no row
+ * map and no {@code add}. {@code assembled}, when not null, says how the values are gathered from several GGUF
+ * tensors instead ({@link Assembled}; {@code source} is then its first tensor, {@code sourceRow} null, {@code add}
+ * and {@code zeroRows} 0).
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                       LongUnaryOperator sourceRow, float add, List<HfTensor> parts) {
+                       LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled) {
+
+    /** A tensor with zero rows first, not assembled. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow, float add, long zeroRows) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, zeroRows, null);
+    }
 
     /** A tensor whose HF values are the stored ones. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
                     LongUnaryOperator sourceRow) {
-        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, 0f, null);
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, 0f);
     }
 
-    /** A tensor of one GGUF tensor, {@code add} added to every stored value. */
+    /** A slice of one GGUF tensor, {@code add} added to every value, no zero rows. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
                     LongUnaryOperator sourceRow, float add) {
-        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, null);
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, 0L, null);
     }
 
-    /** A tensor fused from {@code parts} (whole-row slices of GGUF tensors, in HF order) under {@code name} with {@code shape}. */
-    public static HfTensor fused(String name, long[] shape, List<HfTensor> parts) {
-        HfTensor f = parts.getFirst();
-        return new HfTensor(name, f.source(), shape, f.byteOffset(), f.byteLength(), f.rows(), null, 0f, List.copyOf(parts));
+    /**
+     * Values gathered from stacked GGUF tensors ({@code dev.modelfs.arch.Assembly}, docs/FORMATS.md §7.3): per batch,
+     * the rows of each part in turn, a part being its tensors' rows interleaved, transposed or not.
+     */
+    public record Assembled(long batches, List<Part> parts) {
+        public Assembled {
+            parts = List.copyOf(parts);
+        }
+
+        /** GGUF tensors of one geometry ({@link #geometry}) whose rows are interleaved, then transposed or not. */
+        public record Part(List<GgufTensorInfo> sources, boolean transposed) {
+            public Part {
+                sources = List.copyOf(sources);
+            }
+        }
+
+        /**
+         * {@code [batches, rows, cols]} of a GGUF tensor seen as a stack of matrices: {@code ne = [cols, rows, batches]};
+         * a 2-D tensor is {@code ne[1]} batches of {@code ne[0]} one-element rows, a 1-D one a single batch of them.
+         */
+        public static long[] geometry(GgufTensorInfo t) {
+            long[] ne = t.ne();
+            return switch (t.rank()) {
+                case 1 -> new long[] {1, ne[0], 1};
+                case 2 -> new long[] {ne[1], ne[0], 1};
+                case 3 -> new long[] {ne[2], ne[1], ne[0]};
+                default -> throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
+            };
+        }
     }
 
     /** Elements of this tensor. */
     public long elements() {
         return Shapes.product(shape);
+    }
+
+    /** Elements taken from the source (all but the zero rows). */
+    public long sourceElements() {
+        return zeroRows == 0 ? elements() : elements() / shape[0] * (shape[0] - zeroRows);
     }
 }

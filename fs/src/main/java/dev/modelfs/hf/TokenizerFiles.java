@@ -92,8 +92,13 @@ public final class TokenizerFiles {
         return write(root);
     }
 
-    /** {@code tokenizer_config.json}; {@code maxLength} is the model's context length (or null). */
+    /** {@code tokenizer_config.json} with the GGUF's own chat template; {@code maxLength} is the model's context length (or null). */
     public static byte[] tokenizerConfig(GgufVocab v, Long maxLength) {
+        return tokenizerConfig(v, maxLength, v.chatTemplate());
+    }
+
+    /** {@code tokenizer_config.json} with {@code chatTemplate} (or none when null; {@link ChatTemplate}). */
+    public static byte[] tokenizerConfig(GgufVocab v, Long maxLength, String chatTemplate) {
         ObjectNode root = F.objectNode();
         root.put("add_bos_token", v.addBos() && v.bos() != null);
         root.put("add_eos_token", v.addEos() && v.eos() != null);
@@ -112,8 +117,8 @@ public final class TokenizerFiles {
                 root.putNull(absent);   // explicit: transformers' model-specific classes have defaults
             }
         }
-        if (v.chatTemplate() != null) {
-            root.put("chat_template", v.chatTemplate());
+        if (chatTemplate != null) {
+            root.put("chat_template", chatTemplate);
         }
         root.put("clean_up_tokenization_spaces", false);
         if (maxLength != null) {
@@ -220,7 +225,7 @@ public final class TokenizerFiles {
         return seq;
     }
 
-    static byte[] write(ObjectNode root) {
+    static byte[] write(com.fasterxml.jackson.databind.JsonNode root) {
         try {
             return JSON.writeValueAsBytes(root);
         } catch (JsonProcessingException e) {

@@ -1,5 +1,7 @@
 package dev.modelfs.serve;
 
+import dev.modelfs.dialect.Dialects;
+import dev.modelfs.dialect.Outcome;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.store.Manifest;
@@ -19,18 +21,26 @@ public final class ModelPlans {
     private ModelPlans() {}
 
     /**
-     * The Hugging Face folder {@code GgufModelView} shows for a GGUF model (reads the small
-     * {@code rope_freqs.weight} from the blob when there is one).
+     * The Hugging Face folder {@code GgufModelView} shows for a GGUF model of manifest {@code m} (reads the
+     * small {@code rope_freqs.weight} from the blob when there is one, and the template layer).
      *
      * @throws dev.modelfs.hf.HfUnsupported (or a {@link dev.modelfs.format.FormatException},
      *         {@link IllegalArgumentException}, {@link ArithmeticException}) saying why the model has none
      */
-    public static HfFolder hfFolder(OllamaStore store, ModelTable.Gguf model) {
-        return GgufModelView.hfFolderOf(store, model);
+    public static HfFolder hfFolder(OllamaStore store, Manifest m, ModelTable.Gguf model) {
+        return GgufModelView.hfFolderOf(store, m, model);
     }
 
     /** The synthesized-GGUF plan or refusal of every LLM component of a safetensors model, as {@code SynthesizedGgufView} makes them. */
     public static List<SynthesizedGgufPlanner.Result> synthesizedGguf(OllamaStore store, Manifest m, ModelTable.Safetensors model) {
         return SynthesizedGgufView.plans(store, m, model);
+    }
+
+    /**
+     * The translation {@code DialectView} gives a GGUF model layer's {@code model.gguf} (docs/SEMANTICS.md
+     * "Ollama's GGUF dialect"), and the clip-facing one ({@code mmproj.gguf}) when the layer embeds a vision tower.
+     */
+    public static List<Outcome> dialect(ModelTable.Gguf model) {
+        return List.of(Dialects.text(model.file()), Dialects.clip(model.file()));
     }
 }

@@ -2,6 +2,7 @@ package dev.modelfs.serve;
 
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.view.VariantFolders;
+import dev.modelfs.view.dialect.DialectView;
 import dev.modelfs.view.diffusers.TokenizerVocabFiles;
 import dev.modelfs.view.gguf.GgufModelView;
 import dev.modelfs.view.safetensors.SafetensorsModelView;
@@ -17,7 +18,7 @@ public final class StandardViews {
     private StandardViews() {}
 
     public static List<ModelView> all() {
-        return List.of(new GgufModelView(), new SafetensorsModelView(), new SynthesizedGgufView(), new TokenizerVocabFiles(),
+        return List.of(new DialectView(), new GgufModelView(), new SafetensorsModelView(), new SynthesizedGgufView(), new TokenizerVocabFiles(),
                 new VariantFolders());
     }
 }

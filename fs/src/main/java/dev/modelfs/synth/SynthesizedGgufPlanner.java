@@ -122,7 +122,7 @@ public final class SynthesizedGgufPlanner {
     }
 
     /**
-     * The rows of one part of a fused source ({@link dev.modelfs.arch.ArchSpec.Fused}): the source's rows come in blocks
+     * The rows of one part of a fused source (a row-split {@link dev.modelfs.arch.Assembly}): the source's rows come in blocks
      * of {@code blockRows} (one per expert), of which this part is rows {@code [offset, offset + rows)}.
      */
     public record RowSplit(long blockRows, long offset, long rows) {
@@ -227,7 +227,7 @@ public final class SynthesizedGgufPlanner {
             if (DROPPED.stream().anyMatch(hf::contains)) {
                 continue;
             }
-            var fused = TensorNames.fusedParts(arch, hf);
+            var fused = TensorNames.splitParts(arch, hf);
             if (fused.isPresent()) {
                 for (TensorPlan part : split(arch, d, t, fused.get(), f16Exact)) {
                     if (!names.add(part.ggufName())) {

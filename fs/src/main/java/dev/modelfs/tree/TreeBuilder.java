@@ -116,6 +116,30 @@ public final class TreeBuilder {
     }
 
     /**
+     * Replaces the file at relative {@code path} by {@code node} and returns the file it replaces; null (and
+     * nothing placed) when no file is there. The new file is charged like one {@link #put}.
+     */
+    public FileNode replace(String path, FileNode node) {
+        List<String> parts = safeComponents(path);
+        if (parts == null) {
+            return null;
+        }
+        Dir d = root;
+        for (int i = 0; i < parts.size() - 1; i++) {
+            if (!(d.entries.get(parts.get(i)) instanceof Dir sub)) {
+                return null;
+            }
+            d = sub;
+        }
+        if (!(d.entries.get(parts.getLast()) instanceof FileNode old)) {
+            return null;
+        }
+        charge.charge(cost(parts.getLast(), node));
+        d.entries.put(parts.getLast(), node.narrowedTo(fileMode));
+        return old;
+    }
+
+    /**
      * Charges every file and folder placed from now on to {@code c} ({@link MemoryBudget#ENTRY_BYTES} and its
      * name, plus the literal bytes and {@link ConvertedData#builtBytes()} of a file), before it is placed;
      * a charge refused throws out of {@link #put} and nothing more is placed.

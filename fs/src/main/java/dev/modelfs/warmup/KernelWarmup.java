@@ -127,8 +127,10 @@ public final class KernelWarmup {
     private final BlobResolver resolver;
     private final Budget budget;
     private final BooleanSupplier stop;
+    private final WarmupDeadline deadline;
 
-    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop) {
+    private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop, WarmupDeadline deadline) {
+        this.deadline = deadline;
         this.tree = tree;
         this.resolver = resolver;
         this.budget = budget;
@@ -161,7 +163,16 @@ public final class KernelWarmup {
      * ends the wait for the compilers (the thread's interrupt status is kept).
      */
     public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop) {
-        Report r = new KernelWarmup(tree, resolver, budget, stop).run();
+        return beforeServing(tree, resolver, budget, stop, WarmupDeadline.none());
+    }
+
+    /**
+     * The same, ending by {@code deadline} whatever its budget would still allow (a front end's warm-up on a busy
+     * machine: {@link WarmupDeadline}).
+     */
+    public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop,
+                                       WarmupDeadline deadline) {
+        Report r = new KernelWarmup(tree, resolver, budget, deadline.or(stop), deadline).run();
         LOG.info(r.describe());
         return r;
     }
@@ -215,14 +226,14 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles());
+                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles(), stop);
                 int[] read = {0};
-                long deadline = System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos();   // a pass stops there too
-                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop, deadline),
-                        ReadPathWarmup.PASSES, ReadPathWarmup.PASSES_WALL);
+                long passesEnd = deadline.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
+                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop, passesEnd),
+                        ReadPathWarmup.PASSES, deadline.cap(ReadPathWarmup.PASSES_WALL));
                 files = read[0];
             }
-            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(budget.jitWait());   // no wait asked: nothing ran out
+            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()));   // no wait asked: nothing ran out
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {
@@ -314,8 +325,13 @@ public final class KernelWarmup {
      * {@code maxModels} models ({@link PlainFiles}).
      */
     public static List<Path> plainFilesToRead(StoreTree tree, int maxModels) {
+        return plainFilesToRead(tree, maxModels, () -> false);
+    }
+
+    /** The same, looking at no further model once {@code stop} holds (a front end's {@link WarmupDeadline}). */
+    public static List<Path> plainFilesToRead(StoreTree tree, int maxModels, BooleanSupplier stop) {
         PlainFiles pick = new PlainFiles();
-        forEachFile(tree, maxModels, () -> false, pick::offer);
+        forEachFile(tree, maxModels, stop, pick::offer);
         return pick.chosen();
     }
 
@@ -357,8 +373,13 @@ public final class KernelWarmup {
      * file without conversions, whole; at most {@code maxRegions}, kernels in the order they are found.
      */
     static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions) {
+        return regionsToRead(tree, maxModels, maxRegions, () -> false);
+    }
+
+    /** The same, looking at no further model once {@code stop} holds. */
+    static List<ReadPathWarmup.Region> regionsToRead(StoreTree tree, int maxModels, int maxRegions, BooleanSupplier stop) {
         Map<String, ReadPathWarmup.Region> best = new LinkedHashMap<>();
-        forEachFile(tree, maxModels, () -> false, (p, f) -> {
+        forEachFile(tree, maxModels, stop, (p, f) -> {
             ByteSource source = f.source();
             if (source.convertedData().isEmpty()) {
                 offer(best, maxRegions, new ReadPathWarmup.Region(p, f, "", 0, f.size()));

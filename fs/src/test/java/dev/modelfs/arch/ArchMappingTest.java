@@ -25,12 +25,19 @@ class ArchMappingTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static List<String> hfNames(Architecture a) {
+        if (a.spec().encoder()) {
+            return encoderNames(a);
+        }
         List<String> out = new java.util.ArrayList<>(List.of("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"));
-        List<String> layer = new java.util.ArrayList<>(a == Architecture.PHI3
-                ? List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
-                        "mlp.gate_up_proj", "mlp.down_proj")
-                : List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                        "self_attn.o_proj", "post_attention_layernorm"));
+        List<String> layer = new java.util.ArrayList<>(switch (a) {
+            case PHI3 -> List.of("input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj", "post_attention_layernorm",
+                    "mlp.gate_up_proj", "mlp.down_proj");
+            case DEEPSEEK2 -> List.of("input_layernorm", "self_attn.q_a_proj", "self_attn.q_a_layernorm", "self_attn.q_b_proj",
+                    "self_attn.kv_a_proj_with_mqa", "self_attn.kv_a_layernorm", "self_attn.kv_b_proj", "self_attn.o_proj",
+                    "post_attention_layernorm");
+            default -> List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                    "self_attn.o_proj", "post_attention_layernorm");
+        });
         if (a == Architecture.OLMO2) {   // post-norms only
             layer.set(0, "post_feedforward_layernorm");
         }
@@ -40,14 +47,20 @@ class ArchMappingTest {
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
                     "block_sparse_moe.experts.w3"));
-            case GRANITEMOE -> layer.addAll(List.of("block_sparse_moe.router.layer", "block_sparse_moe.output_linear"));   // input_linear is fused
+            case GRANITEMOE -> layer.addAll(List.of("block_sparse_moe.router.layer", "block_sparse_moe.output_linear"));   // input_linear is assembled
+            case GPT_OSS -> layer.add("mlp.router");
+            case DEEPSEEK2 -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate", "mlp.experts.gate_proj",
+                    "mlp.experts.up_proj", "mlp.experts.down_proj", "mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj",
+                    "mlp.shared_experts.down_proj"));
             case PHI3 -> { }
             default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
         }
         for (String p : layer) {
             out.add("model.layers.7." + p + ".weight");
         }
-        out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        if (a != Architecture.DEEPSEEK2) {
+            out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
+        }
         if (a == Architecture.GEMMA3) {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
@@ -59,14 +72,45 @@ class ArchMappingTest {
         return out;
     }
 
+    /** Every HF tensor name of an encoder (layer 7, and biases where the architecture has them). */
+    private static List<String> encoderNames(Architecture a) {
+        List<String> out = new java.util.ArrayList<>();
+        for (String[] g : a.spec().globals()) {
+            out.add(g[0] + ".weight");
+        }
+        boolean bert = a != Architecture.NOMIC_BERT;
+        for (LayerRule r : a.spec().layers()) {
+            out.add(a.spec().hfLayerPrefix() + "7." + r.hf() + ".weight");
+            if (bert || r.gguf().endsWith("norm")) {
+                out.add(a.spec().hfLayerPrefix() + "7." + r.hf() + ".bias");
+            }
+        }
+        return out;
+    }
+
     /** GGUF metadata with {@code llama.expert_count} = {@code experts} (absent when null), no tensors. */
     private static GgufParams params(Long experts) {
-        return params(experts == null ? Map.of() : Map.of("llama.expert_count", experts));
+        return params(experts, null);
+    }
+
+    /** The same with {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null). */
+    private static GgufParams params(Long experts, String tokenizer) {
+        return paramsOf(experts == null ? Map.of() : Map.of("llama.expert_count", experts), tokenizer);
     }
 
     /** GGUF metadata with these integer KVs, no tensors. */
     private static GgufParams params(Map<String, Long> ints) {
+        return paramsOf(ints, null);
+    }
+
+    /** GGUF metadata with these integer KVs and {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null), no tensors. */
+    private static GgufParams paramsOf(Map<String, Long> ints, String tokenizer) {
         return new GgufParams() {
+            @Override
+            public String string(String key, String dflt) {
+                return key.equals("tokenizer.ggml.model") && tokenizer != null ? tokenizer : dflt;
+            }
+
             @Override
             public Long integer(String key, Long dflt) {
                 return ints.getOrDefault(key, dflt);
@@ -91,13 +135,9 @@ class ArchMappingTest {
         for (Architecture a : Architecture.values()) {
             ArchSpec s = a.spec();
             assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::gguf).distinct().count(), a + " GGUF names");
-            long fusedParts = s.fused().stream().mapToLong(f -> f.gguf().size() - 1).sum();
-            assertEquals(s.layers().size() - fusedParts, s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
-            for (ArchSpec.Fused f : s.fused()) {   // every part is a rule of the fused HF name
-                for (String g : f.gguf()) {
-                    assertEquals(f.hf(), TensorNames.rule(a, g).orElseThrow().hf(), a + " " + g);
-                }
-            }
+            // a row split's parts' rules share its HF name (MoeArchMappingTest checks which)
+            long splitParts = s.assemblies().stream().filter(Assembly::isRowSplit).mapToLong(x -> x.parts().size() - 1).sum();
+            assertEquals(s.layers().size() - splitParts, s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
             for (String n : s.tables().hfArchitectures()) {
                 assertTrue(hfNames.add(n), n + " claimed twice");
             }
@@ -123,6 +163,36 @@ class ArchMappingTest {
                 assertEquals(Optional.of(hf), TensorNames.toHf(a, g), a + " " + g);
             }
         }
+    }
+
+    @Test
+    void encoderNamesMatchFormatsTable() {
+        Architecture b = Architecture.BERT;
+        assertEquals("blk.2.attn_q.weight", TensorNames.toGguf(b, "encoder.layer.2.attention.self.query.weight").orElseThrow());
+        assertEquals("encoder.layer.2.output.LayerNorm.bias", TensorNames.toHf(b, "blk.2.layer_output_norm.bias").orElseThrow());
+        assertEquals("encoder.layer.2.attention.output.LayerNorm.weight", TensorNames.toHf(b, "blk.2.attn_output_norm.weight").orElseThrow());
+        assertEquals("encoder.layer.2.intermediate.dense.weight", TensorNames.toHf(b, "blk.2.ffn_up.weight").orElseThrow());
+        assertEquals("embeddings.position_embeddings.weight", TensorNames.toHf(b, "position_embd.weight").orElseThrow());
+        assertEquals("embeddings.LayerNorm.bias", TensorNames.toHf(b, "token_embd_norm.bias").orElseThrow());
+        assertEquals("embeddings.token_type_embeddings.weight", TensorNames.toHf(Architecture.XLM_ROBERTA, "token_types.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(b, "output_norm.weight").isPresent());
+        assertFalse(TensorNames.toHf(b, "cls.output.weight").isPresent());
+        assertFalse(TensorNames.toGguf(b, "model.layers.2.self_attn.q_proj.weight").isPresent());
+        assertEquals(List.of("encoder.layer.3.attention.self.query.bias", "encoder.layer.3.attention.self.key.bias",
+                "encoder.layer.3.attention.self.value.bias"), TensorNames.splitQkv(b, "blk.3.attn_qkv.bias"));
+        Architecture n = Architecture.NOMIC_BERT;
+        assertEquals(List.of("layers.0.self_attn.q_proj.weight", "layers.0.self_attn.k_proj.weight", "layers.0.self_attn.v_proj.weight"),
+                TensorNames.splitQkv(n, "blk.0.attn_qkv.weight"));
+        assertEquals("layers.1.mlp.gate_proj.weight", TensorNames.toHf(n, "blk.1.ffn_gate.weight").orElseThrow());
+        assertEquals("layers.1.post_mlp_layernorm.weight", TensorNames.toHf(n, "blk.1.layer_output_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toHf(n, "position_embd.weight").isPresent());
+        assertEquals(List.of(), TensorNames.splitQkv(Architecture.PHI3, "blk.0.attn_qkv.weight"));
+        assertEquals(List.of(), TensorNames.splitQkv(n, "blk.0.attn_q.weight"));
+        // bert with a Unigram vocabulary is XLM-RoBERTa, as llama.cpp's converter writes bge-m3
+        assertEquals(Optional.of(Architecture.XLM_ROBERTA), Architecture.fromGguf("bert", params(null, "t5")));
+        assertEquals(Optional.of(Architecture.BERT), Architecture.fromGguf("bert", params(null, "bert")));
+        assertEquals(2, Architecture.XLM_ROBERTA.spec().positionRowsCut(params(null, "t5")));
+        assertEquals(0, b.spec().positionRowsCut(params(null, "bert")));
     }
 
     @Test
@@ -199,12 +269,17 @@ class ArchMappingTest {
     void graniteMoeFusesGateAndUpAndKeepsItsMultipliers() throws Exception {
         Architecture g = Architecture.GRANITEMOE;
         assertEquals(Optional.of(List.of("blk.3.ffn_gate_exps.weight", "blk.3.ffn_up_exps.weight")),
-                TensorNames.fusedParts(g, "model.layers.3.block_sparse_moe.input_linear.weight"));
-        assertEquals(Optional.of(new TensorNames.FusedPart("model.layers.3.block_sparse_moe.input_linear.weight", 3, 1, 2)),
-                TensorNames.fusedPart(g, "blk.3.ffn_up_exps.weight"));
-        assertFalse(TensorNames.fusedPart(g, "blk.3.ffn_down_exps.weight").isPresent());
-        assertFalse(TensorNames.fusedPart(Architecture.QWEN3MOE, "blk.3.ffn_up_exps.weight").isPresent());
-        assertFalse(TensorNames.fusedParts(Architecture.QWEN3MOE, "model.layers.3.block_sparse_moe.input_linear.weight").isPresent());
+                TensorNames.splitParts(g, "model.layers.3.block_sparse_moe.input_linear.weight"));
+        Assembly input = g.spec().assemblies().getFirst();   // GGUF -> HF: gate then up of every expert, stacked
+        assertEquals(List.of(input), g.spec().assemblies());
+        assertEquals("block_sparse_moe.input_linear.weight", input.hf());
+        assertEquals(List.of("ffn_gate_exps.weight", "ffn_up_exps.weight"), input.gguf());
+        assertEquals(1, input.gguf().indexOf("ffn_up_exps.weight"));
+        assertTrue(input.isRowSplit());
+        assertFalse(input.gguf().contains("ffn_down_exps.weight"));
+        assertTrue(Architecture.QWEN3MOE.spec().assemblies().isEmpty());
+        assertFalse(Architecture.GPT_OSS.spec().assemblies().stream().anyMatch(Assembly::isRowSplit), "gpt-oss's are GGUF -> HF only");
+        assertFalse(TensorNames.splitParts(Architecture.QWEN3MOE, "model.layers.3.block_sparse_moe.input_linear.weight").isPresent());
         assertFalse(TensorNames.expertSlice(g, "blk.3.ffn_down_exps.weight", 0).isPresent(), "no per-expert HF names");
         assertFalse(TensorNames.perExpert(g, "model.layers.3.block_sparse_moe.experts.0.gate.weight").isPresent());
         assertTrue(TensorNames.permutation(g, "blk.0.attn_q.weight").isPresent(), "llama attention: permuted");
@@ -282,7 +357,14 @@ class ArchMappingTest {
     @Test
     void architecturesResolveBothWays() throws Exception {
         for (Architecture a : Architecture.values()) {
-            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(), params(a == Architecture.MIXTRAL ? 8L : null)));
+            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(),
+                    params(a == Architecture.MIXTRAL ? 8L : null, a == Architecture.XLM_ROBERTA ? "t5" : "bert")));
+            if (a.spec().encoder()) {   // GGUF -> HF only: no synthesized GGUF
+                var no = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(a.hfArchitecture(), null));
+                assertTrue(no.reason().contains("embedding (encoder) model"), no.reason());
+                assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(null, a.hfModelType()));
+                continue;
+            }
             for (String hf : a.hfArchitectures()) {
                 assertEquals(new Architecture.Resolution.Supported(a), Architecture.fromHf(hf, null));
             }

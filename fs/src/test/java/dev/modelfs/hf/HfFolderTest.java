@@ -151,7 +151,7 @@ class HfFolderTest {
                 "experts in a llama GGUF without expert_count have no Hugging Face name");
     }
 
-    /** Granite MoE: input_linear fused from ffn_gate_exps and ffn_up_exps, expert by expert; multipliers from the scales. */
+    /** Granite MoE: input_linear assembled from ffn_gate_exps and ffn_up_exps, expert by expert; multipliers from the scales. */
     @Test
     void graniteMoeFusesGateAndUpExpertByExpert() throws Exception {
         List<String> moe = List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4:Q8_0",
@@ -163,14 +163,18 @@ class HfFolderTest {
         Map<String, HfTensor> t = byName(f);
         HfTensor in = t.get("model.layers.0.block_sparse_moe.input_linear.weight");
         assertArrayEquals(new long[] {4, 64, 64}, in.shape());
-        assertEquals(8, in.parts().size());
-        long per = in.parts().getFirst().source().byteSize() / 4;
-        for (int e = 0; e < 4; e++) {
-            assertEquals("blk.0.ffn_gate_exps.weight", in.parts().get(2 * e).source().name());
-            assertEquals("blk.0.ffn_up_exps.weight", in.parts().get(2 * e + 1).source().name());
-            assertEquals(e * per, in.parts().get(2 * e + 1).byteOffset());
-            assertEquals(per, in.parts().get(2 * e).byteLength());
+        HfTensor.Assembled a = in.assembled();   // per expert (batch): the gate rows, then the up rows
+        assertEquals(4, a.batches());
+        assertEquals(2, a.parts().size());
+        assertEquals("blk.0.ffn_gate_exps.weight", a.parts().get(0).sources().getFirst().name());
+        assertEquals("blk.0.ffn_up_exps.weight", a.parts().get(1).sources().getFirst().name());
+        for (HfTensor.Assembled.Part p : a.parts()) {
+            assertEquals(1, p.sources().size());
+            assertFalse(p.transposed());
+            assertArrayEquals(new long[] {4, 32, 64}, HfTensor.Assembled.geometry(p.sources().getFirst()));
         }
+        assertFalse(t.containsKey("model.layers.0.block_sparse_moe.experts.0.gate.weight"), "no per-expert names");
+        assertEquals(3, t.keySet().stream().filter(n -> n.contains("block_sparse_moe")).count(), "router, input_linear, output_linear");
         assertArrayEquals(new long[] {4, 64, 32}, t.get("model.layers.0.block_sparse_moe.output_linear.weight").shape());
         assertArrayEquals(new long[] {4, 64}, t.get("model.layers.0.block_sparse_moe.router.layer.weight").shape());
         assertNotNull(t.get("model.layers.0.self_attn.q_proj.weight").sourceRow(), "llama attention: rows permuted");
@@ -327,14 +331,14 @@ class HfFolderTest {
         GgufFile g = model("llama", false, List.of("rope_freqs.weight:8"), kvs);
         float[] freqs = dev.modelfs.arch.RopeFreqs.llama3(new dev.modelfs.arch.ConfigKeys.RopeScaling("llama3", 32f,
                 java.util.Optional.of(8192), 1f, 4f), 500000f, 16);
-        JsonNode r = JSON.readTree(HfFolder.of(g, freqs).config()).get("rope_scaling");
+        JsonNode r = JSON.readTree(HfFolder.of(g, Map.of("rope_freqs.weight", freqs)).config()).get("rope_scaling");
         assertEquals("llama3", r.get("rope_type").asText());
         assertEquals(32.0, r.get("factor").asDouble());
         assertEquals(4.0, r.get("high_freq_factor").asDouble());
         assertEquals(8192, r.get("original_max_position_embeddings").asInt());
-        assertFalse(byName(HfFolder.of(g, freqs)).containsKey("rope_freqs.weight"));
+        assertFalse(byName(HfFolder.of(g, Map.of("rope_freqs.weight", freqs))).containsKey("rope_freqs.weight"));
         freqs[3] *= 1.01f;
-        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, freqs));
+        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, Map.of("rope_freqs.weight", freqs)));
     }
 
     @Test

@@ -10,10 +10,12 @@ import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.store.Digest;
+import dev.modelfs.testing.Poll;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -89,10 +91,9 @@ class OpenedSourcePinStressTest {
                 th.start();
             }
             start.countDown();
-            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); pinned.get() == 0 && System.nanoTime() < until; ) {
-                Thread.onSpinWait();                                     // a loaded machine may start the tasks late
-            }
-            Thread.sleep(new Random().nextInt(20));
+            int closeAfter = 1 + new Random().nextInt(2_000);            // close at a random point of the tasks' work
+            Poll.until(closeAfter + " pins taken", Duration.ofSeconds(30),
+                    () -> pinned.get() >= closeAfter || threads.stream().noneMatch(Thread::isAlive));
             MemorySegment dst = MemorySegment.ofArray(new byte[100]);
             o.read(0, dst, 0, 100);
             o.close();                                                   // while tasks still pin it

@@ -13,6 +13,7 @@ import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.BlobSizeMismatchException;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.store.Digest;
+import dev.modelfs.testing.Poll;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -21,6 +22,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -143,10 +145,7 @@ class OpenedSourceTest {
             OpenedSource o = OpenedSource.open(src, resolver, cache, ahead);
             MemorySegment dst = MemorySegment.ofArray(new byte[500]);
             o.read(0, dst, 0, 500);                                   // sequential from 0: asks for the window
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (x.computes.get() < 20 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Poll.within(Duration.ofSeconds(30), () -> x.computes.get() >= 20);
             assertEquals(20, x.computes.get(), "chunks 0..19 (20,000 bytes of window) converted ahead, each once");
             long pos = 500;
             byte[] all = new byte[(int) src.size()];

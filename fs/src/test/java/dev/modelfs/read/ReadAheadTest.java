@@ -11,11 +11,13 @@ import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobMappings;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.store.Digest;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -74,11 +76,7 @@ class ReadAheadTest {
                     ref -> mappings.acquire(ref.digest().hex(), p, ref.expectedSize()), cache, ReadAhead.NONE);
             ChunkCache.Key key = new ChunkCache.Key(data.id(), 2);
             ahead.request(file, data, 2, cache);
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (!cache.contains(key) && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            assertTrue(cache.contains(key), "chunk 2 converted ahead");
+            Poll.until("chunk 2 converted ahead", Duration.ofSeconds(30), () -> cache.contains(key));
             ahead.request(file, data, 2, cache);
             assertEquals(1, data.computes.get(), "a cached chunk is not converted again");
             byte[] got = new byte[10];
@@ -89,9 +87,17 @@ class ReadAheadTest {
             assertEquals(1, data.computes.get(), "the reader found the chunk in the cache");
             file.close();
             ahead.request(file, data, 3, cache);
-            Thread.sleep(200);
+            // the control: a request made after it on the same one-thread queue (tasks run in order) for an open
+            // file's chunk 3 is converted; once it is, the closed file's request has run too
+            PlusOne other = new PlusOne(new BlobRef(d, b.length));
+            OpenedSource open = OpenedSource.open(ByteSource.of(new Segment.Converted(other)),
+                    ref -> mappings.acquire(ref.digest().hex(), p, ref.expectedSize()), cache, ReadAhead.NONE);
+            ahead.request(open, other, 3, cache);
+            Poll.until("the open file's chunk 3 converted ahead", Duration.ofSeconds(30), () -> cache.contains(new ChunkCache.Key(other.id(), 3)));
+            assertEquals(1, other.computes.get());
             assertFalse(cache.contains(new ChunkCache.Key(data.id(), 3)), "a closed file cannot be pinned");
             assertEquals(1, data.computes.get());
+            open.close();
         }
     }
 }

@@ -1,13 +1,14 @@
 package dev.modelfs.serve;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.modelfs.store.OllamaStore;
+import dev.modelfs.testing.Poll;
 import dev.modelfs.tree.DirNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,12 +28,8 @@ class ServedTreeTest {
             Files.createDirectories(m.getParent());
             Files.writeString(m, "{\"schemaVersion\":2,\"config\":{\"mediaType\":\"application/vnd.docker.container.image.v1+json\","
                     + "\"digest\":\"sha256:" + "0".repeat(64) + "\",\"size\":0},\"layers\":[]}");
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (served.tree().root().child("late") == null && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Poll.until("the rescan found the new manifest", Duration.ofSeconds(10), () -> served.tree().root().child("late") != null);
             DirNode late = (DirNode) served.tree().root().child("late");
-            assertNotNull(late, "the rescan found the new manifest");
             ServePolicy p = served.policy(5, 6);
             assertEquals(5, p.attributes(late).uid());
             assertTrue(p.attributes(late).directory());

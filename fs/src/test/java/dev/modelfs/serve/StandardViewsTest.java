@@ -19,7 +19,7 @@ class StandardViewsTest {
 
     @Test
     void theFamiliesInTheirOrder() {
-        assertEquals(List.of("GgufModelView", "SafetensorsModelView", "SynthesizedGgufView", "TokenizerVocabFiles", "VariantFolders"),
+        assertEquals(List.of("DialectView", "GgufModelView", "SafetensorsModelView", "SynthesizedGgufView", "TokenizerVocabFiles", "VariantFolders"),
                 StandardViews.all().stream().map(v -> v.getClass().getSimpleName()).toList());
     }
 

@@ -42,6 +42,22 @@ class TreeBuilderTest {
         assertEquals(1, root.size());
     }
 
+    @Test
+    void replaceSwapsAPlacedFileAndReturnsTheOldOne() {
+        TreeBuilder b = new TreeBuilder("abc", 7);
+        FileNode stored = file(20);
+        assertTrue(b.put("model.gguf", stored));
+        FileNode translated = file(21);
+        assertSame(stored, b.replace("model.gguf", translated));
+        assertNull(b.replace("mmproj.gguf", file(22)), "nothing to replace: nothing placed");
+        assertNull(b.replace("../model.gguf", file(23)));
+        assertTrue(b.put("ollama/model.gguf", stored));
+        SortedMap<String, Node> root = b.build();
+        assertEquals(21, ((FileNode) root.get("model.gguf")).inode());
+        assertFalse(root.containsKey("mmproj.gguf"));
+        assertSame(stored, ((DirNode) root.get("ollama")).child("model.gguf"));
+    }
+
     /** Inodes are the first 63 bits of SHA-256 of the identity (computed here with the JDK's digest), never 0 or 1. */
     @Test
     void inodesAreTheTopBitsOfTheIdentitysSha256() throws Exception {

@@ -97,7 +97,31 @@ class KernelWarmupTest {
             assertEquals(0, noModels.files(), "files are chosen among the models looked at");
             KernelWarmup.Report stopped = KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT, () -> true);
             assertEquals(0, stopped.chunks() + stopped.files(), "stopped before the first chunk");
+            KernelWarmup.Report late = KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
+                    () -> false, WarmupDeadline.after(Duration.ZERO));
+            assertEquals(0, late.chunks() + late.files(), "a passed deadline ends the warm-up before the first chunk");
+            KernelWarmup.Report unbounded = KernelWarmup.beforeServing(served.tree(), served.resolver(), KernelWarmup.Budget.DEFAULT,
+                    () -> false, WarmupDeadline.none());
+            assertTrue(unbounded.chunks() > 0 && unbounded.files() > 0, "without a deadline the same store is warmed");
         }
+    }
+
+    @Test
+    void aDeadlineCapsWaitsAndStopConditions() {
+        WarmupDeadline passed = WarmupDeadline.after(Duration.ZERO);
+        assertTrue(passed.passed());
+        assertEquals(Duration.ZERO, passed.cap(Duration.ofSeconds(5)));
+        assertTrue(passed.or(() -> false).getAsBoolean());
+        WarmupDeadline far = WarmupDeadline.after(Duration.ofHours(1));
+        assertFalse(far.passed());
+        assertEquals(Duration.ofSeconds(5), far.cap(Duration.ofSeconds(5)));
+        assertTrue(far.cap(Duration.ofHours(2)).compareTo(Duration.ofHours(1)) <= 0, "capped at the time left");
+        assertFalse(far.or(() -> false).getAsBoolean());
+        assertTrue(far.or(() -> true).getAsBoolean());
+        assertEquals(far.atNanos(), far.earlierOf(far.atNanos() + 1));
+        assertEquals(far.atNanos() - 1, far.earlierOf(far.atNanos() - 1));
+        assertFalse(WarmupDeadline.none().passed());
+        assertEquals(Duration.ofDays(9), WarmupDeadline.none().cap(Duration.ofDays(9)));
     }
 
     @Test

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.fuse.MountTable;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +36,19 @@ final class CliMount implements AutoCloseable {
     /** The commands the launcher ({@code ./modelfs}) starts with the Vector API module. */
     private static final java.util.Set<String> CONVERTING_COMMANDS = java.util.Set.of("mount", "demo", "nfs");
 
+    /** {@code modelfs show --json [--tensors] MODEL} over {@code store}, run as a user runs it; its JSON. */
+    static JsonNode showJson(Path store, String model, boolean tensors) throws Exception {
+        List<String> args = new ArrayList<>(List.of("show", "--store", store.toString(), "--json"));
+        if (tensors) {
+            args.add("--tensors");
+        }
+        args.add(model);
+        Env.Run r = Env.run(120, command(args.toArray(String[]::new)));
+        assertEquals(0, r.exit(), r.output());
+        String o = r.output();
+        return new ObjectMapper().readTree(o.substring(o.indexOf('{') == 0 ? 0 : o.indexOf("\n{") + 1));
+    }
+
     static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Env.java(), "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-Xms32m", "-XX:+UseSerialGC", "-XX:-UseProfiledLoopPredicate"));
@@ -52,6 +69,16 @@ final class CliMount implements AutoCloseable {
      * Debian package ({@code modelfs} empty: the built jar).
      */
     static CliMount startWith(List<String> modelfs, Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(Duration.ofSeconds(30), modelfs, store, mountpoint, extra);
+    }
+
+    /** Like {@link #start}, failing unless the mount serves within {@code ready} (a test that loads the machine on purpose). */
+    static CliMount start(Duration ready, Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(ready, List.of(), store, mountpoint, extra);
+    }
+
+    private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, String... extra)
+            throws IOException, InterruptedException {
         Env.requireFuse();
         try {
             Files.createDirectories(mountpoint);
@@ -64,7 +91,7 @@ final class CliMount implements AutoCloseable {
         args.add(mountpoint.toString());
         // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
         Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint);
-        Process p = modelfs.isEmpty() ? launch(args, log, "mount", ready) : launchCommand(concat(modelfs, args), log, "mount", ready);
+        Process p = launchCommand(modelfs.isEmpty() ? command(args.toArray(String[]::new)) : concat(modelfs, args), log, "mount", ready, bound);
         return new CliMount(store, mountpoint, p, log);
     }
 
@@ -81,19 +108,33 @@ final class CliMount implements AutoCloseable {
 
     /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within 30 s. */
     static Process launchCommand(List<String> cmd, Path log, String what, Ready ready) throws IOException, InterruptedException {
+        return launchCommand(cmd, log, what, ready, Duration.ofSeconds(30));
+    }
+
+    /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within {@code bound}. */
+    static Process launchCommand(List<String> cmd, Path log, String what, Ready ready, Duration bound) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!ready.test()) {
-            if (!p.isAlive()) {
-                fail("modelfs " + what + " exited with " + p.exitValue() + ":\n" + Files.readString(log));
-            }
-            if (System.nanoTime() > deadline) {
-                p.destroyForcibly();
-                fail("modelfs " + what + " was not ready within 30 s:\n" + Files.readString(log));
-            }
-            Thread.sleep(50);
+        try {
+            Poll.until("modelfs " + what + " ready", bound, () -> {
+                if (!p.isAlive()) {
+                    fail("modelfs " + what + " exited with " + p.exitValue() + ":\n" + Files.readString(log));
+                }
+                return ready.test();
+            }, () -> readQuietly(log));
+        } catch (AssertionError | InterruptedException e) {
+            p.destroyForcibly();
+            throw e;
         }
         return p;
+    }
+
+    /** The log's text, or a note that it cannot be read (for failure messages). */
+    static String readQuietly(Path log) {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
     }
 
     static List<String> concat(List<String> a, List<String> b) {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -33,9 +34,15 @@ final class CliNfs implements AutoCloseable {
     }
 
     static CliNfs start(Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
+        return start(Duration.ofSeconds(30), store, log, port, extra);
+    }
+
+    /** Like {@link #start(Path, Path, int, String...)}, failing unless the server says it serves within {@code ready}. */
+    static CliNfs start(Duration ready, Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("nfs", "--store", store.toString(), "--port", Integer.toString(port)));
         args.addAll(List.of(extra));
-        Process p = CliMount.launch(args, log, "nfs", () -> Files.readString(log).contains("modelfs: serving NFS"));
+        Process p = CliMount.launchCommand(CliMount.command(args.toArray(String[]::new)), log, "nfs",
+                () -> Files.readString(log).contains("modelfs: serving NFS"), ready);
         return new CliNfs(port, p, log);
     }
 

@@ -126,7 +126,7 @@ class MetricsTest {
 
     @Test
     void prometheusSeesWhatTheMountServedAndStatusPrintsIt() throws Exception {
-        long passthrough = readAll("tinyllama/model.gguf") + readAll("tinyllama/mmproj.gguf");
+        long passthrough = readAll("tinyllama/model.gguf") + readAll("tinyllama/ollama/mmproj.gguf");   // mmproj.gguf: translated (FORMATS.md §12.5)
         long converted = readAll("hf-llama:q8_0/model.safetensors");
         long reassembled = readAll("hf-llama:f32/gguf/model.safetensors");
         long synthesized = readAll("tinyllama/ollama/Modelfile") + readAll("tinyllama/config.json");

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelfs.fuse.MountTable;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -14,6 +15,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -21,8 +23,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -32,19 +37,35 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The soak test (issue 21): a real mount and a real {@code modelfs nfs} over a writable copy of the
  * fixture store, for {@code -Dmodelfs.soak.seconds} (default 180; a developer runs it for an hour with
- * 3600), while models are pulled and removed, hostile models (a GGUF of 100,000 tiny tensors, within the
+ * 3600), beside {@code stress-ng --cpu 2} (both CPUs busy all along, {@link CpuLoad}), while models are pulled
+ * and removed, hostile models (a GGUF of 100,000 tiny tensors, within the
  * memory budget: its whole directory is built, about 115 MiB of heap; a GGUF whose header claims 2^40
  * tensors) appear and disappear, and the NFS server is killed
  * with SIGKILL and restarted. Readers over FUSE and NFS read converted and passthrough files,
  * sequentially and at random offsets. Invariants, checked throughout: every byte read equals its oracle
  * (the blob on disk; gguf-py's dequantization of every tensor, from the fixture's {@code .npy} files) or
  * the read fails with an errno (only for files that are being removed or while the NFS server is down);
- * no request is left unanswered (each reader makes progress at least every 60 s); both daemons' resident
- * memory stays under {@link #RSS_BOUND_KIB}; at the end both exit 0 and no mount is left behind.
+ * no request is left unanswered: each request (one read, one NFS RPC, one listing) is answered within
+ * {@link #REQUEST_BOUND} ({@link RequestWatchdog}), and a restarted server serves within {@link #START_BOUND}
+ * (its own readiness, its own bound: the deliberate pause between kills and a server's start are never
+ * counted as a request's latency); both daemons' resident memory stays under {@link #RSS_BOUND_KIB},
+ * measured after every round that loads them (a hostile model listed, a reader's round); at the end both exit
+ * 0 and no mount is left behind.
  */
 class SoakTest {
     private static final long SECONDS = Long.getLong("modelfs.soak.seconds", 180);
     private static final long RSS_BOUND_KIB = 700 * 1024;
+    /** The longest one request may take: a read of at most 4 MiB or one RPC, on a loaded 2-CPU machine. */
+    private static final Duration REQUEST_BOUND = Duration.ofSeconds(60);
+    /**
+     * The longest a restarted {@code modelfs nfs} may take to serve: 7-8 s over the test store on a quiet machine
+     * (the warm-up), several times that beside the CPU load, the readers and the churn.
+     */
+    private static final Duration START_BOUND = Duration.ofSeconds(150);
+    /** The longest a pulled model may take to show in the mount (a rescan; 250 ms on a quiet machine). */
+    private static final Duration PULL_BOUND = Duration.ofSeconds(30);
+    /** The pause between two NFS kills: the fault's rhythm, deliberate (the killer also waits for a reader's round first). */
+    private static final Duration KILL_EVERY = Duration.ofSeconds(40);
     private static final String MODEL = "hf-llama:q8_0";
     private static final String PASSTHROUGH = "model.gguf";
     /** The model's fp32 safetensors file (GGUF tensor names), as the fixture's expected.json names it. */
@@ -54,11 +75,23 @@ class SoakTest {
     Path tmp;
 
     private final AtomicBoolean stop = new AtomicBoolean();
+    /** Counted down when the soak ends or the first failure arrives: what the test and the killer's pause wait on. */
+    private final CountDownLatch over = new CountDownLatch(1);
     private final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
     private final Map<String, AtomicLong> progress = new ConcurrentHashMap<>();
     private final AtomicLong tolerated = new AtomicLong();
-    private volatile CliNfs nfs;
+    private final RequestWatchdog watchdog = new RequestWatchdog(this::fail);
+    /** The current NFS server, completed once it serves; replaced by a new incomplete one when the killer strikes. */
+    private volatile CompletableFuture<CliNfs> nfs;
     private final AtomicLong nfsRestarts = new AtomicLong();
+    /** NFS reader rounds completed, so that the killer lets each server be read before it kills it. */
+    private final AtomicLong nfsRounds = new AtomicLong();
+    private long mountPid;
+
+    private void fail(String failure) {
+        failures.add(failure);
+        over.countDown();
+    }
 
     @Test
     void readersSeeTheOracleOrAnErrnoThroughChurnHostileModelsAndNfsKills() throws Exception {
@@ -69,52 +102,59 @@ class SoakTest {
         convertedPath = fp32Safetensors(expected.get("converted"));
         Map<String, byte[]> tensorOracles = tensorOracles(expected.get("converted").get(convertedPath).get("tensors"));
         int port = CliNfs.freePort();
-        CliMount mount = CliMount.start(store, tmp.resolve("mnt"), "--cache-size", "64M");
-        nfs = CliNfs.start(store, tmp.resolve("nfs.log"), port);
+        CliMount mount = CliMount.start(START_BOUND, store, tmp.resolve("mnt"), "--cache-size", "64M");
+        mountPid = mount.process.pid();
+        nfs = CompletableFuture.completedFuture(CliNfs.start(START_BOUND, store, tmp.resolve("nfs.log"), port));
         Path mp = mount.mountpoint;
         byte[] converted = Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath));
         checkTensors(converted, tensorOracles, "first read");
         assertTrue(failures.isEmpty(), String.join("\n", failures));
 
         List<Thread> threads = new ArrayList<>();
-        threads.add(worker("fuse-sequential-converted", r -> checkTensors(
-                Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath)), tensorOracles, "sequential read")));
-        threads.add(worker("fuse-random-passthrough", r -> randomRead(mp.resolve(MODEL).resolve(PASSTHROUGH), blob, r)));
-        threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(convertedPath), converted, r)));
-        threads.add(worker("nfs-sequential-and-random", r -> nfsRead(port, blob, converted, tensorOracles, r)));
-        threads.add(worker("churn", r -> churn(store, mp, r)));
-        threads.add(worker("nfs-killer", r -> killAndRestartNfs(store, port)));
-        threads.add(worker("memory", r -> checkMemory(mount.process.pid())));
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
-        Map<String, Long> last = new HashMap<>();
-        Map<String, Long> lastChange = new HashMap<>();
-        while (System.nanoTime() < end && failures.isEmpty()) {
-            Thread.sleep(1000);
-            for (var e : progress.entrySet()) {                  // the watchdog: no request left unanswered
-                long now = System.nanoTime();
-                if (!Long.valueOf(e.getValue().get()).equals(last.put(e.getKey(), e.getValue().get()))) {
-                    lastChange.put(e.getKey(), now);
-                } else if (now - lastChange.getOrDefault(e.getKey(), now) > TimeUnit.SECONDS.toNanos(60)) {
-                    failures.add(e.getKey() + ": no progress for 60 s (a request left unanswered?)");
+        CpuLoad load = CpuLoad.start(2, Duration.ofSeconds(SECONDS + 60), tmp.resolve("stress-ng.log"));
+        boolean loadedThroughout;
+        try {
+            threads.add(worker("fuse-sequential-converted", r -> {
+                checkTensors(watchdog.time("fuse-read", "FUSE read of all of " + convertedPath, REQUEST_BOUND,
+                        () -> Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath))), tensorOracles, "sequential read");
+                checkMemory(mountPid);
+            }));
+            threads.add(worker("fuse-random-passthrough", r -> randomRead(mp.resolve(MODEL).resolve(PASSTHROUGH), blob, r)));
+            threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(convertedPath), converted, r)));
+            threads.add(worker("nfs-sequential-and-random", r -> nfsRead(port, blob, converted, tensorOracles, r)));
+            threads.add(worker("churn", r -> churn(store, mp, r)));
+            threads.add(worker("nfs-killer", r -> killAndRestartNfs(store, port)));
+            over.await(SECONDS, TimeUnit.SECONDS);                // the soak's length, or its first failure
+            loadedThroughout = load.running();
+            stop.set(true);
+            over.countDown();                                     // ends the killer's pause
+            for (Thread t : threads) {
+                t.join(START_BOUND.plus(REQUEST_BOUND).toMillis());   // a worker's last request, or the killer's last start
+                if (t.isAlive()) {
+                    failures.add(t.getName() + " did not finish: a request left unanswered");
                 }
             }
+        } finally {
+            load.close();
+            watchdog.close();
         }
-        stop.set(true);
-        for (Thread t : threads) {
-            t.join(TimeUnit.SECONDS.toMillis(90));
-            if (t.isAlive()) {
-                failures.add(t.getName() + " did not finish: a request left unanswered");
-            }
+        CliNfs last = nfs.isDone() && !nfs.isCompletedExceptionally() ? nfs.join() : null;   // null: its start failed (reported)
+        if (last != null) {
+            last.close();                                        // SIGTERM: exit 0 required
         }
-        nfs.close();                                             // SIGTERM: exit 0 required
         mount.close();                                           // SIGTERM: exit 0 and unmounted required
         assertTrue(failures.isEmpty(), String.join("\n", failures) + "\nmount log:\n" + tail(mount.log()));
+        assertTrue(loadedThroughout, "stress-ng kept both CPUs busy for the whole soak");
         assertFalse(MountTable.isMounted(mp), "no mount left behind");
-        assertFalse(mount.process.isAlive() || nfs.process.isAlive(), "no process left behind");
+        assertFalse(mount.process.isAlive() || (last != null && last.process.isAlive()), "no process left behind");
         for (var e : progress.entrySet()) {
             assertTrue(e.getValue().get() > 0, e.getKey() + " never completed a round");
         }
-        System.out.println("soak: " + SECONDS + " s, rounds " + progress + ", tolerated errnos " + tolerated.get());
+        if (SECONDS > KILL_EVERY.toSeconds() * 2) {
+            assertTrue(nfsRestarts.get() > 0, "the NFS server was never killed");
+        }
+        System.out.println("soak: " + SECONDS + " s beside stress-ng --cpu 2, rounds " + progress + ", NFS restarts " + nfsRestarts.get()
+                + ", tolerated errnos " + tolerated.get() + ", requests " + watchdog.summary());
     }
 
     // ---- the workers ----
@@ -134,7 +174,7 @@ class SoakTest {
                     round.run(random);
                     done.incrementAndGet();
                 } catch (Throwable e) {
-                    failures.add(name + ": " + e);
+                    fail(name + ": " + e);
                     return;
                 }
             }
@@ -144,16 +184,16 @@ class SoakTest {
         return t;
     }
 
-    private void randomRead(Path file, byte[] oracle, Random r) throws IOException {
-        try (FileChannel ch = FileChannel.open(file)) {
+    private void randomRead(Path file, byte[] oracle, Random r) throws Exception {
+        try (FileChannel ch = watchdog.time("fuse-open", "FUSE open of " + file, REQUEST_BOUND, () -> FileChannel.open(file))) {
             for (int i = 0; i < 64; i++) {
                 int len = 1 + r.nextInt(256 * 1024);
                 long off = r.nextLong(oracle.length);
                 ByteBuffer b = ByteBuffer.allocate(len);
-                int n = ch.read(b, off);
+                int n = watchdog.time("fuse-read", "FUSE read of " + file + " at " + off, REQUEST_BOUND, () -> ch.read(b, off));
                 int want = (int) Math.min(len, oracle.length - off);
                 if (n != want || !Arrays.equals(b.array(), 0, n, oracle, (int) off, (int) off + n)) {
-                    failures.add(file + " at " + off + ": " + n + " bytes, not the oracle's " + want);
+                    fail(file + " at " + off + ": " + n + " bytes, not the oracle's " + want);
                 }
             }
         }
@@ -161,28 +201,37 @@ class SoakTest {
 
     private void nfsRead(int port, byte[] blob, byte[] converted, Map<String, byte[]> tensorOracles, Random r) throws Exception {
         long restartsBefore = nfsRestarts.get();
-        CliNfs server = nfs;
-        try (NfsRpcClient c = new NfsRpcClient(port)) {
-            byte[] root = c.mount("/").fh();
-            byte[] pass = c.walk(root, MODEL + "/" + PASSTHROUGH);
-            byte[] conv = c.walk(root, MODEL + "/" + convertedPath);
-            checkTensors(c.readAll(conv, 1 << 20), tensorOracles, "NFS sequential read");
+        CliNfs server;
+        try {
+            server = nfs.get(START_BOUND.toSeconds() + 30, TimeUnit.SECONDS);   // a restarted server: its readiness, its bound
+        } catch (TimeoutException e) {
+            throw new AssertionError("no NFS server serves " + (START_BOUND.toSeconds() + 30) + " s after the last kill");
+        }
+        try (NfsRpcClient c = watchdog.time("nfs-connect", "NFS connect", REQUEST_BOUND, () -> new NfsRpcClient(port))) {
+            byte[] root = watchdog.time("nfs-mount", "NFS MOUNT", REQUEST_BOUND, () -> c.mount("/").fh());
+            byte[] pass = watchdog.time("nfs-lookup", "NFS LOOKUPs of " + PASSTHROUGH, REQUEST_BOUND, () -> c.walk(root, MODEL + "/" + PASSTHROUGH));
+            byte[] conv = watchdog.time("nfs-lookup", "NFS LOOKUPs of " + convertedPath, REQUEST_BOUND, () -> c.walk(root, MODEL + "/" + convertedPath));
+            checkTensors(watchdog.time("nfs-read-all", "NFS READs of all of " + convertedPath, REQUEST_BOUND, () -> c.readAll(conv, 1 << 20)),
+                    tensorOracles, "NFS sequential read");
             for (int i = 0; i < 64; i++) {
                 boolean p = r.nextBoolean();
                 byte[] oracle = p ? blob : converted;
                 long off = r.nextLong(oracle.length);
-                NfsRpcClient.Read got = c.read(p ? pass : conv, off, 1 + r.nextInt(1 << 20));
+                int count = 1 + r.nextInt(1 << 20);
+                NfsRpcClient.Read got = watchdog.time("nfs-read", "NFS READ of " + (p ? PASSTHROUGH : convertedPath) + " at " + off,
+                        REQUEST_BOUND, () -> c.read(p ? pass : conv, off, count));
                 if (got.status() != 0 || !Arrays.equals(got.data(), 0, got.data().length, oracle, (int) off, (int) off + got.data().length)) {
-                    failures.add("NFS READ of " + (p ? PASSTHROUGH : convertedPath) + " at " + off + ": status " + got.status());
+                    fail("NFS READ of " + (p ? PASSTHROUGH : convertedPath) + " at " + off + ": status " + got.status());
                 }
             }
+            nfsRounds.incrementAndGet();
         } catch (IOException e) {
             if (nfsRestarts.get() == restartsBefore && server.process.isAlive()) {
-                failures.add("NFS read failed while the server was up: " + e);
+                fail("NFS read failed while the server was up: " + e);
             }
-            tolerated.incrementAndGet();                         // the server was killed: reconnect next round
-            Thread.sleep(200);
+            tolerated.incrementAndGet();                         // the server was killed: the next round waits for the new one
         }
+        checkMemory(server.process.pid());
     }
 
     private int generation;
@@ -198,28 +247,30 @@ class SoakTest {
         if (hostile) {
             SmallStore.addModel(store, "hostile", generation % 4 == 0 ? MemoryBudgetTest.ggufWithTinyTensors(100_000) : claims2pow40());
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);    // a pull shows within a second
-        while (true) {
+        Path pulled = mp.resolve(name).resolve(PASSTHROUGH);
+        Poll.until(name + " readable after its pull", PULL_BOUND, () -> {
             try {
-                if (!Arrays.equals(bytes, Files.readAllBytes(mp.resolve(name).resolve(PASSTHROUGH)))) {
-                    failures.add(name + ": bytes differ from its blob");
+                byte[] got = watchdog.time("fuse-read", "FUSE read of " + pulled, REQUEST_BOUND, () -> Files.readAllBytes(pulled));
+                if (!Arrays.equals(bytes, got)) {
+                    fail(name + ": bytes differ from its blob");
                 }
-                break;
+                return true;
             } catch (IOException notYetVisible) {
-                if (System.nanoTime() > deadline) {
-                    failures.add(name + ": still not readable 5 s after the pull: " + notYetVisible);
-                    break;
-                }
                 tolerated.incrementAndGet();
-                Thread.sleep(100);
+                return false;
             }
-        }
+        });
         if (hostile) {
-            try (Stream<Path> s = Files.list(mp.resolve("hostile"))) {
-                s.count();                                       // listed quickly, refused inside
+            try {
+                watchdog.time("fuse-list", "FUSE listing of the hostile model", REQUEST_BOUND, () -> {
+                    try (Stream<Path> s = Files.list(mp.resolve("hostile"))) {
+                        return s.count();                        // listed quickly, refused inside
+                    }
+                });
             } catch (IOException | RuntimeException goneAlready) {
                 tolerated.incrementAndGet();
             }
+            checkMemory(mountPid);                               // its directory built: the mount's peak
         }
         Files.delete(store.resolve("manifests/registry.ollama.ai/library").resolve(name).resolve("latest"));
         if (hostile) {
@@ -232,26 +283,39 @@ class SoakTest {
         return ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0x46554747).putInt(3).putLong(1L << 40).putLong(0).array();
     }
 
+    /**
+     * One fault: after {@link #KILL_EVERY} (a deliberate pause, the fault's rhythm; cut short when the soak ends) and
+     * once the NFS reader has finished a round against the current server, SIGKILL it and start a new one on the
+     * same port, awaited by its own readiness within {@link #START_BOUND}.
+     */
     private void killAndRestartNfs(Path store, int port) throws Exception {
-        for (int i = 0; i < 400 && !stop.get(); i++) {
-            Thread.sleep(100);                                   // every 40 s
+        long roundsBefore = nfsRounds.get();
+        if (over.await(KILL_EVERY.toSeconds(), TimeUnit.SECONDS)) {
+            return;
         }
+        Poll.within(START_BOUND.plus(REQUEST_BOUND), () -> stop.get() || nfsRounds.get() > roundsBefore);   // each server is read
         if (stop.get()) {
             return;
         }
+        CliNfs old = nfs.getNow(null);
+        CompletableFuture<CliNfs> next = new CompletableFuture<>();
+        nfs = next;                                              // readers from now on wait for the new server
         nfsRestarts.incrementAndGet();
-        nfs.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);  // SIGKILL
-        nfs = CliNfs.start(store, tmp.resolve("nfs.log"), port);
+        old.process.destroyForcibly();                           // SIGKILL
+        assertTrue(old.process.waitFor(30, TimeUnit.SECONDS), "the killed NFS server exits");
+        try {
+            next.complete(CliNfs.start(START_BOUND, store, tmp.resolve("nfs-" + nfsRestarts.get() + ".log"), port));
+        } catch (Throwable e) {
+            next.completeExceptionally(e);
+            throw e;
+        }
     }
 
-    private void checkMemory(long mountPid) throws Exception {
-        for (long pid : new long[] {mountPid, nfs.process.pid()}) {
-            long rss = Env.rssKib(pid);                          // 0 for a process just killed
-            if (rss > RSS_BOUND_KIB) {
-                failures.add("process " + pid + " uses " + rss + " KiB resident, over " + RSS_BOUND_KIB);
-            }
+    private void checkMemory(long pid) throws IOException {
+        long rss = Env.rssKib(pid);                              // 0 for a process just killed
+        if (rss > RSS_BOUND_KIB) {
+            fail("process " + pid + " uses " + rss + " KiB resident, over " + RSS_BOUND_KIB);
         }
-        Thread.sleep(2000);
     }
 
     // ---- oracles ----
@@ -290,13 +354,13 @@ class SoakTest {
         for (var e : oracles.entrySet()) {
             JsonNode t = header.get(e.getKey());
             if (t == null) {
-                failures.add(what + ": no tensor " + e.getKey());
+                fail(what + ": no tensor " + e.getKey());
                 continue;
             }
             int from = base + t.get("data_offsets").get(0).asInt();
             int to = base + t.get("data_offsets").get(1).asInt();
             if (!Arrays.equals(file, from, to, e.getValue(), 0, e.getValue().length)) {
-                failures.add(what + ": tensor " + e.getKey() + " differs from its oracle");
+                fail(what + ": tensor " + e.getKey() + " differs from its oracle");
             }
             seen++;
         }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -90,14 +89,6 @@ class SynthesizedGgufTest {
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {
-        List<String> args = new ArrayList<>(List.of("show", "--store", out.resolve("store").toString(), "--json"));
-        if (tensors) {
-            args.add("--tensors");
-        }
-        args.add(model);
-        Env.Run r = Env.run(120, CliMount.command(args.toArray(String[]::new)));
-        assertEquals(0, r.exit(), r.output());
-        String o = r.output();
-        return new ObjectMapper().readTree(o.substring(o.indexOf('{') == 0 ? 0 : o.indexOf("\n{") + 1));
+        return CliMount.showJson(out.resolve("store"), model, tensors);
     }
 }

@@ -1,7 +1,6 @@
 package dev.modelfs.cli;
 
 import dev.modelfs.cli.metrics.MountMetrics;
-import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.fuse.MountOptions;
 import dev.modelfs.fuse.MountSession;
 import dev.modelfs.fuse.MountTable;
@@ -12,14 +11,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import sun.misc.Signal;
 
 /** {@code modelfs mount}: serve the store at a mount point until unmounted, Ctrl-C or SIGTERM. */
 @Command(name = "mount", mixinStandardHelpOptions = true,
@@ -90,39 +86,14 @@ final class MountCommand implements Callable<Integer> {
         if (daemon) {
             return daemonize(mp, st);
         }
-        // handlers first: a signal that arrives while mounting must still unmount politely
-        CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("HUP"), s -> { });
-        PrometheusTelemetry telemetry = metrics.start(false);
-        MountSession session;
-        try {
-            session = MountSession.mount(st, mp, opts, dev.modelfs.serve.StandardViews.all(), MetricsOption.orNone(telemetry));
-        } catch (IOException | RuntimeException e) {
-            if (telemetry != null) {
-                telemetry.close();
-            }
-            throw e;
-        }
-        if (telemetry != null) {
-            telemetry.watch(session.served(), session::openFiles);
-        }
-        System.out.println("modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop; "
-                + dev.modelfs.quant.Kernels.describe() + MetricsOption.describe(telemetry) + ")");
-        System.out.flush();
-        while (!stop.await(1, TimeUnit.SECONDS)) {
-            if (!MountTable.isMounted(mp)) {
-                System.err.println("modelfs: " + mp + " was unmounted externally");
-                break;
-            }
-        }
-        session.stop(Duration.ofSeconds(graceSeconds));
-        if (telemetry != null) {
-            telemetry.close();
-        }
-        System.out.println("modelfs: unmounted " + mp + " (" + session.conversionSummary() + ")");
-        return 0;
+        return ServeLifecycle.serve(metrics, false,
+                (telemetry, stopRequested) -> MountSession.mount(st, mp, opts, dev.modelfs.serve.StandardViews.all(), telemetry),
+                new ServeLifecycle.Lines(
+                        f -> "modelfs: serving " + st.root() + " at " + mp + " (Ctrl-C or `modelfs unmount " + mp + "` to stop; "
+                                + dev.modelfs.quant.Kernels.describe(),
+                        f -> "modelfs: " + mp + " was unmounted externally",
+                        f -> "modelfs: unmounted " + mp + " (" + f.conversionSummary() + ")"),
+                Duration.ofSeconds(graceSeconds));
     }
 
     private MountOptions parseOptions() {
@@ -161,8 +132,7 @@ final class MountCommand implements Callable<Integer> {
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
         MountSession.clearStale(mp);
         Path log = logFile != null ? logFile : Background.defaultLog("mount-" + mp.getFileName());
-        List<String> cmd = new ArrayList<>(List.of("mount", "--store", st.root().toString(),
-                "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
+        List<String> cmd = DaemonArgs.common("mount", st, cacheSize, refreshMillis);
         cmd.add("--threads");
         cmd.add(Integer.toString(threads));
         if (noKernelPassthrough) {
@@ -171,10 +141,9 @@ final class MountCommand implements Callable<Integer> {
         if (ioUring) {
             cmd.add("--io-uring");
         }
-        cmd.addAll(conversion.args());
         cmd.add("--grace");
         cmd.add(Long.toString(graceSeconds));
-        cmd.addAll(metrics.args());
+        cmd.addAll(DaemonArgs.options(conversion, metrics));
         if (!options.isEmpty()) {
             cmd.add("-o");
             cmd.add(String.join(",", options));

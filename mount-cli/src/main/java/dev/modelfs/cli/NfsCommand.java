@@ -1,15 +1,10 @@
 package dev.modelfs.cli;
 
-import dev.modelfs.cli.metrics.PrometheusTelemetry;
 import dev.modelfs.nfs.AllowList;
-import dev.modelfs.nfs.LoopbackWarmup;
 import dev.modelfs.nfs.NfsServer;
-import dev.modelfs.serve.ServedTree;
+import dev.modelfs.nfs.NfsSession;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.telemetry.GatedTelemetry;
-import dev.modelfs.warmup.JitQueue;
-import dev.modelfs.warmup.KernelWarmup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,13 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.function.BooleanSupplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import sun.misc.Signal;
 
 /** {@code modelfs nfs}: serve the store read-only over NFSv3 until Ctrl-C or SIGTERM. */
 @Command(name = "nfs", mixinStandardHelpOptions = true,
@@ -83,74 +75,30 @@ final class NfsCommand implements Callable<Integer> {
         if (daemon) {
             return daemonize(st, p);
         }
-        CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("HUP"), s -> { });
-        PrometheusTelemetry telemetry = metrics.start(true);
-        GatedTelemetry gate = GatedTelemetry.closed(MetricsOption.orNone(telemetry));      // open once the warm-up is done
-        ServedTree served = ServedTree.open(st, StandardViews.all(), cacheSize, refreshMillis, gate, conversion.openDisk(cacheSize));
-        KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
-        if (!conversion.noWarmup) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> stop.getCount() == 0);
-            KernelWarmup.prefault(served.chunks());
-        }
-        NfsServer server;
-        try {
-            server = NfsServer.start(served, new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()));
-        } catch (IOException | RuntimeException e) {
-            served.close();
-            if (telemetry != null) {
-                telemetry.close();
-            }
-            throw e;
-        }
-        if (!conversion.noWarmup) {
-            warmReads(server, served, budget, () -> stop.getCount() == 0);
-        }
-        gate.open();
-        if (telemetry != null) {
-            telemetry.watch(served, server::openFiles);
-        }
-        int actual = server.address().getPort();
-        System.out.println("modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
-                + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
-                + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",mountproto=tcp,nolock "
-                + bind + ":/ DIR" + MetricsOption.describe(telemetry) + ")");
-        System.out.flush();
-        stop.await();
-        server.close();
-        if (telemetry != null) {
-            telemetry.close();
-        }
-        System.out.println("modelfs: NFS server stopped (" + server.conversionSummary() + ")");
-        return 0;
+        NfsSession.Options opts = new NfsSession.Options(new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()),
+                cacheSize, refreshMillis, conversion.openDisk(cacheSize), !conversion.noWarmup);
+        return ServeLifecycle.serve(metrics, true,
+                (telemetry, stopRequested) -> NfsSession.start(st, opts, StandardViews.all(), telemetry, stopRequested),
+                new ServeLifecycle.Lines(f -> servingLine(st, (NfsSession) f, allowList),
+                        f -> "modelfs: NFS server stopped serving",
+                        f -> "modelfs: NFS server stopped (" + f.conversionSummary() + ")"),
+                Duration.ZERO);
     }
 
-    /**
-     * The NFS half of the warm-up ({@link LoopbackWarmup}) in passes until the JIT has nothing left to compile for it
-     * ({@link JitQueue#settle}).
-     */
-    private static void warmReads(NfsServer server, ServedTree served, KernelWarmup.Budget budget, BooleanSupplier stop) {
-        long t0 = System.nanoTime();
-        List<String> files = KernelWarmup.plainFilesToRead(served.tree(), budget.maxModels()).stream().map(Path::toString).toList();
-        int[] read = {0};
-        try {
-            JitQueue.settle(() -> read[0] = LoopbackWarmup.run(server.address(), files, (int) UnixIds.uid(), (int) UnixIds.gid(), stop),
-                    LoopbackWarmup.PASSES, budget.jitWait());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        KernelWarmup.frontEndDone("NFS", read[0], t0, budget);
+    private String servingLine(OllamaStore st, NfsSession session, AllowList allowList) {
+        int actual = session.address().getPort();
+        return "modelfs: serving NFS " + st.root() + " on " + bind + ":" + actual
+                + (allowList.allowsEveryone() ? "" : " to " + String.join(",", allowList.texts()))
+                + " (export /; mount -t nfs -o vers=3,proto=tcp,port=" + actual + ",mountport=" + actual + ",mountproto=tcp,nolock "
+                + bind + ":/ DIR";
     }
 
     private int daemonize(OllamaStore st, int p) throws IOException, InterruptedException {
         Path log = logFile != null ? logFile : Background.defaultLog("nfs-" + p);
         long before = Files.exists(log) ? Files.size(log) : 0;
-        List<String> cmd = new ArrayList<>(List.of("nfs", "--store", st.root().toString(), "--bind", bind,
-                "--port", Integer.toString(p), "--cache-size", Long.toString(cacheSize), "--refresh-ms", Long.toString(refreshMillis)));
-        cmd.addAll(conversion.args());
-        cmd.addAll(metrics.args());
+        List<String> cmd = DaemonArgs.common("nfs", st, cacheSize, refreshMillis);
+        cmd.addAll(List.of("--bind", bind, "--port", Integer.toString(p)));
+        cmd.addAll(DaemonArgs.options(conversion, metrics));
         if (!allow.isEmpty()) {
             cmd.add("--allow");
             cmd.add(String.join(",", allow));

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelfs.dialect.Outcome;
+import dev.modelfs.dialect.TensorChange;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.model.LogicalTensor;
@@ -60,6 +62,11 @@ final class ShowCommand implements Callable<Integer> {
         out.put("format", ModelSummary.format(m, cfg));
         out.put("size", m.totalSize());
         hfFolder(st, m, cfg).ifPresent(v -> out.put("hf_folder", v));
+        chatTemplate(st, m, cfg).ifPresent(v -> out.put("chat_template", v));
+        ArrayNode dialect = dialect(st, m, cfg, tensors);
+        if (!dialect.isEmpty()) {
+            out.set("gguf_dialect", dialect);
+        }
         out.set("config", cfg.json().isMissingNode() ? JSON.createObjectNode() : cfg.json());
         ArrayNode layers = out.putArray("layers");
         for (Layer l : m.layers()) {
@@ -94,7 +101,7 @@ final class ShowCommand implements Callable<Integer> {
         for (ModelTable t : ModelTables.load(st, m, cfg)) {
             if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
-                    HfFolder hf = ModelPlans.hfFolder(st, g);
+                    HfFolder hf = ModelPlans.hfFolder(st, m, g);
                     return java.util.Optional.of(hf.arch().hfArchitecture()
                             + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
                 } catch (RuntimeException e) {
@@ -106,6 +113,54 @@ final class ShowCommand implements Callable<Integer> {
             }
         }
         return java.util.Optional.empty();
+    }
+
+    /**
+     * For a GGUF model with a Hugging Face tokenizer: where {@code tokenizer_config.json}'s
+     * {@code chat_template} comes from, or {@code "none: <reason>"} (docs/SEMANTICS.md "Chat template").
+     */
+    private static java.util.Optional<String> chatTemplate(OllamaStore st, Manifest m, ModelConfig cfg) {
+        for (ModelTable t : ModelTables.load(st, m, cfg)) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
+                try {
+                    HfFolder hf = ModelPlans.hfFolder(st, m, g);
+                    return hf.tokenizerConfig() == null ? java.util.Optional.empty() : java.util.Optional.of(hf.chatTemplate().describe());
+                } catch (RuntimeException e) {
+                    return java.util.Optional.empty();
+                }
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * For a GGUF model: which translation of Ollama's GGUF dialect {@code model.gguf} and {@code mmproj.gguf} got
+     * (docs/SEMANTICS.md "Ollama's GGUF dialect"), and with {@code perTensor} the renamed, dropped and computed tensors.
+     */
+    private static ArrayNode dialect(OllamaStore st, Manifest m, ModelConfig cfg, boolean perTensor) {
+        ArrayNode arr = JSON.createArrayNode();
+        for (ModelTable t : ModelTables.load(st, m, cfg)) {
+            if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
+                List<Outcome> faces = ModelPlans.dialect(g);
+                String[] files = {"model.gguf", "mmproj.gguf"};
+                for (int i = 0; i < faces.size(); i++) {
+                    if (i > 0 && faces.get(i) instanceof Outcome.Untouched) {
+                        continue;
+                    }
+                    ObjectNode n = arr.addObject();
+                    n.put("file", files[i]);
+                    n.put("translation", faces.get(i).describe());
+                    if (perTensor && faces.get(i) instanceof Outcome.Translated tr) {
+                        ArrayNode ts = n.putArray("tensors");
+                        for (TensorChange c : tr.translation().changes()) {
+                            ts.addObject().put("change", c.kind().name().toLowerCase()).put("from", c.from()).put("to", c.to())
+                                    .put("detail", c.detail());
+                        }
+                    }
+                }
+            }
+        }
+        return arr;
     }
 
     /** The model stage's tables: the GGUF model's tensor infos if it has one, else the safetensors tensor table. */
@@ -178,6 +233,9 @@ final class ShowCommand implements Callable<Integer> {
         if (o.has("hf_folder")) {
             System.out.printf("  %-14s %s%n", "hf_folder", o.get("hf_folder").asText());
         }
+        if (o.has("chat_template")) {
+            System.out.printf("  %-14s %s%n", "chat_template", o.get("chat_template").asText());
+        }
         o.get("config").fields().forEachRemaining(e -> {
             if (!e.getValue().isNull() && !e.getValue().asText().isEmpty() || e.getValue().isContainerNode()) {
                 System.out.printf("  %-14s %s%n", e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString());
@@ -189,6 +247,13 @@ final class ShowCommand implements Callable<Integer> {
             System.out.printf("    %-42s %-20s %10s  %s%n", l.get("mediaType").asText(), l.get("digest").asText().replace("sha256:", "").substring(0, Math.min(12,
                     l.get("digest").asText().replace("sha256:", "").length())), SizeConverter.human(l.get("size").asLong()),
                     l.has("name") ? l.get("name").asText() : "");
+        }
+        for (var d : o.path("gguf_dialect")) {
+            System.out.printf("  %-14s %s%n", d.get("file").asText(), "Ollama dialect: " + d.get("translation").asText());
+            for (var t : d.path("tensors")) {
+                System.out.printf("    %-9s %-48s %s%n", t.get("change").asText(), t.get("from").asText(),
+                        t.get("to").asText().isEmpty() ? t.get("detail").asText() : "-> " + t.get("to").asText() + " (" + t.get("detail").asText() + ")");
+            }
         }
         if (o.has("tensors")) {
             System.out.println();

@@ -40,19 +40,21 @@ class LayeringTest {
         MAY_IMPORT.put("arch", List.of("format"));
         MAY_IMPORT.put("quant", List.of("format"));
         MAY_IMPORT.put("model", List.of("cache", "format", "quant", "store"));
-        MAY_IMPORT.put("hf", List.of("arch", "format"));
+        MAY_IMPORT.put("template", List.of());
+        MAY_IMPORT.put("hf", List.of("arch", "format", "template"));
         MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
         MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
         MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
+        MAY_IMPORT.put("dialect", List.of("bytes", "convert", "format", "quant"));
         MAY_IMPORT.put("tree", List.of("bytes", "format", "model", "store"));
         MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
-        MAY_IMPORT.put("serve", List.of("bytes", "cache", "hf", "model", "read", "store", "synth", "telemetry", "tree", "view"));
-        MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "format", "hf", "model", "quant", "store", "synth", "tree"));
+        MAY_IMPORT.put("serve", List.of("bytes", "cache", "dialect", "hf", "model", "read", "store", "synth", "telemetry", "tree", "view"));
+        MAY_IMPORT.put("view", List.of("arch", "bytes", "cache", "convert", "dialect", "format", "hf", "model", "quant", "store", "synth", "tree"));
         MAY_IMPORT.put("warmup", List.of("bytes", "cache", "read", "store", "tree"));
         MAY_IMPORT.put("fuse", List.of("cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
-        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree"));
-        MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
-                "store", "synth", "telemetry", "tree", "warmup"));
+        MAY_IMPORT.put("nfs", List.of("bytes", "cache", "read", "serve", "store", "telemetry", "tree", "warmup"));
+        MAY_IMPORT.put("cli", List.of("arch", "bytes", "cache", "convert", "dialect", "format", "fuse", "hf", "model", "nfs", "quant", "read", "serve",
+                "store", "synth", "telemetry", "template", "tree", "warmup"));
     }
 
     private static final JavaClasses MAIN = new ClassFileImporter()
@@ -103,12 +105,12 @@ class LayeringTest {
     }
 
     @Test
-    void onlyTheirAdaptersUseJnrFuseOncrpc4jPicocliAndThePrometheusClient() {
+    void onlyTheirAdaptersUseJnrFuseOncrpc4jGrizzlyPicocliAndThePrometheusClient() {
         classes().that().resideOutsideOfPackage("dev.modelfs.fuse..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("jnr..", "ru.serce.jnrfuse..")))
                 .check(MAIN);
         classes().that().resideOutsideOfPackage("dev.modelfs.nfs..")
-                .should().onlyDependOnClassesThat(not(resideInAnyPackage("org.dcache..")))
+                .should().onlyDependOnClassesThat(not(resideInAnyPackage("org.dcache..", "org.glassfish.grizzly..")))
                 .check(MAIN);
         classes().that().resideOutsideOfPackage("dev.modelfs.cli..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("picocli..")))
@@ -116,6 +118,116 @@ class LayeringTest {
         classes().that().resideOutsideOfPackage("dev.modelfs.cli.metrics..")
                 .should().onlyDependOnClassesThat(not(resideInAnyPackage("io.prometheus..")))
                 .check(MAIN);
+    }
+
+    /**
+     * Module → the modelfs modules its classes may use (DESIGN.md §2.1): the core ({@code fs}) knows no front end,
+     * and the front ends ({@code fuse}, {@code nfs}) do not know each other.
+     */
+    static final Map<String, List<String>> MODULE_MAY_USE = new LinkedHashMap<>();
+
+    static {
+        MODULE_MAY_USE.put("cache", List.of());
+        MODULE_MAY_USE.put("fs", List.of("cache"));
+        MODULE_MAY_USE.put("fuse", List.of("cache", "fs"));
+        MODULE_MAY_USE.put("nfs", List.of("cache", "fs"));
+        MODULE_MAY_USE.put("mount-cli", List.of("cache", "fs", "fuse", "nfs"));
+    }
+
+    /** The module a class was compiled into: {@code <module>/target/classes} or the jar {@code modelfs-<module>-*.jar}. */
+    static String moduleOf(com.tngtech.archunit.core.domain.JavaClass c) {
+        String uri = c.getSource().map(s -> s.getUri().toString()).orElse("");
+        for (String m : MODULE_MAY_USE.keySet()) {
+            if (uri.contains("/" + m + "/target/classes/") || uri.contains("/modelfs-" + m + "-")) {
+                return m;
+            }
+        }
+        return "";
+    }
+
+    @Test
+    void everyModuleUsesOnlyTheModulesBelowIt() {
+        Map<String, Set<String>> used = new LinkedHashMap<>();
+        MAIN.forEach(c -> {
+            String from = moduleOf(c);
+            c.getDirectDependenciesFromSelf().forEach(d -> {
+                String to = moduleOf(d.getTargetClass());
+                if (!from.isEmpty() && !to.isEmpty() && !to.equals(from)) {
+                    used.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+                }
+            });
+        });
+        assertTrue(used.keySet().containsAll(List.of("fs", "fuse", "nfs", "mount-cli")), "every module's classes were seen: " + used);
+        List<String> wrong = new ArrayList<>();
+        used.forEach((from, tos) -> tos.stream().filter(t -> !MODULE_MAY_USE.get(from).contains(t))
+                .forEach(t -> wrong.add(from + " -> " + t)));
+        assertTrue(wrong.isEmpty(), "module dependencies not in DESIGN.md §2.1: " + wrong);
+    }
+
+    /** The core and the cache use no front end's library: jnr-fuse, oncrpc4j, Grizzly, picocli, Prometheus. */
+    @Test
+    void theCoreUsesNoFrontEndLibrary() {
+        List<String> wrong = new ArrayList<>();
+        MAIN.forEach(c -> {
+            if (Set.of("fs", "cache").contains(moduleOf(c))) {
+                c.getDirectDependenciesFromSelf().stream().map(d -> d.getTargetClass().getPackageName())
+                        .filter(pk -> pk.startsWith("jnr") || pk.startsWith("ru.serce") || pk.startsWith("org.dcache")
+                                || pk.startsWith("org.glassfish") || pk.startsWith("picocli") || pk.startsWith("io.prometheus"))
+                        .forEach(pk -> wrong.add(c.getName() + " -> " + pk));
+            }
+        });
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
+    }
+
+    /**
+     * Every main package has a {@code package-info.java} that states its job and, in a "May import:" sentence, exactly
+     * the packages of its row.
+     */
+    @Test
+    void everyPackageInfoStatesItsJobAndItsRow() throws java.io.IOException {
+        java.nio.file.Path root = DocReferencesTest.repositoryRoot();
+        List<String> wrong = new ArrayList<>();
+        int seen = 0;
+        try (var files = java.nio.file.Files.walk(root, 12)) {
+            for (java.nio.file.Path dir : files.filter(p -> p.toString().replace('\\', '/').matches(".*/src/main/java/dev/modelfs/.+")
+                    && java.nio.file.Files.isDirectory(p) && !p.toString().contains("/target/")).toList()) {
+                boolean hasJava;
+                try (var in = java.nio.file.Files.list(dir)) {
+                    hasJava = in.anyMatch(f -> f.toString().endsWith(".java"));
+                }
+                if (!hasJava) {
+                    continue;
+                }
+                seen++;
+                String pkg = dir.toString().replace('\\', '/').replaceFirst(".*/src/main/java/dev/modelfs/", "").replace('/', '.');
+                java.nio.file.Path info = dir.resolve("package-info.java");
+                if (!java.nio.file.Files.isRegularFile(info)) {
+                    wrong.add(pkg + ": no package-info.java");
+                    continue;
+                }
+                String text = java.nio.file.Files.readString(info);
+                int at = text.indexOf("May import:");
+                if (at < 0 || text.indexOf("/**") + 10 > at) {
+                    wrong.add(pkg + ": package-info.java states no job and no \"May import:\" sentence");
+                    continue;
+                }
+                List<String> row = MAY_IMPORT.get(pkg.replaceFirst("\\..*", ""));
+                if (row != null) {
+                    String sentence = text.substring(at, text.indexOf('\n', at));
+                    sentence = sentence.contains(" (") ? sentence.substring(0, sentence.indexOf(" (")) : sentence;
+                    Set<String> named = new TreeSet<>();
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{@code (\\w+)}").matcher(sentence);
+                    while (m.find()) {
+                        named.add(m.group(1));
+                    }
+                    if (!named.equals(new TreeSet<>(row))) {
+                        wrong.add(pkg + ": package-info.java says it may import " + named + ", DESIGN.md §2.3 says " + row);
+                    }
+                }
+            }
+        }
+        assertTrue(seen >= 25, "the main packages of every module were seen: " + seen);
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
     }
 
     /** The rule can fail: a class of {@code store} (in test sources) that imports {@code tree} breaks it. */

@@ -61,7 +61,7 @@ class ModelPlansTest {
     @Test
     void theGgufModelsFolderIsTheOneTheTreeShows() throws IOException {
         ModelTable.Gguf g = (ModelTable.Gguf) tables("demo-llama").getFirst();
-        assertEquals("LlamaForCausalLM", ModelPlans.hfFolder(store, g).arch().hfArchitecture());
+        assertEquals("LlamaForCausalLM", ModelPlans.hfFolder(store, manifest("demo-llama"), g).arch().hfArchitecture());
         assertTrue(((DirNode) root.child("demo-llama")).children().containsKey("config.json"), "the view shows the folder too");
     }
 

@@ -31,5 +31,10 @@ class ShowCommandTest {
             tensors++;
         }
         assertEquals(11, tensors, "the demo GGUF's eleven tensors");
+        // llama.cpp's own form: no translation of Ollama's dialect (docs/SEMANTICS.md "Ollama's GGUF dialect")
+        assertEquals("model.gguf", j.get("gguf_dialect").get(0).get("file").asText());
+        assertEquals("none (served as stored)", j.get("gguf_dialect").get(0).get("translation").asText());
+        assertEquals(1, j.get("gguf_dialect").size(), "no embedded vision tower, so no mmproj.gguf line");
+        assertTrue(r.out().lines().anyMatch(l -> l.strip().startsWith("model.gguf") && l.contains("Ollama dialect: none")), r.out());
     }
 }

@@ -24,5 +24,7 @@
  * {@code GgmlVectorKernels}, so a JVM running the scalar kernels never loads them, and they run in copies per pair of
  * segment classes ({@link dev.modelfs.quant.SegmentKernelCopies}) because a profile that has seen heap, native and
  * mapped segments made them up to 17x slower.
+ *
+ * <p>May import: {@code format} (docs/DESIGN.md §2.3, enforced by {@code LayeringTest}).
  */
 package dev.modelfs.quant.ggml;

@@ -4,6 +4,7 @@ import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.Gathered;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.RebuiltFile;
 import dev.modelfs.convert.UnitConverted;
@@ -15,11 +16,9 @@ import dev.modelfs.format.gguf.GgufReader;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.format.safetensors.SafetensorsWriter;
-import dev.modelfs.hf.GgufVocab;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfTensor;
 import dev.modelfs.hf.HfUnsupported;
-import dev.modelfs.hf.TokenizerFiles;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
 import dev.modelfs.store.Layer;
 import dev.modelfs.store.OllamaStore;
@@ -62,7 +61,7 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    blobBytes -> TokenizerFiles.tokenizerJson(GgufVocab.read(GgufReader.read(blobBytes))),
+                    blobBytes -> HfFolder.tokenizerJsonOf(GgufReader.read(blobBytes)),
                     "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));
@@ -70,6 +69,10 @@ final class GgufHfFiles {
                 what.put(f, "Hugging Face tokenizer rebuilt from GGUF tokenizer.ggml.*");
             }
         }
+        hf.sentenceTransformers().forEach((path, bytes) -> {
+            files.put(path, ByteSource.literal(bytes));
+            what.put(path, "sentence-transformers module rebuilt from GGUF " + hf.arch().ggufName() + ".pooling_type");
+        });
         ByteSource stored = safetensors(hf, g, blob, null, null);
         files.put("model.safetensors", stored);
         what.put("model.safetensors", "GGUF tensors under Hugging Face names; quantized as F32");
@@ -132,63 +135,55 @@ final class GgufHfFiles {
         List<SafetensorsWriter.Spec> specs = new ArrayList<>();
         Map<String, List<Segment>> data = new HashMap<>();
         for (HfTensor t : hf.tensors()) {
-            if (t.parts() != null) {   // fused: every part converted alike, to one dtype
-                OutputType o = out;
-                if (o == null) {
-                    var stored = t.parts().stream().map(p -> ElementTypes.dtype(p.source().type()).orElse(null)).distinct().toList();
-                    o = stored.size() == 1 && stored.getFirst() != null && !t.source().type().isInteger()
-                            ? OutputType.valueOf(stored.getFirst().name()) : OutputType.F32;
+            GgufTensorInfo src = t.source();
+            Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
+            long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
+            Dtype dtype;
+            Segment seg;
+            if (t.assembled() != null) {
+                OutputType o = out != null ? out : OutputType.valueOf((stored == null ? Dtype.F32 : stored).name());
+                dtype = o.dtype;
+                seg = new Segment.Converted(assembled(t, g, blob, o));
+            } else if (t.add() != 0) {
+                OutputType o = out != null ? out : OutputType.F32;
+                dtype = o.dtype;
+                var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
+                seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.sourceElements(), null,
+                        t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
+            } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
+                if (t.sourceRow() != null) {
+                    throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
                 }
-                List<Segment> segs = new ArrayList<>();
-                Dtype dtype = null;
-                for (HfTensor p : t.parts()) {
-                    Tensor one = tensor(p, g, blob, o);
-                    dtype = one.dtype();
-                    segs.add(one.data());
-                }
-                specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
-                data.put(t.name(), segs);
-                continue;
+                dtype = stored;
+                seg = new Segment.BlobSlice(blob, start, t.byteLength());
+            } else {
+                OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
+                dtype = o.dtype;
+                var deq = GgmlDequantizers.forType(src.type());
+                seg = new Segment.Converted(t.sourceRow() == null
+                        ? UnitConverted.blocks(blob, start, t.sourceElements() / deq.blockElements(), deq, o, t.name(), src.type().name())
+                        : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.sourceElements() / t.rows() / deq.blockElements(), deq, o),
+                                t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
             }
-            Tensor one = tensor(t, g, blob, out);
-            specs.add(new SafetensorsWriter.Spec(t.name(), one.dtype(), t.shape()));
-            data.put(t.name(), List.of(one.data()));
+            specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
+            data.put(t.name(), t.zeroRows() == 0 ? List.of(seg)
+                    : List.of(new Segment.Zeros((t.elements() - t.sourceElements()) * dtype.bits() / 8), seg));
         }
         return FileAssembly.safetensorsOfParts(specs, Map.of("format", "pt"), data, sameHeader);
     }
 
-    /** A tensor's dtype in the file and its bytes. */
-    private record Tensor(Dtype dtype, Segment data) {
-    }
-
-    /** {@code t} (one GGUF tensor or slice) as {@code out}, or, when null, floats as stored and quantized as F32. */
-    private static Tensor tensor(HfTensor t, GgufFile g, BlobRef blob, OutputType out) {
-        GgufTensorInfo src = t.source();
-        Dtype stored = ElementTypes.dtype(src.type()).orElse(null);
-        long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
-        Dtype dtype;
-        Segment seg;
-        if (t.add() != 0) {
-            OutputType o = out != null ? out : OutputType.F32;
-            dtype = o.dtype;
-            var f32 = UnitSource.Blocks.converted(blob, start, 1, GgmlDequantizers.forType(src.type()), OutputType.F32);
-            seg = new Segment.Converted(new UnitConverted(new UnitSource.Shifted(f32, t.add(), o), t.elements(), null,
-                    t.name() + " " + src.type() + " + " + t.add() + " -> " + o.dtype));
-        } else if (src.type().isInteger() || (stored != null && t.sourceRow() == null && (out == null || stored == out.dtype))) {
-            if (t.sourceRow() != null) {
-                throw new HfUnsupported(src.name() + ": integer tensor with permuted rows");
+    /** An assembled tensor ({@link HfTensor.Assembled}) gathered from its GGUF tensors and converted to {@code o}. */
+    private static UnitConverted assembled(HfTensor t, GgufFile g, BlobRef blob, OutputType o) {
+        List<Gathered.Part> parts = new ArrayList<>();
+        for (HfTensor.Assembled.Part p : t.assembled().parts()) {
+            List<Gathered.Source> sources = new ArrayList<>();
+            for (GgufTensorInfo s : p.sources()) {
+                long[] geo = HfTensor.Assembled.geometry(s);
+                sources.add(new Gathered.Source(Math.addExact(g.dataStart(), s.offset()), GgmlDequantizers.forType(s.type()), geo[1], geo[2]));
             }
-            dtype = stored;
-            seg = new Segment.BlobSlice(blob, start, t.byteLength());
-        } else {
-            OutputType o = out != null ? out : stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
-            dtype = o.dtype;
-            var deq = GgmlDequantizers.forType(src.type());
-            seg = new Segment.Converted(t.sourceRow() == null
-                    ? UnitConverted.blocks(blob, start, t.elements() / deq.blockElements(), deq, o, t.name(), src.type().name())
-                    : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.elements() / t.rows() / deq.blockElements(), deq, o),
-                            t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
+            parts.add(new Gathered.Part(sources, p.transposed()));
         }
-        return new Tensor(dtype, seg);
+        Gathered src = new Gathered(blob, t.assembled().batches(), parts, o);
+        return new UnitConverted(src, src.units(), null, t.name() + " gathered from " + t.source().type() + " -> " + o.dtype);
     }
 }

@@ -6,6 +6,9 @@ import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.dialect.Dialects;
+import dev.modelfs.dialect.Outcome;
+import dev.modelfs.dialect.TranslatedGguf;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgufFile;
@@ -19,7 +22,9 @@ import dev.modelfs.hf.HfFolder;
 import dev.modelfs.hf.HfUnsupported;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.quant.ggml.GgmlDequantizers;
+import dev.modelfs.store.Manifest;
 import dev.modelfs.store.OllamaStore;
+import java.io.IOException;
 import dev.modelfs.tree.ModelContext;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.tree.TreeBuilder;
@@ -55,7 +60,8 @@ public final class GgufModelView implements ModelView {
     }
 
     /** The files of one GGUF layer, in its folder ({@code ""}, or {@code draft/} for a draft layer, beside its {@code model.gguf}). */
-    private static void addTo(ModelContext ctx, ModelTable.Gguf model, TreeBuilder tree) {
+    private static void addTo(ModelContext ctx, ModelTable.Gguf layer, TreeBuilder tree) {
+        ModelTable.Gguf model = readThrough(layer);
         BlobRef blob = new BlobRef(model.layer().digest().get(), model.layer().size());
         GgufFile g = model.file();
         String dir = model.folder().isEmpty() ? "" : model.folder() + "/";
@@ -97,9 +103,12 @@ public final class GgufModelView implements ModelView {
      */
     private static HfFolder hfFolder(ModelContext ctx, ModelTable.Gguf model) {
         try {
-            HfFolder hf = hfFolderOf(ctx.store(), model);
+            HfFolder hf = hfFolderOf(ctx.store(), ctx.manifest(), model);
             if (hf.tokenizerProblem() != null) {
                 LOG.warning(ctx.manifest().name() + ": tokenizer files left out: " + hf.tokenizerProblem());
+            }
+            if (hf.chatTemplate().problem() != null) {
+                LOG.info(ctx.manifest().name() + ": no chat_template in tokenizer_config.json: " + hf.chatTemplate().problem());
             }
             return hf;
         } catch (HfUnsupported | FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
@@ -110,14 +119,38 @@ public final class GgufModelView implements ModelView {
     }
 
     /**
-     * The Hugging Face folder of a GGUF model (reads the small F32 rope vectors, {@code rope_freqs.weight} and
-     * {@code rope_factors_long/short.weight}, from the blob when there are any).
+     * The Hugging Face folder of a GGUF model of manifest {@code m} (reads the small F32 vectors
+     * {@link HfFolder#VECTORS}, {@code rope_freqs.weight} and {@code rope_factors_long/short.weight}, from the blob
+     * when there are any, and the model's Ollama template layer for the chat template of the top folder's
+     * {@code tokenizer_config.json}).
      *
      * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
      *                       {@link ArithmeticException}) saying why the model has none
      */
-    public static HfFolder hfFolderOf(OllamaStore store, ModelTable.Gguf model) {
-        return HfFolder.of(model.file(), GgufHfFiles.vectors(store, model.layer(), model.file()));
+    public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf stored) {
+        ModelTable.Gguf model = readThrough(stored);
+        Map<String, float[]> vectors = GgufHfFiles.vectors(store, model.layer(), model.file());
+        if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
+            return HfFolder.of(model.file(), vectors);
+        }
+        try {
+            return HfFolder.of(model.file(), vectors, OllamaTemplateText.of(store, m));
+        } catch (IOException e) {
+            LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
+            return HfFolder.of(model.file(), vectors).withUnreadableTemplate(e.getMessage());
+        }
+    }
+
+    /**
+     * The table the files are built from (docs/SEMANTICS.md "Ollama's GGUF dialect"): for a model layer in
+     * Ollama's dialect whose translation slices every tensor from the blob, the translated header (its tensor
+     * offsets still address the blob, its new KVs are encoded from their values); otherwise the stored header.
+     */
+    public static ModelTable.Gguf readThrough(ModelTable.Gguf model) {
+        if (model.folder().isEmpty() && Dialects.text(model.file()) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
+            return new ModelTable.Gguf(model.layer(), t.translation().header(), model.folder());
+        }
+        return model;
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
@@ -160,7 +193,7 @@ public final class GgufModelView implements ModelView {
         head.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size() + (hasFileType ? 0 : 1))));
         byte[] fileType = GgufWriter.encodeKv(FILE_TYPE, GgufValueType.UINT32, out.llamaFileType);
         for (GgufKv kv : g.kvs()) {
-            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength()));
+            head.add(kv.key().equals(FILE_TYPE) ? new Segment.Literal(fileType) : TranslatedGguf.kv(kv, blob));
         }
         if (!hasFileType) {
             head.add(new Segment.Literal(fileType));

@@ -1,0 +1,272 @@
+package dev.modelfs.dialect;
+
+import dev.modelfs.format.FormatException;
+import dev.modelfs.format.gguf.GgmlType;
+import dev.modelfs.format.gguf.GgufArray;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.gguf.GgufValueType;
+import dev.modelfs.format.gguf.GgufWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A working copy of one GGUF header that a handler edits the way Ollama's {@code llama-ollama-compat-util.cpp}
+ * edits its in-memory {@code gguf_context} (docs/FORMATS.md §12.1): KV copies, injections, replacements and
+ * array truncations; tensor renames, drops and computed tensors. {@link #build} checks the result as a whole
+ * (unique names, names short enough for GGUF, valid infos), so a handler never yields half a translation.
+ *
+ * <p>Invariants: edits never touch the source {@link GgufFile}; a changed or new KV carries raw range
+ * {@code (-1, -1)}; a tensor keeps its blob offset through renames.
+ */
+final class HeaderEdit {
+    private final GgufFile source;
+    private final LinkedHashMap<String, GgufKv> kvs = new LinkedHashMap<>();
+    private final List<Slot> tensors = new ArrayList<>();
+    private final List<String> keyEdits = new ArrayList<>();
+    private final Map<String, TensorOp> ops = new HashMap<>();
+
+    /** One tensor of the working copy: its blob name, current name, dimensions, type, blob offset, and whether dropped. */
+    private static final class Slot {
+        final String from;
+        final long offset;
+        String name;
+        long[] ne;
+        GgmlType type;
+        String dropped;
+
+        Slot(GgufTensorInfo t) {
+            this.from = t.name();
+            this.offset = t.offset();
+            this.name = t.name();
+            this.ne = t.ne();
+            this.type = t.type();
+        }
+    }
+
+    HeaderEdit(GgufFile source) {
+        this.source = source;
+        for (GgufKv kv : source.kvs()) {
+            kvs.put(kv.key(), kv);
+        }
+        for (GgufTensorInfo t : source.tensors()) {
+            tensors.add(new Slot(t));
+        }
+    }
+
+    GgufKv kv(String key) {
+        return kvs.get(key);
+    }
+
+    boolean has(String key) {
+        return kvs.containsKey(key);
+    }
+
+    /** Sets {@code key} (replacing its value in place, or appended), as {@code gguf_set_val_*} does. */
+    void set(String key, GgufValueType type, Object value) {
+        GgufKv old = kvs.get(key);
+        GgufKv kv = new GgufKv(key, type, value, -1, -1);
+        if (old != null && old.type() == type && old.value().equals(value)) {
+            return;
+        }
+        kvs.put(key, kv);
+        keyEdits.add((old == null ? "+" : "~") + key);
+    }
+
+    /** {@code inject_*_if_missing}. */
+    void inject(String key, GgufValueType type, Object value) {
+        if (!has(key)) {
+            set(key, type, value);
+        }
+    }
+
+    /** {@code copy_kv}: {@code to} gets {@code from}'s type and value unless {@code to} exists or {@code from} does not. */
+    void copy(String from, String to) {
+        GgufKv src = kvs.get(from);
+        if (src != null && !has(to)) {
+            set(to, src.type(), src.value());
+        }
+    }
+
+    /** {@code copy_u32_kv} / {@code copy_f32_kv}: as {@link #copy}, the source required to be of {@code type}. */
+    void copy(String from, String to, GgufValueType type) {
+        GgufKv src = kvs.get(from);
+        if (src != null && src.type() != type) {
+            throw new FormatException(from + " is " + src.type() + ", not " + type);
+        }
+        copy(from, to);
+    }
+
+    /** {@code rename_kv_prefix}: every {@code from*} key copied to {@code to*} (the old keys stay, as Ollama leaves them). */
+    void copyPrefix(String from, String to) {
+        for (GgufKv kv : new ArrayList<>(kvs.values())) {
+            if (kv.key().startsWith(from)) {
+                copy(kv.key(), to + kv.key().substring(from.length()));
+            }
+        }
+    }
+
+    void remove(String key) {
+        if (kvs.remove(key) != null) {
+            keyEdits.add("-" + key);
+        }
+    }
+
+    /** Removes every KV whose key starts with one of {@code prefixes} (a face's foreign metadata), as one edit line. */
+    void removeWithPrefix(String... prefixes) {
+        int n = 0;
+        for (var it = kvs.keySet().iterator(); it.hasNext(); ) {
+            String k = it.next();
+            for (String p : prefixes) {
+                if (k.startsWith(p)) {
+                    it.remove();
+                    n++;
+                    break;
+                }
+            }
+        }
+        if (n > 0) {
+            keyEdits.add("-" + String.join("*, -", prefixes) + "* (" + n + " keys)");
+        }
+    }
+
+    /** {@code truncate_str_arr} / {@code truncate_data_arr}: the array KV cut to its first {@code n} elements (no-op when shorter). */
+    void truncateArray(String key, long n) {
+        GgufKv kv = kvs.get(key);
+        if (kv == null) {
+            return;
+        }
+        if (!(kv.value() instanceof GgufArray a)) {
+            throw new FormatException(key + " is " + kv.type() + ", not an array");
+        }
+        if (n < a.size()) {
+            set(key, GgufValueType.ARRAY, new GgufArray(a.elementType(), a.values().subList(0, (int) n)));
+        }
+    }
+
+    boolean anyTensorWithPrefix(String prefix) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The current info of a kept tensor, or null. */
+    GgufTensorInfo tensor(String name) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                return new GgufTensorInfo(s.name, s.ne, s.type, s.offset);
+            }
+        }
+        return null;
+    }
+
+    /** {@code add_skip_prefix}: tensors whose name starts with {@code prefix} are left out. */
+    void dropWithPrefix(String prefix, String why) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.startsWith(prefix)) {
+                s.dropped = why;
+            }
+        }
+    }
+
+    /** Leaves out every tensor whose name starts with none of {@code prefixes}. */
+    void keepOnlyPrefixes(String why, String... prefixes) {
+        for (Slot s : tensors) {
+            boolean keep = false;
+            for (String p : prefixes) {
+                keep |= s.name.startsWith(p);
+            }
+            if (!keep && s.dropped == null) {
+                s.dropped = why;
+            }
+        }
+    }
+
+    /** {@code rename_tensors_containing}: the first occurrence of {@code needle} in each kept name replaced. */
+    void renameContaining(String needle, String replacement) {
+        for (Slot s : tensors) {
+            int at = s.name.indexOf(needle);
+            if (s.dropped == null && at >= 0) {
+                s.name = s.name.substring(0, at) + replacement + s.name.substring(at + needle.length());
+            }
+        }
+    }
+
+    /** {@code rename_tensor}: the kept tensor named {@code from}, if any, renamed. */
+    void rename(String from, String to) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(from)) {
+                s.name = to;
+            }
+        }
+    }
+
+    /** Every kept tensor whose name ends with {@code suffix} gets {@code replacement} in its place. */
+    void renameSuffix(String suffix, String replacement) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.endsWith(suffix)) {
+                s.name = s.name.substring(0, s.name.length() - suffix.length()) + replacement;
+            }
+        }
+    }
+
+    /** {@code promote_tensor_to_f32}: an F16 tensor becomes F32, computed on read; any other type is left alone. */
+    void promoteToF32(String name) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name) && s.type == GgmlType.F16) {
+                s.type = GgmlType.F32;
+                ops.put(name, new TensorOp.PromoteToF32(GgmlType.F16));
+            }
+        }
+    }
+
+    /**
+     * The translation, checked as a whole.
+     *
+     * @throws FormatException when the edited header is not a valid GGUF header (duplicate names, a name of
+     *                         {@value GgufWriter#MAX_TENSOR_NAME_BYTES} bytes or more, a bad KV)
+     */
+    Translation build(String handler, Face face) {
+        List<GgufTensorInfo> infos = new ArrayList<>();
+        List<TensorChange> changes = new ArrayList<>();
+        Map<String, TensorOp> kept = new HashMap<>();
+        for (Slot s : tensors) {
+            if (s.dropped != null) {
+                changes.add(new TensorChange(TensorChange.Kind.DROPPED, s.from, "", s.dropped));
+                continue;
+            }
+            if (s.name.getBytes(StandardCharsets.UTF_8).length >= GgufWriter.MAX_TENSOR_NAME_BYTES) {
+                throw new FormatException("translated tensor name " + s.name + " is too long for GGUF");
+            }
+            infos.add(new GgufTensorInfo(s.name, s.ne, s.type, s.offset));
+            TensorOp op = ops.get(s.name);
+            if (op != null) {
+                kept.put(s.name, op);
+                changes.add(new TensorChange(TensorChange.Kind.COMPUTED, s.from, s.name, describe(op)));
+            } else if (!s.name.equals(s.from)) {
+                changes.add(new TensorChange(TensorChange.Kind.RENAMED, s.from, s.name, "same bytes"));
+            }
+        }
+        for (GgufKv kv : kvs.values()) {
+            if (kv.rawLength() < 0) {
+                GgufWriter.encodeKv(kv.key(), kv.type(), kv.value());   // a value GGUF cannot hold fails here, not on read
+            }
+        }
+        GgufFile header = new GgufFile(source.version(), source.alignment(), new ArrayList<>(kvs.values()), infos, source.dataStart());
+        return new Translation(handler, face, header, kept, changes, keyEdits);
+    }
+
+    private static String describe(TensorOp op) {
+        return switch (op) {
+            case TensorOp.PromoteToF32 p -> p.source() + " -> F32";
+        };
+    }
+}

@@ -1,0 +1,59 @@
+package dev.modelfs.dialect;
+
+import dev.modelfs.bytes.BlobRef;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileAssembly;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.OutputType;
+import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufTensorInfo;
+import dev.modelfs.format.gguf.GgufWriter;
+import dev.modelfs.quant.ggml.GgmlDequantizers;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The bytes of a translated GGUF (docs/FORMATS.md §12.1) over its blob: a new header (the preamble, each KV
+ * copied from the blob as a slice or, when new or changed, encoded), the tensor infos at ggml's sequential
+ * offsets, then each tensor's data: a {@link Segment.BlobSlice} of the blob when unchanged (no copy), a
+ * {@link Segment.Converted} when its {@link TensorOp} computes it.
+ *
+ * <p>Invariant: the file's size and header are known from the blob's header alone; no tensor data is read.
+ */
+public final class TranslatedGguf {
+    private TranslatedGguf() {}
+
+    /** The translated file of {@code t} over {@code blob}. */
+    public static ByteSource assemble(Translation t, BlobRef blob) {
+        GgufFile g = t.header();
+        List<Segment> head = new ArrayList<>();
+        head.add(new Segment.Literal(GgufWriter.preamble(g.version(), g.tensors().size(), g.kvs().size())));
+        for (GgufKv kv : g.kvs()) {
+            head.add(kv(kv, blob));
+        }
+        List<FileAssembly.GgufTensor> tensors = new ArrayList<>(g.tensors().size());
+        for (GgufTensorInfo info : g.tensors()) {
+            tensors.add(new FileAssembly.GgufTensor(info.name(), info.ne(), info.type(), data(g, info, t.ops().get(info.name()), blob)));
+        }
+        return FileAssembly.gguf(head, tensors, g.alignment());
+    }
+
+    /** One KV: the blob's bytes when it came from the blob, else encoded from its value. */
+    public static Segment kv(GgufKv kv, BlobRef blob) {
+        return kv.rawLength() < 0 ? new Segment.Literal(GgufWriter.encodeKv(kv.key(), kv.type(), kv.value()))
+                : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength());
+    }
+
+    private static Segment data(GgufFile g, GgufTensorInfo info, TensorOp op, BlobRef blob) {
+        long at = Math.addExact(g.dataStart(), info.offset());
+        if (op == null) {
+            return new Segment.BlobSlice(blob, at, info.byteSize());
+        }
+        return switch (op) {
+            case TensorOp.PromoteToF32 p -> new Segment.Converted(UnitConverted.blocks(blob, at, info.elements() / p.source().blockElements(),
+                    GgmlDequantizers.forType(p.source()), OutputType.F32, info.name(), p.source().name()));
+        };
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * The warm-up of a fresh mount or NFS server before it serves: the conversion kernels the store uses, its read
+ * path, then a wait for the JIT (docs/DESIGN.md §2.8).
+ *
+ * <p>May import: {@code bytes}, {@code cache}, {@code read}, {@code store}, {@code tree} (docs/DESIGN.md §2.3, enforced by {@code LayeringTest}).
+ */
+package dev.modelfs.warmup;

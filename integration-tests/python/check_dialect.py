@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Checks the models of make_dialect_fixture.py through a modelfs mount (docs/SEMANTICS.md "Ollama's GGUF dialect").
+
+    check_dialect.py MOUNT OUT                      # gguf-py: the translated files against llama.cpp's converter
+    check_dialect.py MOUNT OUT --llama NODE_DIR     # llama.cpp (node-llama-cpp): refuses the dialect, runs the translation
+
+For every model of OUT/dialect_expected.json:
+  * ollama/model.gguf is the stored blob byte for byte (SHA-256 = the layer digest) with its user.modelfs.digest;
+  * model.gguf (gguf-py) has exactly the reference GGUF's tensors (names, types, shapes, bytes) and every KV
+    of the reference with the same value, except the keys REF_DIFFERENCES names (general.* naming and the
+    chat template, which Ollama's handler injects as Gemma 3's own); its user.modelfs.source names the handler;
+  * mmproj.gguf has the reference mmproj's tensor names and shapes, its values (a tensor the reference stores
+    as F32 where the dialect stored F16 is compared with the reference rounded to F16) and its clip.* keys;
+  * the variants and the Hugging Face folder are read through the translation: model.fp32.gguf has the
+    reference's tensor names and the translated KVs, config.json (where the architecture has a folder) names
+    the text architecture; a model without an embedded vision tower has no mmproj.gguf;
+and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
+there is no ollama/model.gguf.
+llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf), and model.gguf tokenizes the sample
+texts and continues a prompt greedily exactly as the reference GGUF does.
+Prints one line per failed check and ends with "N passed, M failed".
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# KVs of llama.cpp's conversion a translated file may lack or hold otherwise (FORMATS.md §12.2)
+REF_DIFFERENCES = {"general.name", "general.size_label", "general.type", "tokenizer.chat_template"}
+GEN_PROMPT = [300, 120, 250, 80, 33]
+GEN_N = 6
+
+
+class R:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def ok(self, cond, msg):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL", msg)
+        return cond
+
+
+def kvs(reader):
+    out = {}
+    for k, f in reader.fields.items():
+        if not k.startswith("GGUF."):
+            out[k] = f.contents()
+    return out
+
+
+def tensors(reader):
+    return {t.name: t for t in reader.tensors}
+
+
+def values(t):
+    import gguf
+    return np.asarray(gguf.dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(-1)
+
+
+def check_model(r, mount, d, e):
+    import gguf
+    base = os.path.join(mount, d)
+    raw = os.path.join(base, "ollama", "model.gguf")
+    h = hashlib.sha256()
+    with open(raw, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    r.ok("sha256:" + h.hexdigest() == e["blob"], f"{d}/ollama/model.gguf is not the stored blob")
+    r.ok(os.getxattr(raw, "user.modelfs.digest").decode() == e["blob"], f"{d}/ollama/model.gguf digest xattr")
+    model = os.path.join(base, "model.gguf")
+    r.ok(e["handler"] in os.getxattr(model, "user.modelfs.source").decode(), f"{d}/model.gguf source xattr")
+    got, ref = gguf.GGUFReader(model), gguf.GGUFReader(e["ref_gguf"])
+    gt, rt = tensors(got), tensors(ref)
+    r.ok(sorted(gt) == sorted(rt), f"{d}/model.gguf tensors {sorted(set(gt) ^ set(rt))} differ from the reference")
+    for name in sorted(set(gt) & set(rt)):
+        a, b = gt[name], rt[name]
+        r.ok(a.tensor_type == b.tensor_type and list(a.shape) == list(b.shape) and bytes(a.data) == bytes(b.data),
+             f"{d}/model.gguf {name}: {a.tensor_type.name} {list(a.shape)} vs reference {b.tensor_type.name} {list(b.shape)}")
+    gk, rk = kvs(got), kvs(ref)
+    for k, v in rk.items():
+        if k not in REF_DIFFERENCES:
+            r.ok(k in gk and gk[k] == v, f"{d}/model.gguf KV {k}: {str(gk.get(k))[:60]} vs reference {str(v)[:60]}")
+    fp32 = gguf.GGUFReader(os.path.join(base, "model.fp32.gguf"))
+    r.ok(sorted(t.name for t in fp32.tensors) == sorted(rt), f"{d}/model.fp32.gguf tensors differ from the reference")
+    r.ok(all(kvs(fp32).get(k) == v for k, v in gk.items() if k != "general.file_type"), f"{d}/model.fp32.gguf lacks the translated KVs")
+    if e.get("hf_architecture"):
+        cfg_path = os.path.join(base, "config.json")
+        if r.ok(os.path.isfile(cfg_path), f"{d}: no Hugging Face folder (config.json)"):
+            with open(cfg_path) as f:
+                r.ok(json.load(f).get("architectures") == [e["hf_architecture"]], f"{d}/config.json architectures")
+    if not e.get("mmproj"):
+        r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists")
+        return
+    mm, rmm = gguf.GGUFReader(os.path.join(base, "mmproj.gguf")), gguf.GGUFReader(e["ref_mmproj"])
+    mt, rmt = tensors(mm), tensors(rmm)
+    r.ok(sorted(mt) == sorted(rmt), f"{d}/mmproj.gguf tensors {sorted(set(mt) ^ set(rmt))} differ from the reference mmproj")
+    stored = tensors(gguf.GGUFReader(e["dialect_file"]))
+    for name in sorted(set(mt) & set(rmt)):
+        a, b = mt[name], rmt[name]
+        if not r.ok(list(a.shape) == list(b.shape), f"{d}/mmproj.gguf {name}: shape {list(a.shape)} vs {list(b.shape)}"):
+            continue
+        want = values(b)
+        if b.tensor_type.name == "F32" and a.tensor_type.name == "F32" and name in ("v.patch_embd.weight", "v.position_embd.weight"):
+            want = want.astype(np.float16).astype(np.float32)   # promoted from the F16 the dialect stores
+        elif a.tensor_type.name == "F16" and b.tensor_type.name == "F32":
+            want = want.astype(np.float16).astype(np.float32)
+        r.ok(np.array_equal(values(a), want), f"{d}/mmproj.gguf {name}: values differ from the reference mmproj")
+    for name in ("v.patch_embd.weight", "v.position_embd.weight"):
+        r.ok(name in mt and mt[name].tensor_type.name == "F32", f"{d}/mmproj.gguf {name} not promoted to F32")
+    r.ok(any(n.startswith(("v.", "mm.")) for n in stored), f"{d}: the dialect blob holds no vision tensors")
+    ck, rck = kvs(mm), kvs(rmm)
+    for k, v in rck.items():
+        if k.startswith("clip."):
+            r.ok(k in ck and ck[k] == v, f"{d}/mmproj.gguf KV {k}: {ck.get(k)} vs reference {v}")
+    r.ok(sorted(k for k in ck if k.startswith("clip.")) == sorted(k for k in rck if k.startswith("clip.")),
+         f"{d}/mmproj.gguf clip.* keys differ: {sorted(set(k for k in ck if k.startswith('clip.')) ^ set(k for k in rck if k.startswith('clip.')))}")
+    r.ok(ck.get("general.architecture") == "clip", f"{d}/mmproj.gguf architecture {ck.get('general.architecture')}")
+
+
+def check_refused(r, mount, d, e):
+    """A dialect header that contradicts itself: model.gguf is the stored blob, nothing under ollama/model.gguf."""
+    base = os.path.join(mount, d)
+    h = hashlib.sha256()
+    with open(os.path.join(base, "model.gguf"), "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    r.ok("sha256:" + h.hexdigest() == e["blob"], f"{d}/model.gguf is not the stored blob")
+    r.ok(not os.path.exists(os.path.join(base, "ollama", "model.gguf")), f"{d}/ollama/model.gguf exists")
+
+
+def run_llama(r, mount, exp, node_dir):
+    jobs = []
+    for d, e in exp["models"].items():
+        for f in (os.path.join(mount, d, "model.gguf"), os.path.join(mount, d, "ollama", "model.gguf"), e["ref_gguf"]):
+            jobs.append({"file": f, "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(jobs, fh)
+    p = subprocess.run(["node", os.path.join(node_dir, "llama_synth.mjs"), fh.name], capture_output=True, text=True, timeout=600)
+    os.unlink(fh.name)
+    results = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("{\"file\""):
+            o = json.loads(line)
+            results[o["file"]] = o
+    r.ok(p.returncode == 0 and len(results) == len(jobs), f"node llama_synth.mjs: exit {p.returncode}, {len(results)} of {len(jobs)}\n{p.stderr[-2000:]}")
+    for d, e in exp["models"].items():
+        raw = results.get(os.path.join(mount, d, "ollama", "model.gguf"))
+        r.ok(raw is not None and "error" in raw, f"{d}/ollama/model.gguf: upstream llama.cpp loaded the raw dialect file: {raw}")
+        got, ref = results.get(os.path.join(mount, d, "model.gguf")), results.get(e["ref_gguf"])
+        if not r.ok(got is not None and "error" not in got, f"{d}/model.gguf: llama.cpp failed: {got and got.get('error')}"):
+            continue
+        if not r.ok(ref is not None and "error" not in ref, f"{d}: the reference GGUF failed: {ref}"):
+            continue
+        for i, (text, a, b) in enumerate(zip(e["texts"], got["tokenized"], ref["tokenized"])):
+            r.ok(a == b, f"{d}/model.gguf tokenizes {text!r} as {a}, the reference as {b}")
+            if e.get("hf_tokens"):
+                r.ok(b == e["hf_tokens"][i], f"{d}: the reference tokenizes {text!r} as {b}, HF as {e['hf_tokens'][i]}")
+        r.ok(len(ref["tokens"]) == GEN_N and got["tokens"] == ref["tokens"],
+             f"{d}/model.gguf greedy tokens {got['tokens']}, reference {ref['tokens']}")
+        print(f"{d}: model.gguf continues {GEN_PROMPT} with {got['tokens']}; ollama/model.gguf: {str(raw.get('error'))[:120]}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mount")
+    ap.add_argument("out")
+    ap.add_argument("--llama")
+    a = ap.parse_args()
+    with open(os.path.join(a.out, "dialect_expected.json")) as f:
+        exp = json.load(f)
+    r = R()
+    if a.llama:
+        run_llama(r, a.mount, exp, a.llama)
+    else:
+        for d, e in exp["models"].items():
+            check_model(r, a.mount, d, e)
+        for d, e in exp.get("refused", {}).items():
+            check_refused(r, a.mount, d, e)
+    print(f"{r.passed} passed, {r.failed} failed")
+    return 0 if r.failed == 0 and r.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,473 @@
+#!/usr/bin/env python3
+"""Models in Ollama's own GGUF dialect (docs/FORMATS.md §12), each with llama.cpp's reference conversion.
+
+    make_dialect_fixture.py OUT [LLAMA_CPP_SRC]
+
+For each case a tiny random model is made from transformers' own class and converted two ways:
+  (a) by llama.cpp's convert_hf_to_gguf.py (and --mmproj), the reference: OUT/ref/<case>.gguf, OUT/ref/<case>-mmproj.gguf;
+  (b) into Ollama's dialect, by this script following Ollama's converter (convert/convert_<arch>.go in
+      Ollama's repository) point by point; each step names the Go function it follows.
+The dialect file is the model layer of OUT/store (an Ollama store), model `dialect-<case>`.
+OUT/dialect_expected.json lists per model the reference files, the sample texts and the dialect blob.
+Nothing here uses modelfs code.
+
+Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
+scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
+dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
+Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
+adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_lib as L  # noqa: E402
+import hf_models as H  # noqa: E402
+
+MT_MODEL = "application/vnd.ollama.image.model"
+MT_CONFIG = "application/vnd.docker.container.image.v1+json"
+EXTRA_TOKENS = 4   # image tokens Ollama's published gemma3 files keep beyond token_embd's rows (handle_gemma3's comment)
+
+
+def llama_cpp_src(argv) -> str:
+    src = argv[2] if len(argv) > 2 else os.environ.get("MODELFS_LLAMA_CPP_SRC") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "node", "node_modules", ".llama.cpp-src")
+    if not os.path.isfile(os.path.join(src, "convert_hf_to_gguf.py")):
+        raise SystemExit(f"llama.cpp converter not found at {src}")
+    return os.path.abspath(src)
+
+
+# --- the source model ------------------------------------------------------------------------------
+
+def make_gemma3(out_dir: str) -> None:
+    """A tiny Gemma3ForConditionalGeneration saved with save_pretrained, its tokenizer (hf_models' byte-level
+    BPE with the specials in the vocabulary) and a preprocessor_config.json as Gemma 3 ships one."""
+    import torch
+    import transformers as T
+    tok = H.train_tokenizer("gemma3_4b")
+    text = H.model_config("gemma3_4b", len(tok), tok)
+    text.max_position_embeddings = 131072        # Ollama's converter writes 131072 for the multimodal models
+    text.rms_norm_eps = 1e-6                     # the value handle_gemma3 injects, as Gemma 3 ships it
+    vision = T.SiglipVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                                  image_size=64, patch_size=4, layer_norm_eps=1e-6, vision_use_head=False)
+    cfg = T.Gemma3Config(text_config=text.to_dict(), vision_config=vision.to_dict(), mm_tokens_per_image=16,
+                         boi_token_index=1, eoi_token_index=2, image_token_index=0)
+    torch.manual_seed(0)
+    model = T.Gemma3ForConditionalGeneration(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1 and "vision_tower" not in name:   # Gemma norms scale by 1 + w: w a multiple of 2^-7
+                p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)
+            elif p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.08)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    published_layout(out_dir)
+    tok.save_pretrained(out_dir)
+    for extra in ("special_tokens_map.json", "chat_template.jinja"):
+        if os.path.exists(os.path.join(out_dir, extra)):
+            os.remove(os.path.join(out_dir, extra))
+    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+        json.dump({"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "image_seq_length": 16,
+                   "size": {"height": 64, "width": 64}}, f, indent=1)
+
+
+def published_layout(out_dir: str) -> None:
+    """transformers 5 saves the SigLIP tower as vision_tower.*; Gemma 3's published checkpoints (and both
+    converters) name it vision_tower.vision_model.*, which transformers reads as well."""
+    from safetensors.numpy import load_file, save_file
+    for f in os.listdir(out_dir):
+        if f.endswith(".safetensors"):
+            p = os.path.join(out_dir, f)
+            sd = load_file(p)
+            save_file({("vision_tower.vision_model." + k[len("vision_tower."):] if k.startswith("vision_tower.")
+                        and not k.startswith("vision_tower.vision_model.") else k): v for k, v in sd.items()}, p,
+                      metadata={"format": "pt"})
+
+
+# --- (a) the reference: llama.cpp's converter -------------------------------------------------------
+
+def convert_reference(src: str, jobs) -> None:
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
+    in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
+    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
+
+
+def _convert_main(args) -> None:
+    src = args[0]
+    sys.path.insert(0, os.path.join(src, "gguf-py"))
+    sys.path.insert(0, src)
+    import conversion.base as B
+    for i in range(1, len(args), 4):
+        pre, hf_dir, out, face = args[i:i + 4]
+        # the fixtures' tokenizers are trained here, so the converter does not know their pre-tokenizer hash:
+        # the name the real model's tokenizer has (run_convert.py does the same)
+        for obj in vars(B).values():
+            if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
+                obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
+        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
+            (["--mmproj"] if face == "mmproj" else [])
+        try:
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        except SystemExit as e:
+            if e.code:
+                raise
+
+
+# --- (b) Ollama's dialect: convert/convert_gemma3.go --------------------------------------------------
+
+GEMMA3_REPLACEMENTS = [   # gemma3Model.Replacements(), in Go's order
+    "lm_head", "output",
+    "model.embed_tokens", "token_embd",
+    "model.norm", "output_norm",
+    "vision_tower.vision_model.embeddings", "v",
+    "vision_tower.vision_model", "v",
+    "vision_model.vision_model.embeddings", "v",
+    "vision_model.vision_model", "v",
+    "language_model.", "",
+    "model.layers", "blk",
+    "encoder.layers", "blk",
+    "input_layernorm", "attn_norm",
+    "self_attn.q_proj", "attn_q",
+    "self_attn.q_norm", "attn_q_norm",
+    "self_attn.k_proj", "attn_k",
+    "self_attn.k_norm", "attn_k_norm",
+    "self_attn.v_proj", "attn_v",
+    "self_attn.o_proj", "attn_output",
+    "self_attn.out_proj", "attn_output",
+    "mlp.gate_proj", "ffn_gate",
+    "mlp.down_proj", "ffn_down",
+    "mlp.up_proj", "ffn_up",
+    "post_attention_layernorm", "post_attention_norm",
+    "pre_feedforward_layernorm", "ffn_norm",
+    "post_feedforward_layernorm", "post_ffw_norm",
+    "input_projection_weight", "input_projection.weight",
+    "multi_modal_projector", "mm",
+]
+
+
+def go_replace(name: str, pairs) -> str:
+    """strings.NewReplacer(pairs...).Replace(name): left to right, at each position the first old string in
+    argument order that matches is replaced, no rescanning of the output."""
+    olds = pairs[0::2]
+    news = pairs[1::2]
+    out, i = [], 0
+    while i < len(name):
+        for o, n in zip(olds, news):
+            if o and name.startswith(o, i):
+                out.append(n)
+                i += len(o)
+                break
+        else:
+            out.append(name[i])
+            i += 1
+    return "".join(out)
+
+
+def checkpoint_name(key: str) -> str:
+    """The published checkpoints' layout (language_model.model.*, vision_tower.vision_model.*,
+    multi_modal_projector.*), which gemma3Model.Replacements() is written for; a model.language_model.* key
+    (transformers 5's module names) is read as such."""
+    if key.startswith("model.language_model."):
+        return "language_model.model." + key[len("model.language_model."):]
+    if key.startswith("model."):
+        return key[len("model."):]
+    return key
+
+
+def ollama_kind(name: str, shape) -> str:
+    """tensorBase.Kind() (convert/reader.go) of an F16 conversion: the listed names and 1-D tensors F32, else F16."""
+    if (name.endswith((".bias", ".ffn_gate_inp.weight", ".shortconv.conv.weight", ".ssm_conv1d.weight"))
+            or name in ("token_types.weight", "v.position_embd.weight") or len(shape) == 1):
+        return "F32"
+    return "F16"
+
+
+def ref_tokenizer_kvs(ref_path: str, arch: str = "gemma3"):
+    """The vocabulary as Ollama's parseTokenizer reads tokenizer.json (tokens by id with the added tokens,
+    types, merges, the special token ids and add_* flags); taken from the reference GGUF, which holds the same
+    lists, with pinned gguf-py."""
+    import gguf
+    r = gguf.GGUFReader(ref_path)
+
+    def val(k):
+        f = r.fields.get(k)
+        return None if f is None else f.contents()
+    kv = {}
+    for k in ("tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
+              "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+              "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
+        if val(k) is not None:
+            kv[k] = val(k)
+    return kv, int(r.fields[arch + ".context_length"].contents())
+
+
+def model_parameters_kv(w, tok, tokens, types, merges=True) -> None:
+    """ModelParameters.KV (convert/convert.go): file type F16, quantization version, the vocabulary."""
+    w.add_uint32("general.file_type", 1)
+    w.add_uint32("general.quantization_version", 2)
+    w.add_string("tokenizer.ggml.model", tok["tokenizer.ggml.model"])
+    w.add_string("tokenizer.ggml.pre", tok["tokenizer.ggml.pre"])
+    w.add_array("tokenizer.ggml.tokens", list(tokens))
+    w.add_array("tokenizer.ggml.scores", [0.0] * len(tokens))   # Vocabulary.Scores of a BPE tokenizer.json: zeros
+    w.add_array("tokenizer.ggml.token_type", list(types))
+    w.add_array("tokenizer.ggml.merges", list(tok["tokenizer.ggml.merges"]) if merges else [])
+    for k in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"):
+        if k in tok:
+            w.add_uint32(k, int(tok[k]))
+    for k in ("tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
+        if k in tok:
+            w.add_bool(k, bool(tok[k]))
+
+
+def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int | None = None) -> dict:
+    """The dialect file; with keep_tokens, a hostile one whose vocabulary is cut to fewer tokens than
+    token_embd has rows (a header that contradicts itself: served as stored)."""
+    import gguf
+    from safetensors.numpy import load_file
+    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    tok, _ = ref_tokenizer_kvs(ref_text)
+    w = gguf.GGUFWriter(out_path, "gemma3")   # general.architecture = "gemma3" (gemma3Model.KV)
+    tokens = list(tok["tokenizer.ggml.tokens"]) + [f"<unused_image_{i}>" for i in range(EXTRA_TOKENS)]
+    types = list(tok["tokenizer.ggml.token_type"]) + [4] * EXTRA_TOKENS
+    if keep_tokens is not None:
+        tokens, types = tokens[:keep_tokens], types[:keep_tokens]
+    model_parameters_kv(w, tok, tokens, types, merges=keep_tokens is None)
+    # gemma3Model.KV, the default (multimodal) branch: no rms epsilon, no rope freq bases, the vision keys.
+    # head counts: the switch on block count gives them for the published 34/48/62-layer models; the tiny
+    # model takes its text config's (the default branch reads top-level fields a Gemma3Config lacks)
+    w.add_uint32("gemma3.block_count", text["num_hidden_layers"])
+    w.add_uint32("gemma3.attention.head_count", text["num_attention_heads"])
+    w.add_uint32("gemma3.attention.head_count_kv", text["num_key_value_heads"])
+    w.add_uint32("gemma3.context_length", cfg.get("max_position_embeddings") or 131072)   # cmp.Or(MaxPositionEmbeddings, 131072)
+    w.add_uint32("gemma3.embedding_length", text["hidden_size"])
+    w.add_uint32("gemma3.feed_forward_length", text["intermediate_size"])
+    w.add_uint32("gemma3.attention.sliding_window", text["sliding_window"])
+    w.add_uint32("gemma3.vision.block_count", vision["num_hidden_layers"])
+    w.add_uint32("gemma3.vision.embedding_length", vision["hidden_size"])
+    w.add_uint32("gemma3.vision.feed_forward_length", vision["intermediate_size"])
+    w.add_uint32("gemma3.vision.image_size", vision["image_size"])
+    w.add_uint32("gemma3.vision.patch_size", vision["patch_size"])
+    w.add_uint32("gemma3.vision.num_channels", vision.get("num_channels") or 3)
+    w.add_uint32("gemma3.vision.attention.head_count", vision["num_attention_heads"])
+    w.add_float32("gemma3.vision.attention.layer_norm_epsilon", vision.get("layer_norm_eps") or 1e-6)
+    w.add_uint32("gemma3.attention.key_length", text.get("head_dim") or 256)
+    w.add_uint32("gemma3.attention.value_length", text.get("head_dim") or 256)
+    w.add_uint32("gemma3.mm.tokens_per_image", cfg["mm_tokens_per_image"])
+    # gemma3Model.TensorsWithTokenizer: names by Replacements, +1 on text norms (gemmaModel.addOne),
+    # token_embd cut to the vocabulary only when it has more rows (it has fewer here: no cut), kinds by Kind()
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    written = []
+    for key in sorted(sd):
+        name = go_replace(checkpoint_name(key), GEMMA3_REPLACEMENTS)
+        if name == "output.weight" and cfg.get("tie_word_embeddings", text.get("tie_word_embeddings", True)):
+            continue   # tied: Gemma 3 checkpoints carry no lm_head
+        data = sd[key].astype(np.float32)
+        if not name.startswith("v.") and name.endswith("_norm.weight"):
+            data = data + 1.0                      # gemmaModel.addOne
+        kind = ollama_kind(name, data.shape)
+        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        written.append(name)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"tensors": written, "extra_tokens": EXTRA_TOKENS}
+
+
+# --- lfm2: Ollama's converter as of commit 01cf7445f (convert/convert_lfm2.go, "model: add lfm2 architecture") ---
+
+def make_lfm2(out_dir: str) -> None:
+    """A tiny Lfm2ForCausalLM (short-convolution and attention layers) with hf_models' byte-level BPE tokenizer.
+    block_auto_adjust_ff_dim makes the real FFN width (128) differ from intermediate_size (192), as in the
+    published LFM2 files whose lfm2.feed_forward_length handle_lfm2 corrects."""
+    import torch
+    import transformers as T
+    tok = H.train_tokenizer("qwen3")
+    cfg = T.Lfm2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=192, num_hidden_layers=4, num_attention_heads=4,
+                       num_key_value_heads=2, max_position_embeddings=512, block_multiple_of=64, block_auto_adjust_ff_dim=True,
+                       layer_types=["conv", "full_attention", "conv", "full_attention"], conv_L_cache=3,
+                       eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(1)
+    model = T.Lfm2ForCausalLM(cfg)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.08)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tok.save_pretrained(out_dir)
+
+
+LFM2_REPLACEMENTS = [   # lfm2Model.Replacements() at 01cf7445f: the embedding norm written as output_norm
+    "model.embed_tokens", "token_embd",
+    "model.embedding_norm", "output_norm",
+    "model.layers", "blk",
+    "operator_norm", "attn_norm",
+    "self_attn.q_proj", "attn_q",
+    "self_attn.k_proj", "attn_k",
+    "self_attn.v_proj", "attn_v",
+    "self_attn.out_proj", "attn_output",
+    "self_attn.q_layernorm", "attn_q_norm",
+    "self_attn.k_layernorm", "attn_k_norm",
+    "conv.conv", "shortconv.conv",
+    "conv.in_proj", "shortconv.in_proj",
+    "conv.out_proj", "shortconv.out_proj",
+    "feed_forward.w1", "ffn_gate",
+    "feed_forward.w2", "ffn_down",
+    "feed_forward.w3", "ffn_up",
+    "ffn_norm", "ffn_norm",
+]
+
+
+def lfm2_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
+    import gguf
+    from safetensors.numpy import load_file
+    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
+    tok, _ = ref_tokenizer_kvs(ref_text, "lfm2")
+    w = gguf.GGUFWriter(out_path, "lfm2")
+    model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])
+    # lfm2Model.KV at 01cf7445f: feed_forward_length = intermediate_size, per-layer KV heads from layer_types;
+    # rope_theta: published config.json files carry it at the top level (transformers 4), this one in rope_parameters
+    n = cfg["num_hidden_layers"]
+    w.add_uint32("lfm2.vocab_size", cfg["vocab_size"])
+    w.add_uint32("lfm2.block_count", n)
+    w.add_uint32("lfm2.embedding_length", cfg["hidden_size"])
+    w.add_uint32("lfm2.feed_forward_length", cfg["intermediate_size"])
+    w.add_uint32("lfm2.context_length", cfg["max_position_embeddings"])
+    w.add_uint32("lfm2.attention.head_count", cfg["num_attention_heads"])
+    w.add_array("lfm2.attention.head_count_kv", [cfg["num_key_value_heads"] if cfg["layer_types"][i] == "full_attention" else 0
+                                                 for i in range(n)])
+    w.add_uint32("lfm2.attention.key_length", cfg["hidden_size"] // cfg["num_attention_heads"])
+    w.add_uint32("lfm2.attention.value_length", cfg["hidden_size"] // cfg["num_attention_heads"])
+    w.add_float32("lfm2.attention.layer_norm_rms_epsilon", cfg["norm_eps"])
+    w.add_float32("lfm2.rope.freq_base", cfg.get("rope_theta") or cfg["rope_parameters"]["rope_theta"])
+    w.add_uint32("lfm2.shortconv.l_cache", cfg["conv_L_cache"])
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    written = []
+    for key in sorted(sd):   # lfm2Model.Tensors: conv weights [D, 1, K] squeezed to [D, K]
+        name = go_replace(key, LFM2_REPLACEMENTS)
+        data = sd[key].astype(np.float32)
+        if name.endswith("shortconv.conv.weight") and data.ndim == 3 and data.shape[1] == 1:
+            data = data.reshape(data.shape[0], data.shape[2])
+        kind = ollama_kind(name, data.shape)
+        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        written.append(name)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"tensors": written}
+
+
+# --- the store ---------------------------------------------------------------------------------------
+
+def put_blob(store: str, data: bytes) -> str:
+    h = L.sha256_hex(data)
+    os.makedirs(os.path.join(store, "blobs"), exist_ok=True)
+    with open(os.path.join(store, "blobs", "sha256-" + h), "wb") as f:
+        f.write(data)
+    return "sha256:" + h
+
+
+def put_model(store: str, name: str, gguf_bytes: bytes, family: str) -> str:
+    config = json.dumps({"model_format": "gguf", "model_family": family, "model_families": [family],
+                         "model_type": "tiny", "file_type": "F16", "architecture": "amd64", "os": "linux"}).encode()
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {"mediaType": MT_CONFIG, "digest": put_blob(store, config), "size": len(config)},
+                "layers": [{"mediaType": MT_MODEL, "digest": put_blob(store, gguf_bytes), "size": len(gguf_bytes)}]}
+    p = os.path.join(store, "manifests", "registry.ollama.ai", "library", name, "latest")
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        json.dump(manifest, f)
+    return manifest["layers"][0]["digest"]
+
+
+def main(argv) -> int:
+    if argv[1:2] == ["--convert"]:
+        _convert_main(argv[2:])
+        return 0
+    if len(argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = os.path.abspath(argv[1])
+    src = llama_cpp_src(argv)
+    store = os.path.join(out, "store")
+    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
+    expected = {"models": {}}
+    work = tempfile.mkdtemp(prefix="modelfs-dialect-")
+    hf = os.path.join(work, "gemma3")
+    make_gemma3(hf)
+    ref_text = os.path.join(out, "ref", "gemma3.gguf")
+    ref_mmproj = os.path.join(out, "ref", "gemma3-mmproj.gguf")
+    hf_lfm2 = os.path.join(work, "lfm2")
+    make_lfm2(hf_lfm2)
+    ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)])
+    dialect = os.path.join(work, "gemma3-dialect.gguf")
+    info = gemma3_dialect(hf, ref_text, dialect)
+    with open(dialect, "rb") as f:
+        blob = f.read()
+    with open(os.path.join(out, "ref", "gemma3-dialect.gguf"), "wb") as f:
+        f.write(blob)
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(hf)
+    expected["models"]["dialect-gemma3"] = {
+        "handler": "gemma3", "ref_gguf": ref_text, "ref_mmproj": ref_mmproj, "dialect_file": os.path.join(out, "ref", "gemma3-dialect.gguf"),
+        "blob": put_model(store, "dialect-gemma3", blob, "gemma3"), "texts": H.SAMPLE_TEXTS,
+        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))],
+        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True}
+    lfm2_file = os.path.join(out, "ref", "lfm2-dialect.gguf")
+    info = lfm2_dialect(hf_lfm2, ref_lfm2, lfm2_file)
+    with open(lfm2_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf_lfm2)
+    expected["models"]["dialect-lfm2"] = {
+        "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
+        "texts": H.SAMPLE_TEXTS, "mmproj": False}
+    bad = os.path.join(work, "gemma3-bad.gguf")
+    gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
+    with open(bad, "rb") as f:
+        expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
+                                                      "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
+    # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
+    mllama = os.path.join(work, "mllama.gguf")
+    import gguf
+    w = gguf.GGUFWriter(mllama, "mllama")
+    w.add_uint32("mllama.block_count", 1)
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with open(mllama, "rb") as f:
+        expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
+    with open(os.path.join(out, "dialect_expected.json"), "w") as f:
+        json.dump(expected, f, indent=1)
+    print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

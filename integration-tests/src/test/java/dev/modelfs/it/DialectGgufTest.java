@@ -1,0 +1,77 @@
+package dev.modelfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
+ * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 with its vision tower,
+ * lfm2) written in Ollama's dialect by
+ * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
+ * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
+ * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
+ */
+class DialectGgufTest {
+    static final Path out = Path.of("target", "dialect-fixture").toAbsolutePath();
+
+    @RegisterExtension
+    static final MountedStore mounted = MountedStore.of("modelfs-dialect-it", work -> {
+        String llamaSrc = System.getProperty("modelfs.llamaCppSrc", "node/node_modules/.llama.cpp-src");
+        assertTrue(Files.isRegularFile(Path.of(llamaSrc, "convert_hf_to_gguf.py")),
+                "llama.cpp's converter missing at " + llamaSrc + " (./test unpacks it)");
+        return Fixture.generate(out.getFileName().toString(), "make_dialect_fixture.py", 900, llamaSrc).resolve("store");
+    });
+
+    @Test
+    void translatedFilesAreLlamaCppsConversionAndTheBlobStaysUnderOllama() throws Exception {
+        mounted.cli().requireChecker(600, "check_dialect.py", out.toString());
+    }
+
+    @Test
+    void llamaCppRefusesTheDialectAndRunsTheTranslationLikeTheReference() throws Exception {
+        Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
+        assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
+        mounted.cli().requireChecker(600, "check_dialect.py", out.toString(), "--llama", node.toString());
+    }
+
+    @Test
+    void showSaysWhichTranslationAndListsTheTensors() throws Exception {
+        JsonNode d = show("dialect-gemma3", true).get("gguf_dialect");
+        assertEquals("model.gguf", d.get(0).get("file").asText());
+        assertTrue(d.get(0).get("translation").asText().startsWith("gemma3: "), d.toString());
+        assertEquals("mmproj.gguf", d.get(1).get("file").asText());
+        assertTrue(d.get(1).get("translation").asText().startsWith("gemma3 (clip): "), d.toString());
+        List<String> text = new ArrayList<>();
+        d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText()));
+        assertTrue(text.contains("dropped v.patch_embedding.weight") && text.contains("dropped mm.mm_input_projection.weight"), text.toString());
+        List<String> clip = new ArrayList<>();
+        d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(clip.contains("computed v.patch_embedding.weight v.patch_embd.weight"), clip.toString());
+        assertTrue(clip.contains("renamed v.post_layernorm.weight v.post_ln.weight"), clip.toString());
+        JsonNode lfm2 = show("dialect-lfm2", true).get("gguf_dialect");
+        assertEquals(1, lfm2.size(), "no clip face: " + lfm2);
+        assertEquals("renamed output_norm.weight token_embd_norm.weight", lfm2.get(0).get("tensors").get(0).get("change").asText() + " "
+                + lfm2.get(0).get("tensors").get(0).get("from").asText() + " " + lfm2.get(0).get("tensors").get(0).get("to").asText());
+        JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
+        assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
+        assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
+        JsonNode bad = show("dialect-gemma3-bad", false).get("gguf_dialect").get(0);
+        assertTrue(bad.get("translation").asText().contains("tokenizer.ggml.tokens has 300 entries for 400"), bad.toString());
+        assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/model.gguf")));
+        assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/ollama/model.gguf")));
+        long lines = mounted.cli().log().lines().filter(l -> l.contains("dialect-gemma3-bad") && l.contains("model.gguf served as stored")).count();
+        assertEquals(1, lines, "one log line for the refused dialect header:\n" + mounted.cli().log());
+    }
+
+    static JsonNode show(String model, boolean tensors) throws Exception {
+        return CliMount.showJson(out.resolve("store"), model, tensors);
+    }
+}
