@@ -56,7 +56,7 @@ CASES = [
     # issue 34 (olmo2, granitemoe, phi3 longrope)
     ("hf-olmo2", "f32", "olmo2", "F32", {}),
     ("hf-phi3", "longrope", "phi3_longrope", "F32", {}),   # 24 tokens, beyond the 8 original positions: long factors
-    ("hf-granitemoe", "q8_0", "granitemoe", "Q8_0", {}),   # the fused input_linear from Q8_0 expert slices
+    ("hf-granitemoe", "q8_0", "granitemoe", "Q8_0", {}),   # input_linear gathered from Q8_0 ffn_gate_exps and ffn_up_exps
     # gpt-oss and DeepSeek-V3 (hf_models_moe.py): experts gathered back, MLA's kv_b_proj re-joined
     ("hf-gptoss", "f32", "gptoss", "F32", {}),
     ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
