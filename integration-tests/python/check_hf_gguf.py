@@ -50,9 +50,13 @@ HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenize
 VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
-             "gemma": "gemma", "gemma2": "gemma2", **MOE.GGUF_ARCH}
+             "gemma": "gemma", "gemma2": "gemma2",
+             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", **MOE.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
-PERMUTED = ("llama", "mixtral")
+PERMUTED = ("llama", "mixtral", "granitemoe")
+# HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
+# (GraniteMoeModel.modify_tensors: input_linear = gate rows then up rows)
+FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # per-expert HF names -> slice of the stacked GGUF blk.N.ffn_{gate,up,down}_exps (Mixtral: w1 gate, w3 up, w2 down)
@@ -93,6 +97,12 @@ def oracle(gguf_path, src_names, kind, cfg):
     types = {t.name: t.tensor_type.name for t in rd.tensors}
     out, stored = {}, {}
     for name in src_names:
+        fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(name))), None)
+        if fused:   # Granite's input_linear: every expert's gate rows, then its up rows
+            gs = [f"blk.{fused[0].group(1)}.{p}.weight" for p in fused[1]]
+            out[name] = np.concatenate([deq[g] for g in gs], axis=1)
+            stored[name] = types[gs[0]]   # an assembled tensor keeps its first source's float type (FORMATS §7.3)
+            continue
         split = MOE.oracle_tensor(name, deq, types)   # gpt-oss / DeepSeek tensors the converter split or transposed
         if split is not None:
             out[name], stored[name] = split
@@ -162,7 +172,10 @@ def check_config(r, d, mdir, src):
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
               "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "num_local_experts",
               "shared_expert_intermediate_size", "qkv_bias", "decoder_sparse_step", "mlp_only_layers"]
+    if b.model_type == "granitemoe":   # the multipliers
+        fields += ["embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"]
     if b.model_type in ("phi3", "gemma3_text", "gemma", "gemma2"):   # what these architectures' attention reads besides the above
+                                                                      # (rope_parameters, compared below, hold Phi-3's LongRoPE factors)
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     fields += MOE.CONFIG_FIELDS.get(b.model_type, [])

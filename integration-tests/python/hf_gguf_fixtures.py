@@ -55,6 +55,10 @@ CASES = [
     ("hf-llama", "rope-llama3", "llama", "Q8_0", dict(BIG, max_position_embeddings=131072, rope_parameters={
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_theta": 500000.0})),
+    # issue 34 (olmo2, granitemoe, phi3 longrope)
+    ("hf-olmo2", "f32", "olmo2", "F32", {}),
+    ("hf-phi3", "longrope", "phi3_longrope", "F32", {}),   # 24 tokens, beyond the 8 original positions: long factors
+    ("hf-granitemoe", "q8_0", "granitemoe", "Q8_0", {}),   # input_linear gathered from Q8_0 ffn_gate_exps and ffn_up_exps
     # gpt-oss and DeepSeek-V3 (hf_models_moe.py): experts gathered back, MLA's kv_b_proj re-joined
     ("hf-gptoss", "f32", "gptoss", "F32", {}),
     ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
@@ -72,6 +76,9 @@ NO_GGUF_LOADER = {
     ("hf-gemma2", "f32"): "it ignores the GGUF's soft-caps (keeps 50 and 30) and keeps query_pre_attn_scalar 256",
     ("hf-qwen2moe", "q8_0"): "it fails on the stacked expert tensors (t() expects a tensor with <= 2 dimensions)",
     ("hf-mixtral", "q8_0"): "it reads a llama GGUF with experts as a dense LlamaForCausalLM",
+    ("hf-olmo2", "f32"): "it has no olmo2 architecture",
+    ("hf-phi3", "longrope"): "it ignores rope_factors_long/short (LongRoPE)",
+    ("hf-granitemoe", "q8_0"): "it has no granitemoe architecture",
     ("hf-gptoss", "f32"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
     ("hf-gptoss", "q8_0"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
     ("hf-deepseek3", "f32"): "it does not support deepseek2 GGUFs",

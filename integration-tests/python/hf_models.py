@@ -4,7 +4,9 @@
     info = H.save_model("qwen3", "/tmp/q3")      # config.json, model.safetensors, tokenizer.json,
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
-                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "gptoss", "deepseek3")
+                                                 #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "olmo2",
+                                                 #  "phi3_longrope", "granitemoe", "gptoss", "deepseek3")
+    H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
 Everything is made with the real libraries (transformers `*ForCausalLM` random init with a fixed
@@ -16,7 +18,7 @@ Tokenizers:
 - gemma/gemma2/gemma3: Gemma's SentencePiece BPE (gemma_tokenizer.py): tokenizer.model kept beside
   tokenizer.json (llama.cpp's converter reads it), no dummy prefix, <bos> added, Gemma's special-token ids
   (<start_of_turn> 106, <end_of_turn> 107), added_tokens_decoder in tokenizer_config.json as Gemma's.
-- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3_4b/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
+- qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3_4b/olmo2/phi3_longrope/granitemoe/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
   with Qwen2's regex (llama.cpp `tokenizer.ggml.pre = "qwen2"`) followed by `ByteLevel(use_regex=False)`,
   ByteLevel decoder, added special tokens `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, a ChatML
   chat template, eos `<|im_end|>`, pad `<|endoftext|>`, no bos. gemma3_4b's tokenizer.json also lists
@@ -27,7 +29,10 @@ Tokenizers:
   Replace/ByteFallback/Fuse/Strip, a post-processor adding `<s>`; add_bos_token true; a Llama-2
   `[INST]` chat template.
 The config's vocab_size equals the tokenizer's length (llama.cpp requires n_vocab = token_embd rows).
-Model sizes keep every input dimension a multiple of 64, so every MLX quantization (group 64 affine,
+save_model first checks that every feature a mapping could get wrong changes the source's logits
+(FEATURES: OLMo 2's post-norms and whole-projection q/k norms, Granite's four multipliers and top-2 routing,
+LongRoPE's long factors beyond original_max_position_embeddings and its attention factor), so that the
+fixture can tell a model that lost one apart. Model sizes keep every input dimension a multiple of 64, so every MLX quantization (group 64 affine,
 32 mxfp4/mxfp8, 16 nvfp4) and GGUF NVFP4 blocks (64) apply.
 """
 from __future__ import annotations
@@ -37,7 +42,7 @@ import os
 import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
-         "gemma", "gemma2")
+         "gemma", "gemma2", "olmo2", "phi3_longrope", "granitemoe")
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
@@ -94,6 +99,11 @@ LLAMA_CHAT_TEMPLATE = (
 # Qwen2's tokenizer.json pre-tokenizer regex (llama.cpp: tokenizer.ggml.pre = "qwen2")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+# per rotary frequency pair (head_dim 16: 8), exact in f32 so that a GGUF's F32 factors read back equal
+LONGROPE = {"rope_type": "longrope", "long_factor": [1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0],
+            "short_factor": [1.0, 1.0, 1.125, 1.25, 1.5, 1.75, 2.0, 2.5]}
 
 
 def _corpus():
@@ -211,6 +221,15 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                 rope_theta=1000000.0)
     if kind == "mixtral":   # llama attention, experts block_sparse_moe.experts.E.w1/w2/w3
         return T.MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0)
+    if kind == "olmo2":     # post-norms only, q/k norms over the whole projection
+        return T.Olmo2Config(**common, rope_theta=500000.0)
+    if kind == "granitemoe":   # multipliers of the embeddings, residuals, attention and logits; 4 experts, top 2
+        return T.GraniteMoeConfig(**common, rope_theta=10000.0, num_local_experts=4, num_experts_per_tok=2,
+                                  embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.015625,
+                                  logits_scaling=8.0)
+    if kind == "phi3_longrope":   # the 128k variants' LongRoPE: long factors beyond 8 positions, attention factor sqrt(2)
+        return T.Phi3Config(**dict(common, max_position_embeddings=64), original_max_position_embeddings=8,
+                            rope_parameters=dict(LONGROPE, rope_theta=10000.0))
     if kind in _moe.KINDS:
         return _moe.config(kind, common)
     raise ValueError(kind)
@@ -256,7 +275,9 @@ def model_class(kind: str):
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
-            "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM}[kind]
+            "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM,
+            "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM,
+            "granitemoe": T.GraniteMoeForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -282,9 +303,90 @@ def make_model(kind: str, seed: int = 0):
     return model, tokenizer
 
 
+def _set_params(pattern: str, value: float):
+    """A mutation: every parameter whose name contains `pattern` filled with `value`."""
+    def mutate(model):
+        for name, p in model.named_parameters():
+            if pattern in name:
+                p.data.fill_(value)
+    return mutate
+
+
+def _set_config(**fields):
+    def mutate(model):
+        for k, v in fields.items():
+            setattr(model.config, k, v)
+    return mutate
+
+
+def _set_attr(name: str, value):
+    """A mutation: attribute `name` (copied from the config at construction) set to `value` in every module having it."""
+    def mutate(model):
+        hit = [m for m in model.modules() if hasattr(m, name) and not isinstance(getattr(m, name), __import__("torch").nn.Module)]
+        if not hit:
+            raise AssertionError(f"no module has {name}")
+        for m in hit:
+            setattr(m, name, value)
+    return mutate
+
+
+def _set_rope(**fields):
+    def mutate(model):
+        model.config.rope_parameters.update(fields)
+        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+        for m in model.modules():   # the rotary embedding computed its frequencies at construction: again
+            if hasattr(m, "rope_type") and hasattr(m, "inv_freq") and hasattr(m, "attention_scaling"):
+                inv_freq, m.attention_scaling = ROPE_INIT_FUNCTIONS[m.rope_type](model.config, None)
+                m.inv_freq, m.original_inv_freq = inv_freq, inv_freq.clone()
+    return mutate
+
+
+# the features of each kind that a mapping could get wrong, as mutations that must change the logits
+# (issue 34: "make the model big enough that each feature changes the output, and check that it does")
+FEATURES = {
+    "olmo2": {"post-attention norms": _set_params("post_attention_layernorm", 1.0),
+              "post-feed-forward norms": _set_params("post_feedforward_layernorm", 1.0),
+              "q norms over the whole projection": _set_params("q_norm", 1.0),
+              "k norms over the whole projection": _set_params("k_norm", 1.0)},
+    "granitemoe": {"embedding multiplier": _set_attr("embedding_multiplier", 1.0),
+                   "residual multiplier": _set_attr("residual_multiplier", 1.0),
+                   "attention multiplier (not 1/sqrt(head_dim))": _set_attr("scaling", 0.25),
+                   "logits scaling": _set_config(logits_scaling=1.0),
+                   "top-2 routing of 4 experts": _set_attr("top_k", 4)},
+    "phi3_longrope": {"long factors (positions beyond original_max_position_embeddings)":
+                      _set_rope(long_factor=LONGROPE["short_factor"]),
+                      "attention factor": _set_rope(attention_factor=1.0)},
+}
+FEATURE_PROMPT = list(range(3, 45))
+
+
+def check_features(kind: str, model) -> dict:
+    """{feature: max |logits change|} for `kind`'s FEATURES, each applied to a copy of `model` (made float32) on
+    FEATURE_PROMPT; raises when a feature leaves the logits unchanged (the fixture could not tell it apart)."""
+    import copy
+    import torch
+    base = model.float().eval()
+    copies = {feature: copy.deepcopy(base) for feature in FEATURES.get(kind, {})}   # before a forward caches frequencies
+    ids = torch.tensor([FEATURE_PROMPT])
+    with torch.no_grad():
+        want = base(ids).logits
+    out = {}
+    for feature, mutate in FEATURES.get(kind, {}).items():
+        m = copies[feature]
+        mutate(m)
+        with torch.no_grad():
+            out[feature] = float((m(ids).logits - want).abs().max())
+        if not out[feature] > 1e-3:
+            raise AssertionError(f"{kind}: {feature} does not change the logits ({out[feature]:.3g}); make the model bigger")
+    return out
+
+
 def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     """Saves model + tokenizer of `kind` to `out_dir` with save_pretrained; returns a summary."""
     model, tokenizer = make_model(kind, seed)
+    if kind in FEATURES:
+        import copy
+        check_features(kind, copy.deepcopy(model))
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)

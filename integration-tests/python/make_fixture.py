@@ -579,6 +579,7 @@ GGUF_PY_TYPES = _gguf_py_types()
 
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
 HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3", "qwen2moe",
+                   "olmo2", "granitemoe",
                    "gpt-oss", "deepseek2")   # the last two: GGUF -> HF only, deepseek2 with sigmoid routing
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
@@ -650,7 +651,8 @@ def add_variant_copies(files, dirs, converted, optional):
 def hf_folder_expected(buf) -> bool:
     """Whether a GGUF model gets a Hugging Face folder (and its GGUF-named safetensors move to gguf/):
     a supported general.architecture with its head count and embedding length, a token_embd.weight,
-    and only tensors of that architecture (a rope_freqs.weight here is always Llama 3 scaling)."""
+    and only tensors of that architecture (a rope_freqs.weight here is always Llama 3 scaling, rope_factors_* Phi-3
+    LongRoPE)."""
     g = L.gguf_read(buf)
     kv = {k[0]: k for k in L.gguf_kvs_to_json(g["kvs"])}
     arch = kv.get("general.architecture", [None, None, None])[2]
@@ -662,7 +664,8 @@ def hf_folder_expected(buf) -> bool:
         return False   # softmax routing (DeepSeek-V2) is refused
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
-            and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
+            and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight",
+                          "rope_factors_long.weight", "rope_factors_short.weight")
                     or layer.fullmatch(n)
                     for n in names))
 

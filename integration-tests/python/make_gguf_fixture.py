@@ -46,20 +46,28 @@ IMPORTS = {
     "gemma3_4b": ["bf16"],               # linear rope scaling of the global layers, specials also in the vocabulary
     "gemma": ["bf16"],                   # Gemma 1 / CodeGemma
     "gemma2": ["bf16"],                  # soft-caps, sliding window on alternate layers
+    "olmo2": ["bf16"],                   # post-norms only, q/k norms over the whole projection
+    "phi3_longrope": ["bf16"],           # LongRoPE: rope_factors_long/short and rope.scaling.attn_factor
+    "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
-             "gemma": "GEMMA", "gemma2": "GEMMA2"}
+             "gemma": "GEMMA", "gemma2": "GEMMA2",
+             "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
 # token attributes (it looks up "</s>", "<unk>", "<s>" by text and fails without them); these byte-level
 # fixtures are named so that it does not
-NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b"}
-REF_NAMES = {"phi3": "tiny-phi"}
+NAMES = {"phi3": "synth-phi", "gemma3_4b": "synth-gemma3-4b", "phi3_longrope": "synth-phi-longrope"}
+REF_NAMES = {"phi3": "tiny-phi", "phi3_longrope": "tiny-phi-longrope"}
+# tensors llama.cpp's converter computes from config.json (Phi3MiniModel.generate_extra_tensors): GGUF name -> rope field
+COMPUTED = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weight": "short_factor"}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
-PERMUTED = ("llama", "mixtral")
+PERMUTED = ("llama", "mixtral", "granitemoe")
+# HF tensors llama.cpp's converter splits (GraniteMoeModel.modify_tensors): per expert, the parts' rows in order
+FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
@@ -117,6 +125,12 @@ def load_state(hf_dir):
 def permute(w, n_head):
     """llama.cpp's LlamaModel.permute (FORMATS.md §7.2)."""
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def gguf_arch_name(kind):
+    """general.architecture of `kind` (gguf-py's MODEL_ARCH_NAMES: granitemoe for GRANITE_MOE)."""
+    import gguf
+    return gguf.MODEL_ARCH_NAMES[getattr(gguf.MODEL_ARCH, GGUF_ARCH[kind])]
 
 
 def gguf_name(kind, hf_name, n_layers):
@@ -279,6 +293,18 @@ class Builder:
         expected = {}
         per_expert = {}
         for k, lt in lts.items():
+            fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(k))), None)
+            if fused:   # each part: the same type as the whole, its rows of every expert
+                typ, exact, vals = expected_tensor(lt, k, None)
+                full = None if exact else expected_tensor(lt, k, None, rounded=False)[2]
+                for i, (v, f) in enumerate(zip(np.split(vals, len(fused[1]), axis=1),
+                                               np.split(full, len(fused[1]), axis=1) if full is not None else [None] * len(fused[1]))):
+                    g = f"blk.{fused[0].group(1)}.{fused[1][i]}.weight"
+                    expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
+                                   "shape": [int(x) for x in v.shape], "oracle": self.fx.oracle(d, g, v)}
+                    if f is not None:
+                        expected[g]["values"] = self.fx.oracle(d, g + ".f32", f)
+                continue
             x = MIXTRAL_EXPERT.fullmatch(k)
             if x:
                 per_expert.setdefault(gguf_name(kind, f"layers.{x.group(1)}.feed_forward.experts.{x.group(3)}.weight",
@@ -307,10 +333,16 @@ class Builder:
             if not exact:
                 full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
+        rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        for g, field in COMPUTED.items():   # F32 as the config lists them (FORMATS.md §7.3)
+            if rope.get("rope_type") == "longrope" and field in rope:
+                vals = np.asarray(rope[field], dtype=np.float32)
+                expected[g] = {"type": "F32", "exact": True, "hf_name": f"config.json rope_parameters.{field}",
+                               "stored": "config.json", "shape": [int(vals.shape[0])], "oracle": self.fx.oracle(d, g, vals)}
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(hf)
         self.exp["models"][d] = {
-            "kind": kind, "quant": quant, "arch": GGUF_ARCH[kind].lower(),
+            "kind": kind, "quant": quant, "arch": gguf_arch_name(kind),
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],

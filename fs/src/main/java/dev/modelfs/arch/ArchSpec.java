@@ -21,7 +21,7 @@ import java.util.Optional;
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
-        Gemma, Gemma2, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
+        Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -96,8 +96,11 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     /**
-     * Per-layer HF tensors assembled from GGUF tensors that no {@link LayerRule} maps (gpt-oss's fused experts,
-     * DeepSeek's {@code kv_b_proj}; GGUF → Hugging Face only).
+     * Per-layer HF tensors assembled from several GGUF tensors (gpt-oss's fused experts, DeepSeek's {@code kv_b_proj},
+     * GraniteMoe's {@code input_linear}), the one mechanism for an HF tensor made of several GGUF ones. Their GGUF
+     * tensors map to no other HF name; most have no {@link LayerRule} (GGUF → Hugging Face only). A {@link
+     * Assembly#isRowSplit row split} may have a rule per part, naming the assembly's HF tensor: those give the
+     * Hugging Face → GGUF direction, each part the same rows of every batch ({@link TensorNames#splitParts}).
      */
     default List<Assembly> assemblies() {
         return List.of();
@@ -111,6 +114,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /** What llama.cpp's converter adds to every norm weight ({@code *norm.weight}); the HF value is {@code stored - normShift}. */
     default float normShift() {
         return 0f;
+    }
+
+    /**
+     * Whether this architecture writes rope scaling of {@code type} itself ({@link #extraKvs}, {@link #computedTensors}),
+     * so that {@link ConfigKeys#toGguf} accepts the type (Phi-3's {@code longrope}); other unknown types are refused.
+     */
+    default boolean writesRopeScaling(String type) {
+        return false;
     }
 
     /** {@code config.json} ↔ GGUF entries of this architecture beyond {@link ConfigKeys#COMMON}, written after the norm epsilon. */

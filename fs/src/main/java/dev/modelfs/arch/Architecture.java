@@ -36,6 +36,10 @@ public enum Architecture {
     GEMMA(new Gemma()),
     /** Gemma 2 ({@code Gemma2ForCausalLM}): soft-capping, alternating sliding window, norms as {@code 1 + w}. */
     GEMMA2(new Gemma2()),
+    /** OLMo 2 ({@code Olmo2ForCausalLM}): post-norms only, q/k norms over the whole projection. */
+    OLMO2(new Olmo2()),
+    /** Granite MoE ({@code GraniteMoeForCausalLM}): multipliers, experts with fused gate/up ({@code input_linear}). */
+    GRANITEMOE(new GraniteMoe()),
     /** gpt-oss ({@code GptOssForCausalLM}): attention sinks, fused transposed experts; GGUF → HF only. */
     GPT_OSS(new GptOss()),
     /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */

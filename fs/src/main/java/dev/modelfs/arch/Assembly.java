@@ -11,7 +11,8 @@ import java.util.List;
  * of a batch is the parts' rows one after the other.
  *
  * <p>Invariants: {@code parts} is non-empty; every GGUF name has its suffix; a GGUF tensor belongs to at
- * most one assembly of an architecture and to no {@link LayerRule}.
+ * most one assembly of an architecture and to no {@link LayerRule}, except the parts of a {@link #isRowSplit row
+ * split}, whose rules all name this assembly's HF tensor (the Hugging Face → GGUF direction, GraniteMoe).
  */
 public record Assembly(String hf, List<Part> parts, Layout layout) {
 
@@ -47,6 +48,15 @@ public record Assembly(String hf, List<Part> parts, Layout layout) {
     /** Whether this is one GGUF tensor as stored (no interleaving, no transposition). */
     public boolean isRename() {
         return parts.size() == 1 && parts.getFirst().gguf().size() == 1 && !parts.getFirst().transposed();
+    }
+
+    /**
+     * Whether this is a stack of whole GGUF tensors' rows: two or more parts of one untransposed tensor each,
+     * {@link Layout#STACKED}; its inverse cuts every batch's rows into the parts (docs/FORMATS.md §7.4).
+     */
+    public boolean isRowSplit() {
+        return parts.size() > 1 && layout == Layout.STACKED
+                && parts.stream().allMatch(p -> p.gguf().size() == 1 && !p.transposed());
     }
 
     /** The GGUF names (per layer, with suffix) this assembly reads. */

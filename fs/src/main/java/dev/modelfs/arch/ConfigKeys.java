@@ -101,7 +101,11 @@ public final class ConfigKeys {
                 case "llama3", "default" -> {
                     // llama3: a rope_freqs tensor instead of KVs (RopeFreqs); default: nothing
                 }
-                default -> throw new IllegalArgumentException("rope scaling type " + r.type() + " is not supported");
+                default -> {
+                    if (!a.spec().writesRopeScaling(r.type())) {
+                        throw new IllegalArgumentException("rope scaling type " + r.type() + " is not supported");
+                    }
+                }
             }
         });
         return List.copyOf(out);

@@ -11,7 +11,8 @@ import java.util.Optional;
  * with {@code g} one of {@code gate}, {@code up}, {@code down}.
  *
  * <p>Invariants: the three HF projection names are distinct; {@code ffField} names the per-expert
- * feed-forward size; {@code sharedFfField} is null when the architecture has no shared expert.
+ * feed-forward size; {@code sharedFfField} is null when the architecture has no shared expert; {@code hfPrefix}
+ * is null when the architecture has no per-expert HF names (GraniteMoe: stacked tensors of their own names).
  */
 public record Experts(String hfPrefix, String gate, String up, String down, String ffField, String sharedFfField) {
 

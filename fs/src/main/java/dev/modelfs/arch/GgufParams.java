@@ -24,4 +24,12 @@ public interface GgufParams {
 
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
+
+    /**
+     * The values of a small 1-D F32 tensor read from the blob while the folder is built (rope factors), or null
+     * when the model has none of that name or it could not be read; only names the caller read are known.
+     */
+    default float[] f32Vector(String name) {
+        return null;
+    }
 }

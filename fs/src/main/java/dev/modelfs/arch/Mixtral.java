@@ -19,7 +19,8 @@ public final class Mixtral implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION,
             List.of(Layers.FFN_NORM), Layers.routedExperts("block_sparse_moe.gate", EXPERTS));
     private static final Tables TABLES = new Tables("llama", List.of("MixtralForCausalLM"), List.of("mixtral"), LAYERS);
-    private static final List<ConfigKeys.Entry> ENTRIES = List.of(
+    /** {@code expert_count} ({@code num_local_experts}) and {@code expert_used_count}; GraniteMoe's too. */
+    static final List<ConfigKeys.Entry> ENTRIES = List.of(
             new ConfigKeys.Entry("expert_count", GgufValueType.UINT32, List.of("num_local_experts", "num_experts"), true),
             new ConfigKeys.Entry("expert_used_count", GgufValueType.UINT32, List.of("num_experts_per_tok"), true));
 

@@ -19,7 +19,9 @@ import java.util.regex.Pattern;
  * the way Ollama stores them) map to one GGUF {@code blk.N.ffn_*_exps} tensor; per-expert HF names
  * ({@code <prefix>.E.<proj>}, how {@code save_pretrained} writes them) are answered by
  * {@link #perExpert} instead. Every GGUF name produced is shorter than 64 bytes for layer numbers
- * below 10^9. Names this class does not know map to empty: the caller decides (a GGUF view must then
+ * below 10^9. The exception: the parts of a row-split {@link Assembly} (GraniteMoe's {@code input_linear}) all
+ * map back to it and it maps to its first part; the GGUF → HF direction builds it from its assembly
+ * ({@code ArchSpec.assemblies}), the other asks {@link #splitParts} first. Names this class does not know map to empty: the caller decides (a GGUF view must then
  * leave the model out, as llama.cpp fails on unused tensors).
  */
 public final class TensorNames {
@@ -98,6 +100,23 @@ public final class TensorNames {
         return Optional.empty();
     }
 
+    /**
+     * The GGUF names of the parts of HF tensor {@code hfName}, when it is a {@link Assembly#isRowSplit row-split}
+     * assembly of {@code a} (with layer number, in the assembly's order).
+     */
+    public static Optional<List<String>> splitParts(Architecture a, String hfName) {
+        if (!hfName.startsWith(a.spec().hfLayerPrefix())) {
+            return Optional.empty();
+        }
+        Matcher m = HF_LAYER.matcher(hfName.substring(a.spec().hfLayerPrefix().length()));
+        if (!m.matches()) {
+            return Optional.empty();
+        }
+        String rest = m.group(2) + "." + m.group(3);
+        return a.spec().assemblies().stream().filter(x -> x.isRowSplit() && x.hf().equals(rest)).findFirst()
+                .map(x -> x.gguf().stream().map(g -> "blk." + m.group(1) + "." + g).toList());
+    }
+
     /** The rule of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) in {@code a}. */
     public static Optional<LayerRule> rule(Architecture a, String gguf) {
         return a.spec().layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst();
@@ -137,6 +156,9 @@ public final class TensorNames {
             return Optional.empty();
         }
         Experts e = experts.get();
+        if (e.hfPrefix() == null) {
+            return Optional.empty();
+        }
         String hf = a.spec().hfLayerPrefix() + m.group(1) + "." + e.hfPrefix() + "." + expert + "." + e.hfProj(m.group(2)) + ".weight";
         return Optional.of(new ExpertSlice(ggufName, Integer.parseInt(m.group(1)), expert, hf));
     }

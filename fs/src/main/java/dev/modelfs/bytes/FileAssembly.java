@@ -34,12 +34,12 @@ public final class FileAssembly {
      */
     public static ByteSource safetensors(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata, Map<String, Segment> data,
                                          ByteSource sameHeader) {
-        Map<String, List<Segment>> lists = new java.util.HashMap<>();
-        data.forEach((k, v) -> lists.put(k, List.of(v)));
-        return safetensorsOfParts(specs, metadata, lists, sameHeader);
+        Map<String, List<Segment>> parts = new java.util.HashMap<>();
+        data.forEach((k, v) -> parts.put(k, List.of(v)));
+        return safetensorsOfParts(specs, metadata, parts, sameHeader);
     }
 
-    /** The same, each tensor's bytes given as segments in a row. */
+    /** The same, a tensor's bytes being one segment or several in a row (a tensor fused from several sources). */
     public static ByteSource safetensorsOfParts(List<SafetensorsWriter.Spec> specs, Map<String, String> metadata,
                                                 Map<String, List<Segment>> data, ByteSource sameHeader) {
         SafetensorsWriter.Layout layout = SafetensorsWriter.layout(specs, metadata);
@@ -52,7 +52,15 @@ public final class FileAssembly {
             segs.add(new Segment.Literal(header));
         }
         for (SafetensorsWriter.Placed p : layout.tensors()) {
-            segs.addAll(data.get(p.spec().name()));
+            List<Segment> d = data.get(p.spec().name());
+            long n = 0;
+            for (Segment s : d) {
+                n = Math.addExact(n, s.length());
+            }
+            if (n != p.end() - p.begin()) {
+                throw new IllegalStateException(p.spec().name() + ": " + n + " bytes for " + (p.end() - p.begin()));
+            }
+            segs.addAll(d);
         }
         return new ByteSource(segs);
     }

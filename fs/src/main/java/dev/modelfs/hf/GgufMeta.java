@@ -6,6 +6,7 @@ import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Typed, lenient reads of GGUF metadata for the Hugging Face files: a KV of an unexpected type is
@@ -13,9 +14,23 @@ import java.util.List;
  */
 final class GgufMeta implements GgufParams {
     private final GgufFile g;
+    private final Map<String, float[]> vectors;
 
+    /** The metadata of {@code g} (no vectors). */
     GgufMeta(GgufFile g) {
+        this(g, Map.of());
+    }
+
+    /** The metadata of {@code g} and the values of its small F32 vectors ({@link HfFolder#VECTORS}) read from the blob. */
+    GgufMeta(GgufFile g, Map<String, float[]> vectors) {
         this.g = g;
+        this.vectors = vectors;
+    }
+
+    @Override
+    public float[] f32Vector(String name) {
+        float[] v = vectors.get(name);
+        return v == null ? null : v.clone();
     }
 
     boolean has(String key) {

@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
  * per layer, an assembly whose GGUF tensors are all there gives one {@link HfTensor} (a plain one for a
  * rename, an {@link HfTensor.Assembled} one otherwise); a layer with none of them has none (dense layers of a
  * MoE model); a layer with some of them is refused. A layer whose HF name a {@code LayerRule} already gives
- * (DeepSeek GGUFs that keep {@code attn_kv_b} beside {@code attn_k_b}/{@code attn_v_b}) keeps that one.
+ * (DeepSeek GGUFs that keep {@code attn_kv_b} beside {@code attn_k_b}/{@code attn_v_b}) keeps that one; the rules
+ * of a row split's own parts (GraniteMoe's {@code input_linear}) do not count.
  *
  * <p>Invariants: {@link Result#consumed} holds every GGUF tensor an assembly of the architecture names, so the
  * caller maps none of them itself; shapes and geometries are checked here, so the view can lay the file out.
@@ -61,7 +62,7 @@ final class HfAssemblies {
                             + " (together Hugging Face's " + a.hf() + ")");
                 }
                 String hf = "model.layers." + n + "." + a.hf();
-                if (ruleMapped(g, arch, hf)) {
+                if (ruleMapped(g, arch, hf, names)) {
                     continue;
                 }
                 out.add(a.isRename() ? renamed(g.tensor(names.getFirst()), hf, a.layout()) : assembled(g, a, blk, hf));
@@ -70,8 +71,10 @@ final class HfAssemblies {
         return new Result(out, consumed);
     }
 
-    private static boolean ruleMapped(GgufFile g, Architecture arch, String hf) {
-        return g.tensors().stream().anyMatch(t -> TensorNames.toHf(arch, t.name()).filter(hf::equals).isPresent());
+    /** Whether a GGUF tensor other than the assembly's own {@code parts} (a row split's rules name it) maps to {@code hf}. */
+    private static boolean ruleMapped(GgufFile g, Architecture arch, String hf, List<String> parts) {
+        return g.tensors().stream().anyMatch(t -> !parts.contains(t.name())
+                && TensorNames.toHf(arch, t.name()).filter(hf::equals).isPresent());
     }
 
     private static HfTensor renamed(GgufTensorInfo t, String hf, Assembly.Layout layout) {

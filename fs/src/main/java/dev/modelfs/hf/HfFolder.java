@@ -36,31 +36,37 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     /** GGUF tensors with no HF counterpart that are left out (HF recomputes them). */
     static final String ROPE_FREQS = "rope_freqs.weight";
+    /**
+     * The small F32 vectors whose values the folder's {@code config.json} is rebuilt from (read from the blob by
+     * the caller): Llama 3.x {@code rope_freqs}, Phi-3 LongRoPE {@code rope_factors_long/short}; none of them is an
+     * HF tensor.
+     */
+    public static final List<String> VECTORS = List.of(ROPE_FREQS, "rope_factors_long.weight", "rope_factors_short.weight");
     /** The transformers version whose config.json conventions the rebuilt config follows. */
     static final String CONFIG_FORMAT = "4.56.0";
-    private static final Set<String> DROPPED = Set.of(ROPE_FREQS);
+    private static final Set<String> DROPPED = Set.copyOf(VECTORS);
 
-    /** {@link #of(GgufFile, float[])} for a model without {@code rope_freqs.weight} (or without its values). */
+    /** {@link #of(GgufFile, Map)} for a model without any of the {@link #VECTORS} (or without their values). */
     public static HfFolder of(GgufFile g) {
-        return of(g, null);
+        return of(g, Map.of());
     }
 
     /**
-     * The folder of {@code g}; {@code ropeFreqs} are the values of its F32 {@code rope_freqs.weight}
-     * when it has one (Llama 3.x rope scaling), else null.
+     * The folder of {@code g}; {@code vectors}: the values of those of its {@link #VECTORS} that could be read
+     * (Llama 3.x {@code rope_freqs}, Phi-3 LongRoPE factors), by GGUF name.
      */
-    public static HfFolder of(GgufFile g, float[] ropeFreqs) {
-        return of(g, ropeFreqs, null);
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors) {
+        return of(g, vectors, null);
     }
 
     /**
-     * The folder of {@code g}, whose {@code tokenizer_config.json} carries the GGUF's chat template or,
-     * without one, {@code ollamaTemplate} (the model's Ollama template layer, or null) translated to Jinja
-     * ({@link ChatTemplate}).
+     * The folder of {@code g} with its {@link #VECTORS} {@code vectors}, whose {@code tokenizer_config.json} carries
+     * the GGUF's chat template or, without one, {@code ollamaTemplate} (the model's Ollama template layer, or null)
+     * translated to Jinja ({@link ChatTemplate}).
      */
-    public static HfFolder of(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
         try {
-            return build(g, ropeFreqs, ollamaTemplate);
+            return build(g, vectors == null ? Map.of() : vectors, ollamaTemplate);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
@@ -78,8 +84,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 tensors, sentenceTransformers, new ChatTemplate(null, null, "the Ollama template layer cannot be read: " + reason));
     }
 
-    private static HfFolder build(GgufFile g, float[] ropeFreqs, String ollamaTemplate) {
-        GgufMeta m = new GgufMeta(g);
+    private static HfFolder build(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
+        GgufMeta m = new GgufMeta(g, vectors);
+        float[] ropeFreqs = m.f32Vector(ROPE_FREQS);
         String archName = m.string("general.architecture", null);
         if (archName == null) {
             throw new HfUnsupported("no general.architecture");

@@ -79,13 +79,20 @@ public final class SynthesizedGgufPlanner {
      * holds the F32 values); {@code permutation} is null unless rows are permuted. {@code parts} is null
      * unless the tensor is stacked from per-expert sources: then it holds one 2-D plan per expert, in expert
      * order, all of {@code type} and {@code choice}, whose bytes follow each other; {@code source} is the first's.
+     * {@code split} is null unless the tensor is one part of a fused source ({@link RowSplit}).
      */
     public record TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
-                             QkPermutation permutation, float[] computed, List<TensorPlan> parts) {
+                             QkPermutation permutation, float[] computed, List<TensorPlan> parts, RowSplit split) {
         /** A tensor made from one source (or computed). */
         public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
                           QkPermutation permutation, float[] computed) {
-            this(ggufName, ne, type, choice, source, permutation, computed, null);
+            this(ggufName, ne, type, choice, source, permutation, computed, null, null);
+        }
+
+        /** A tensor stacked from per-expert {@code parts} (or made from one source when null). */
+        public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
+                          QkPermutation permutation, float[] computed, List<TensorPlan> parts) {
+            this(ggufName, ne, type, choice, source, permutation, computed, parts, null);
         }
 
         /** Elements per row ({@code ne[0]}). */
@@ -108,7 +115,20 @@ public final class SynthesizedGgufPlanner {
             String src = source == null ? "" : source.name() + (parts == null ? "" : " and " + (parts.size() - 1) + " more experts")
                     + " " + (source.quantized()
                     ? source.quant().canonicalName() + " g" + source.quant().groupSize() : source.main().dtype().name()) + ": ";
-            return src + type + " (" + choice.text + (permutation != null ? ", q/k rows permuted" : "") + ")";
+            return src + type + " (" + choice.text + (permutation != null ? ", q/k rows permuted" : "")
+                    + (split != null ? ", rows " + split.offset() + "-" + (split.offset() + split.rows() - 1) + " of every "
+                    + split.blockRows() : "") + ")";
+        }
+    }
+
+    /**
+     * The rows of one part of a fused source (a row-split {@link dev.modelfs.arch.Assembly}): the source's rows come in blocks
+     * of {@code blockRows} (one per expert), of which this part is rows {@code [offset, offset + rows)}.
+     */
+    public record RowSplit(long blockRows, long offset, long rows) {
+        /** The source row of this part's row {@code r}. */
+        public long sourceRow(long r) {
+            return r / rows * blockRows + offset + r % rows;
         }
     }
 
@@ -205,6 +225,16 @@ public final class SynthesizedGgufPlanner {
         for (LogicalTensor t : tensors) {
             String hf = t.relativeName();
             if (DROPPED.stream().anyMatch(hf::contains)) {
+                continue;
+            }
+            var fused = TensorNames.splitParts(arch, hf);
+            if (fused.isPresent()) {
+                for (TensorPlan part : split(arch, d, t, fused.get(), f16Exact)) {
+                    if (!names.add(part.ggufName())) {
+                        throw new IllegalArgumentException("two tensors map to " + part.ggufName());
+                    }
+                    plans.add(part);
+                }
                 continue;
             }
             var slice = TensorNames.perExpert(arch, hf);
@@ -315,6 +345,31 @@ public final class SynthesizedGgufPlanner {
         TensorPlan first = parts.getFirst();
         return new TensorPlan(g, new long[]{want[2], want[1], want[0]}, first.type(), first.choice(), first.source(), null, null,
                 List.copyOf(parts));
+    }
+
+    /**
+     * The GGUF tensors {@code parts} cut from fused source {@code t} ({@code [E, Σ rows, cols]}): part {@code i} is,
+     * of every expert, the {@code rows_i} rows after those of the parts before it.
+     */
+    private static List<TensorPlan> split(Architecture arch, ConfigKeys.Dims d, LogicalTensor t, List<String> parts,
+                                          Predicate<LogicalTensor> f16Exact) {
+        List<long[]> want = parts.stream().map(g -> expectedShape(arch, d, g)).toList();
+        long total = want.stream().mapToLong(w -> w[1]).sum();
+        long[] whole = {want.getFirst()[0], total, want.getFirst()[2]};
+        if (!Arrays.equals(t.logicalShape(), whole)) {
+            throw new IllegalArgumentException(t.relativeName() + " has shape " + Arrays.toString(t.logicalShape()) + ", config.json implies "
+                    + Arrays.toString(whole));
+        }
+        List<TensorPlan> out = new ArrayList<>();
+        long offset = 0;
+        for (int i = 0; i < parts.size(); i++) {
+            long[] w = want.get(i);
+            long[] ne = {w[2], w[1], w[0]};
+            TensorPlan p = choose(parts.get(i), ne, t, null, f16Exact);
+            out.add(new TensorPlan(p.ggufName(), ne, p.type(), p.choice(), t, null, null, null, new RowSplit(total, offset, w[1])));
+            offset += w[1];
+        }
+        return out;
     }
 
     private static boolean sameChoice(List<TensorPlan> parts) {

@@ -39,12 +39,16 @@ class ArchMappingTest {
             default -> List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                     "self_attn.o_proj", "post_attention_layernorm");
         });
+        if (a == Architecture.OLMO2) {   // post-norms only
+            layer.set(0, "post_feedforward_layernorm");
+        }
         switch (a) {
             case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
             case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
                     "block_sparse_moe.experts.w3"));
+            case GRANITEMOE -> layer.addAll(List.of("block_sparse_moe.router.layer", "block_sparse_moe.output_linear"));   // input_linear is assembled
             case GPT_OSS -> layer.add("mlp.router");
             case DEEPSEEK2 -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate", "mlp.experts.gate_proj",
                     "mlp.experts.up_proj", "mlp.experts.down_proj", "mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj",
@@ -62,7 +66,7 @@ class ArchMappingTest {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
-        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3) {
+        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
         }
@@ -92,6 +96,16 @@ class ArchMappingTest {
 
     /** The same with {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null). */
     private static GgufParams params(Long experts, String tokenizer) {
+        return paramsOf(experts == null ? Map.of() : Map.of("llama.expert_count", experts), tokenizer);
+    }
+
+    /** GGUF metadata with these integer KVs, no tensors. */
+    private static GgufParams params(Map<String, Long> ints) {
+        return paramsOf(ints, null);
+    }
+
+    /** GGUF metadata with these integer KVs and {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null), no tensors. */
+    private static GgufParams paramsOf(Map<String, Long> ints, String tokenizer) {
         return new GgufParams() {
             @Override
             public String string(String key, String dflt) {
@@ -100,7 +114,7 @@ class ArchMappingTest {
 
             @Override
             public Long integer(String key, Long dflt) {
-                return key.equals("llama.expert_count") && experts != null ? experts : dflt;
+                return ints.getOrDefault(key, dflt);
             }
 
             @Override
@@ -122,7 +136,9 @@ class ArchMappingTest {
         for (Architecture a : Architecture.values()) {
             ArchSpec s = a.spec();
             assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::gguf).distinct().count(), a + " GGUF names");
-            assertEquals(s.layers().size(), s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
+            // a row split's parts' rules share its HF name (MoeArchMappingTest checks which)
+            long splitParts = s.assemblies().stream().filter(Assembly::isRowSplit).mapToLong(x -> x.parts().size() - 1).sum();
+            assertEquals(s.layers().size() - splitParts, s.layers().stream().map(LayerRule::hf).distinct().count(), a + " HF names");
             for (String n : s.tables().hfArchitectures()) {
                 assertTrue(hfNames.add(n), n + " claimed twice");
             }
@@ -310,6 +326,80 @@ class ArchMappingTest {
         assertEquals(List.of(), Architecture.GEMMA.spec().tokenizerExtras(TokenizerTables.TokenizerModel.GPT2, 100));
         assertEquals(List.of(), Architecture.GEMMA2.spec().tokenizerExtras(TokenizerTables.TokenizerModel.GPT2, 560));
         assertEquals(1, Architecture.GEMMA2.spec().tokenizerExtras(TokenizerTables.TokenizerModel.LLAMA, 560).size());
+    }
+
+    @Test
+    void olmo2HasPostNormsAndWholeProjectionQkNorms() throws Exception {
+        Architecture o = Architecture.OLMO2;
+        assertEquals("blk.1.post_attention_norm.weight", TensorNames.toGguf(o, "model.layers.1.post_attention_layernorm.weight").orElseThrow());
+        assertEquals("model.layers.1.post_feedforward_layernorm.weight", TensorNames.toHf(o, "blk.1.post_ffw_norm.weight").orElseThrow());
+        assertFalse(TensorNames.toGguf(o, "model.layers.1.input_layernorm.weight").isPresent());
+        assertFalse(TensorNames.toHf(o, "blk.1.attn_norm.weight").isPresent());
+        assertFalse(TensorNames.toHf(o, "blk.1.ffn_norm.weight").isPresent());
+        assertFalse(TensorNames.permutation(o, "blk.1.attn_q.weight").isPresent());
+        ConfigKeys.Dims d = new ConfigKeys.Dims(64, 2, 4, 2, 16, 400, 128, 0, 0, 0);
+        assertEquals(List.of(64L), List.of(TensorNames.rule(o, "attn_q_norm").orElseThrow().shape().apply(d)[0]));
+        assertEquals(List.of(32L), List.of(TensorNames.rule(o, "attn_k_norm").orElseThrow().shape().apply(d)[0]));
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["Olmo2ForCausalLM"],"model_type":"olmo2","hidden_size":64,"num_hidden_layers":2,
+                 "intermediate_size":128,"num_attention_heads":4,"num_key_value_heads":2,"rms_norm_eps":1e-05,
+                 "rope_parameters":{"rope_theta":500000.0,"rope_type":"default"},"max_position_embeddings":512,"vocab_size":400}""");
+        Set<String> keys = ConfigKeys.toGguf(o, cfg).stream().map(GgufKv::key).collect(Collectors.toSet());
+        assertEquals(Set.of("general.architecture", "olmo2.context_length", "olmo2.embedding_length", "olmo2.block_count",
+                "olmo2.feed_forward_length", "olmo2.attention.head_count", "olmo2.attention.head_count_kv", "olmo2.rope.freq_base",
+                "olmo2.attention.layer_norm_rms_epsilon", "olmo2.vocab_size"), keys);
+        JsonNode wideHeads = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("head_dim", 32);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, wideHeads)).getMessage().contains("head_dim"));
+        JsonNode olmo3 = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("sliding_window", 4096);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(o, olmo3));
+        GgufParams swa = params(Map.of("olmo2.attention.sliding_window", 4096L));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(swa, "olmo2.")).getMessage().contains("OLMo 3"));
+        GgufParams wide = params(Map.of("olmo2.embedding_length", 64L, "olmo2.attention.head_count", 4L, "olmo2.attention.key_length", 32L));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> o.spec().checkGguf(wide, "olmo2.")).getMessage().contains("key_length"));
+        o.spec().checkGguf(params((Long) null), "olmo2.");
+    }
+
+    /** Granite MoE: input_linear is gate rows then up rows of every expert; no per-expert names; multipliers as scales. */
+    @Test
+    void graniteMoeFusesGateAndUpAndKeepsItsMultipliers() throws Exception {
+        Architecture g = Architecture.GRANITEMOE;
+        assertEquals(Optional.of(List.of("blk.3.ffn_gate_exps.weight", "blk.3.ffn_up_exps.weight")),
+                TensorNames.splitParts(g, "model.layers.3.block_sparse_moe.input_linear.weight"));
+        Assembly input = g.spec().assemblies().getFirst();   // GGUF -> HF: gate then up of every expert, stacked
+        assertEquals(List.of(input), g.spec().assemblies());
+        assertEquals("block_sparse_moe.input_linear.weight", input.hf());
+        assertEquals(List.of("ffn_gate_exps.weight", "ffn_up_exps.weight"), input.gguf());
+        assertEquals(1, input.gguf().indexOf("ffn_up_exps.weight"));
+        assertTrue(input.isRowSplit());
+        assertFalse(input.gguf().contains("ffn_down_exps.weight"));
+        assertTrue(Architecture.QWEN3MOE.spec().assemblies().isEmpty());
+        assertFalse(Architecture.GPT_OSS.spec().assemblies().stream().anyMatch(Assembly::isRowSplit), "gpt-oss's are GGUF -> HF only");
+        assertFalse(TensorNames.splitParts(Architecture.QWEN3MOE, "model.layers.3.block_sparse_moe.input_linear.weight").isPresent());
+        assertFalse(TensorNames.expertSlice(g, "blk.3.ffn_down_exps.weight", 0).isPresent(), "no per-expert HF names");
+        assertFalse(TensorNames.perExpert(g, "model.layers.3.block_sparse_moe.experts.0.gate.weight").isPresent());
+        assertTrue(TensorNames.permutation(g, "blk.0.attn_q.weight").isPresent(), "llama attention: permuted");
+        JsonNode cfg = JSON.readTree("""
+                {"architectures":["GraniteMoeForCausalLM"],"model_type":"granitemoe","hidden_size":64,"num_hidden_layers":2,
+                 "intermediate_size":128,"num_attention_heads":4,"num_key_value_heads":2,"rms_norm_eps":1e-06,
+                 "rope_parameters":{"rope_theta":10000.0,"rope_type":"default"},"max_position_embeddings":512,"vocab_size":400,
+                 "num_local_experts":4,"num_experts_per_tok":2,"embedding_multiplier":12.0,"residual_multiplier":0.22,
+                 "attention_multiplier":0.015625,"logits_scaling":8.0}""");
+        Map<String, GgufKv> kv = ConfigKeys.toGguf(g, cfg).stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(0.015625f, kv.get("granitemoe.attention.scale").value());
+        assertEquals(12f, kv.get("granitemoe.embedding_scale").value());
+        assertEquals(0.22f, kv.get("granitemoe.residual_scale").value());
+        assertEquals(8f, kv.get("granitemoe.logit_scale").value());
+        assertEquals(4, kv.get("granitemoe.expert_count").value());
+        assertEquals(16, kv.get("granitemoe.rope.dimension_count").value());
+        assertEquals(new ConfigKeys.Dims(64, 2, 4, 2, 16, 400, 128, 4, 128, 0), ConfigKeys.dims(g, cfg));
+        JsonNode noLogits = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).without("logits_scaling");
+        assertEquals(1f, ConfigKeys.toGguf(g, noLogits).stream().filter(k -> k.key().equals("granitemoe.logit_scale"))
+                .findFirst().orElseThrow().value(), "llama.cpp requires logit_scale: transformers' default");
+        JsonNode shared = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("shared_intermediate_size", 64);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, shared));
+        JsonNode wide = ((com.fasterxml.jackson.databind.node.ObjectNode) cfg.deepCopy()).put("head_dim", 32);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toGguf(g, wide));
+        assertTrue(g.spec().claims(params((Long) null)));
     }
 
     @Test

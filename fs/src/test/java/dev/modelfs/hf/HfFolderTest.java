@@ -3,6 +3,7 @@ package dev.modelfs.hf;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -150,6 +151,47 @@ class HfFolderTest {
                 "experts in a llama GGUF without expert_count have no Hugging Face name");
     }
 
+    /** Granite MoE: input_linear assembled from ffn_gate_exps and ffn_up_exps, expert by expert; multipliers from the scales. */
+    @Test
+    void graniteMoeFusesGateAndUpExpertByExpert() throws Exception {
+        List<String> moe = List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4:Q8_0",
+                "blk.0.ffn_up_exps.weight:64,32,4:Q8_0", "blk.0.ffn_down_exps.weight:32,64,4");
+        List<GgufKv> kvs = List.of(kv("granitemoe.expert_count", GgufValueType.UINT32, 4), kv("granitemoe.expert_used_count", GgufValueType.UINT32, 2),
+                kv("granitemoe.attention.scale", GgufValueType.FLOAT32, 0.015625f), kv("granitemoe.residual_scale", GgufValueType.FLOAT32, 0.22f),
+                kv("granitemoe.logit_scale", GgufValueType.FLOAT32, 8f));
+        HfFolder f = HfFolder.of(model("granitemoe", false, moe, kvs));
+        Map<String, HfTensor> t = byName(f);
+        HfTensor in = t.get("model.layers.0.block_sparse_moe.input_linear.weight");
+        assertArrayEquals(new long[] {4, 64, 64}, in.shape());
+        HfTensor.Assembled a = in.assembled();   // per expert (batch): the gate rows, then the up rows
+        assertEquals(4, a.batches());
+        assertEquals(2, a.parts().size());
+        assertEquals("blk.0.ffn_gate_exps.weight", a.parts().get(0).sources().getFirst().name());
+        assertEquals("blk.0.ffn_up_exps.weight", a.parts().get(1).sources().getFirst().name());
+        for (HfTensor.Assembled.Part p : a.parts()) {
+            assertEquals(1, p.sources().size());
+            assertFalse(p.transposed());
+            assertArrayEquals(new long[] {4, 32, 64}, HfTensor.Assembled.geometry(p.sources().getFirst()));
+        }
+        assertFalse(t.containsKey("model.layers.0.block_sparse_moe.experts.0.gate.weight"), "no per-expert names");
+        assertEquals(3, t.keySet().stream().filter(n -> n.contains("block_sparse_moe")).count(), "router, input_linear, output_linear");
+        assertArrayEquals(new long[] {4, 64, 32}, t.get("model.layers.0.block_sparse_moe.output_linear.weight").shape());
+        assertArrayEquals(new long[] {4, 64}, t.get("model.layers.0.block_sparse_moe.router.layer.weight").shape());
+        assertNotNull(t.get("model.layers.0.self_attn.q_proj.weight").sourceRow(), "llama attention: rows permuted");
+        JsonNode c = JSON.readTree(f.config());
+        assertEquals("GraniteMoeForCausalLM", c.get("architectures").get(0).asText());
+        assertEquals(0.015625, c.get("attention_multiplier").asDouble());
+        assertEquals(0.22, c.get("residual_multiplier").asDouble());
+        assertEquals(1.0, c.get("embedding_multiplier").asDouble(), "absent: 1");
+        assertEquals(8.0, c.get("logits_scaling").asDouble());
+        assertEquals(4, c.get("num_local_experts").asInt());
+        JsonNode dflt = JSON.readTree(HfFolder.of(model("granitemoe", false, moe, kvs.subList(0, 2))).config());
+        assertEquals(0.25, dflt.get("attention_multiplier").asDouble(), "absent attention.scale: llama.cpp's 1/sqrt(head_dim)");
+        HfUnsupported half = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("granitemoe", false,
+                List.of("blk.0.ffn_gate_inp.weight:64,4", "blk.0.ffn_gate_exps.weight:64,32,4", "blk.0.ffn_down_exps.weight:32,64,4"), kvs)));
+        assertTrue(half.getMessage().contains("input_linear"), half.getMessage());
+    }
+
     /** Qwen2 MoE: routed experts per expert, the shared expert and its [1, hidden] gate, qwen2moe's config fields. */
     @Test
     void qwen2MoeHasSharedExpertAndUnnormalizedRouting() throws Exception {
@@ -192,12 +234,41 @@ class HfFolderTest {
         assertEquals(0.5, c.get("partial_rotary_factor").asDouble());
         assertEquals(4096, c.get("original_max_position_embeddings").asInt());
         assertTrue(c.get("sliding_window").isNull(), "llama.cpp's 0 is no sliding window");
-        HfUnsupported longrope = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
-                List.of("rope_factors_long.weight:8", "rope_factors_short.weight:8"), List.of())));
-        assertTrue(longrope.getMessage().contains("longrope"), longrope.getMessage());
         HfUnsupported scaled = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, List.of(), List.of(
                 kv("phi3.rope.scaling.type", GgufValueType.STRING, "yarn"), kv("phi3.rope.scaling.factor", GgufValueType.FLOAT32, 4f)))));
         assertTrue(scaled.getMessage().contains("rope scaling"), scaled.getMessage());
+    }
+
+    /** Phi-3 LongRoPE: the factors are the rope_factors tensors' values; attention_factor only when not transformers' default. */
+    @Test
+    void phi3LongRopeFactorsComeFromTheirTensors() throws Exception {
+        List<String> factors = List.of("rope_factors_long.weight:4", "rope_factors_short.weight:4");
+        float attn = (float) Math.sqrt(1 + Math.log(4) / Math.log(128));   // context 512 over original 128
+        List<GgufKv> kvs = new ArrayList<>(List.of(kv("phi3.rope.dimension_count", GgufValueType.UINT32, 8),
+                kv("phi3.rope.scaling.original_context_length", GgufValueType.UINT32, 128),
+                kv("phi3.rope.scaling.attn_factor", GgufValueType.FLOAT32, attn)));
+        Map<String, float[]> values = Map.of("rope_factors_long.weight", new float[] {1f, 2.5f, 4f, 0.1f},
+                "rope_factors_short.weight", new float[] {1f, 1f, 1.25f, 1.5f});
+        HfFolder f = HfFolder.of(model("phi3", false, factors, kvs), values);
+        JsonNode r = JSON.readTree(f.config()).get("rope_scaling");
+        assertEquals("longrope", r.get("rope_type").asText());
+        assertEquals(List.of(1.0, 2.5, 4.0, 0.1), JSON.convertValue(r.get("long_factor"), List.class));
+        assertEquals(List.of(1.0, 1.0, 1.25, 1.5), JSON.convertValue(r.get("short_factor"), List.class));
+        assertFalse(r.has("attention_factor"), "the default is transformers' own");
+        assertEquals(128, JSON.readTree(f.config()).get("original_max_position_embeddings").asInt());
+        assertFalse(byName(f).containsKey("rope_factors_long.weight"));
+        assertEquals(7, f.tensors().size(), "the factors are no HF tensors");
+        kvs.set(2, kv("phi3.rope.scaling.attn_factor", GgufValueType.FLOAT32, 1f));
+        assertEquals(1.0, JSON.readTree(HfFolder.of(model("phi3", false, factors, kvs), values).config())
+                .get("rope_scaling").get("attention_factor").asDouble());
+        HfUnsupported unread = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, factors, kvs)));
+        assertTrue(unread.getMessage().contains("rope_factors_long/short"), unread.getMessage());
+        HfUnsupported wrong = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false, factors, kvs),
+                Map.of("rope_factors_long.weight", new float[3], "rope_factors_short.weight", new float[3])));
+        assertTrue(wrong.getMessage().contains("4 values"), wrong.getMessage());
+        HfUnsupported one = assertThrows(HfUnsupported.class, () -> HfFolder.of(model("phi3", false,
+                List.of("rope_factors_long.weight:4"), kvs), values));
+        assertTrue(one.getMessage().contains("only one"), one.getMessage());
     }
 
     @Test
@@ -260,14 +331,14 @@ class HfFolderTest {
         GgufFile g = model("llama", false, List.of("rope_freqs.weight:8"), kvs);
         float[] freqs = dev.modelfs.arch.RopeFreqs.llama3(new dev.modelfs.arch.ConfigKeys.RopeScaling("llama3", 32f,
                 java.util.Optional.of(8192), 1f, 4f), 500000f, 16);
-        JsonNode r = JSON.readTree(HfFolder.of(g, freqs).config()).get("rope_scaling");
+        JsonNode r = JSON.readTree(HfFolder.of(g, Map.of("rope_freqs.weight", freqs)).config()).get("rope_scaling");
         assertEquals("llama3", r.get("rope_type").asText());
         assertEquals(32.0, r.get("factor").asDouble());
         assertEquals(4.0, r.get("high_freq_factor").asDouble());
         assertEquals(8192, r.get("original_max_position_embeddings").asInt());
-        assertFalse(byName(HfFolder.of(g, freqs)).containsKey("rope_freqs.weight"));
+        assertFalse(byName(HfFolder.of(g, Map.of("rope_freqs.weight", freqs))).containsKey("rope_freqs.weight"));
         freqs[3] *= 1.01f;
-        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, freqs));
+        assertThrows(HfUnsupported.class, () -> HfFolder.of(g, Map.of("rope_freqs.weight", freqs)));
     }
 
     @Test

@@ -293,6 +293,108 @@ class SynthesizedGgufPlannerTest {
                 .contains("norm_topk_prob"));
     }
 
+    /** OLMo 2: no pre-norms, post-norms after attention and feed-forward, q/k norms as long as the projections. */
+    @Test
+    void plansOlmo2WithPostNormsAndWholeProjectionQkNorms() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = new ArrayList<>(attention(p).stream().filter(t -> !t.name().contains("input_layernorm")).toList());
+        ts.add(plain(p + "post_feedforward_layernorm.weight", Dtype.BF16, 64));
+        ts.add(plain(p + "self_attn.q_norm.weight", Dtype.BF16, 64));
+        ts.add(plain(p + "self_attn.k_norm.weight", Dtype.BF16, 32));
+        ts.add(plain(p + "mlp.gate_proj.weight", Dtype.BF16, 128, 64));
+        ts.add(plain(p + "mlp.up_proj.weight", Dtype.BF16, 128, 64));
+        ts.add(plain(p + "mlp.down_proj.weight", Dtype.BF16, 64, 128));
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, config("Olmo2ForCausalLM"))).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        assertEquals("olmo2", plan.kvs().getFirst().value());
+        assertEquals(GgmlType.F32, byName.get("blk.0.post_attention_norm.weight").type());
+        assertEquals(GgmlType.F32, byName.get("blk.0.post_ffw_norm.weight").type());
+        assertEquals(List.of(64L), List.of(byName.get("blk.0.attn_q_norm.weight").ne()[0]));
+        assertEquals(List.of(32L), List.of(byName.get("blk.0.attn_k_norm.weight").ne()[0]));
+        assertEquals(null, byName.get("blk.0.attn_q.weight").permutation(), "NeoX rope: not permuted");
+        assertTrue(!byName.containsKey("blk.0.attn_norm.weight") && !byName.containsKey("blk.0.ffn_norm.weight"));
+        List<LogicalTensor> perHead = ts.stream().map(t -> t.name().endsWith("q_norm.weight")
+                ? plain(t.name(), Dtype.BF16, 16) : t).toList();
+        assertTrue(reason(plan(perHead, config("Olmo2ForCausalLM"))).contains("config.json implies [64]"));
+        assertTrue(reason(plan(ts.stream().filter(t -> !t.name().contains("post_feedforward")).toList(), config("Olmo2ForCausalLM")))
+                .contains("blk.0.post_ffw_norm.weight"));
+        List<LogicalTensor> pre = new ArrayList<>(ts);
+        pre.add(plain(p + "input_layernorm.weight", Dtype.BF16, 64));
+        assertTrue(reason(plan(pre, config("Olmo2ForCausalLM"))).contains("input_layernorm"));
+    }
+
+    /** Phi-3 LongRoPE: the factors as F32 tensors computed from config.json, the converter's attention factor. */
+    @Test
+    void plansPhi3LongRopeFactorsAndAttentionFactor() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = new ArrayList<>(List.of(plain("model.embed_tokens.weight", Dtype.BF16, 4, 64),
+                plain("model.norm.weight", Dtype.BF16, 64), plain("lm_head.weight", Dtype.BF16, 4, 64),
+                plain(p + "input_layernorm.weight", Dtype.BF16, 64), plain(p + "post_attention_layernorm.weight", Dtype.BF16, 64),
+                plain(p + "self_attn.qkv_proj.weight", Dtype.BF16, 128, 64), plain(p + "self_attn.o_proj.weight", Dtype.BF16, 64, 64),
+                plain(p + "mlp.gate_up_proj.weight", Dtype.BF16, 256, 64), plain(p + "mlp.down_proj.weight", Dtype.BF16, 64, 128)));
+        ObjectNode cfg = (ObjectNode) config("Phi3ForCausalLM");
+        cfg.put("original_max_position_embeddings", 64);
+        ObjectNode rope = cfg.putObject("rope_parameters").put("rope_type", "longrope").put("rope_theta", 10000.0);
+        rope.putArray("long_factor").add(1.0).add(2.0).add(3.0).add(4.0).add(5.0).add(6.0).add(7.0).add(8.5);
+        rope.putArray("short_factor").add(1.0).add(1.0).add(1.0).add(1.0).add(1.5).add(1.5).add(2.0).add(2.0);
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, cfg)).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        var lng = byName.get("rope_factors_long.weight");
+        assertEquals(SynthesizedGgufPlanner.Choice.COMPUTED, lng.choice());
+        assertEquals(8.5f, lng.computed()[7]);
+        assertEquals(1.5f, byName.get("rope_factors_short.weight").computed()[4]);
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals((float) Math.sqrt(1 + Math.log(4) / Math.log(64)), kv.get("phi3.rope.scaling.attn_factor").value());
+        assertTrue(!kv.containsKey("phi3.rope.scaling.type"), "Phi3MiniModel writes no scaling type");
+        rope.put("attention_factor", 1.0);
+        assertTrue(reason(plan(ts, cfg)).contains("attention factor"));
+        rope.remove("attention_factor");
+        ((com.fasterxml.jackson.databind.node.ArrayNode) rope.get("short_factor")).remove(0);
+        assertTrue(reason(plan(ts, cfg)).contains("short_factor is not a list of 8"));
+        rope.put("rope_type", "dynamic");
+        assertTrue(reason(plan(ts, cfg)).contains("rope scaling type dynamic"));
+    }
+
+    /** Granite MoE: input_linear [E, 2·ff, hidden] cut into ffn_gate_exps and ffn_up_exps, the rows of every expert. */
+    @Test
+    void plansGraniteMoeSplittingInputLinear() throws Exception {
+        String p = "model.layers.0.";
+        List<LogicalTensor> ts = attention(p);
+        ts.add(plain(p + "block_sparse_moe.router.layer.weight", Dtype.BF16, 3, 64));
+        ts.add(int4(p + "block_sparse_moe.input_linear.weight", 3 * 2 * 128, 64));
+        ts.add(plain(p + "block_sparse_moe.output_linear.weight", Dtype.BF16, 3, 64, 128));
+        ObjectNode cfg = (ObjectNode) moeConfig("GraniteMoeForCausalLM", "num_local_experts");
+        cfg.put("intermediate_size", 128);
+        ts.set(ts.size() - 2, reshaped(ts.get(ts.size() - 2), 3, 256, 64));
+        var plan = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(ts, cfg)).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> byName = plan.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        var gate = byName.get("blk.0.ffn_gate_exps.weight");
+        var up = byName.get("blk.0.ffn_up_exps.weight");
+        assertEquals(List.of(64L, 128L, 3L), List.of(gate.ne()[0], gate.ne()[1], gate.ne()[2]));
+        assertEquals(GgmlType.Q4_1, up.type());
+        assertEquals(new SynthesizedGgufPlanner.RowSplit(256, 128, 128), up.split());
+        assertEquals(0, gate.split().sourceRow(0));
+        assertEquals(127, gate.split().sourceRow(127));
+        assertEquals(256, gate.split().sourceRow(128), "expert 1's gate rows follow expert 0's up rows");
+        assertEquals(128, up.split().sourceRow(0));
+        assertEquals(256 + 128 + 5, up.split().sourceRow(128 + 5));
+        assertEquals(new QkPermutation(4, 64), byName.get("blk.0.attn_q.weight").permutation());
+        assertEquals(GgmlType.F32, byName.get("blk.0.ffn_gate_inp.weight").type());
+        Map<String, GgufKv> kv = plan.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(1f, kv.get("granitemoe.logit_scale").value());
+        List<LogicalTensor> narrow = new ArrayList<>(ts);
+        narrow.set(narrow.size() - 2, plain(p + "block_sparse_moe.input_linear.weight", Dtype.BF16, 3, 128, 64));
+        assertTrue(reason(plan(narrow, cfg)).contains("config.json implies [3, 256, 64]"));
+    }
+
+    /** {@code t} with logical shape {@code shape} (same elements). */
+    private static LogicalTensor reshaped(LogicalTensor t, long... shape) {
+        return new LogicalTensor(t.name(), t.component(), t.relativeName(), t.main(), t.scale(), t.bias(), t.globalScale(), t.quant(), shape);
+    }
+
     private static String reason(SynthesizedGgufPlanner.Result r) {
         return assertInstanceOf(SynthesizedGgufPlanner.Result.Refused.class, r).reason();
     }

@@ -85,11 +85,24 @@ final class GgufHfFiles {
     }
 
     /**
-     * The values of the model's {@code rope_freqs.weight} (a small F32 vector: Llama 3.x rope scaling),
-     * read from the blob while the directory is built; null when there is none or it cannot be read.
+     * The values of the model's small F32 vectors {@link HfFolder#VECTORS} (Llama 3.x {@code rope_freqs}, Phi-3
+     * LongRoPE {@code rope_factors_long/short}), read from the blob while the directory is built; a vector that is
+     * absent or cannot be read is left out.
      */
-    static float[] ropeFreqs(OllamaStore store, Layer layer, GgufFile g) {
-        GgufTensorInfo t = g.tensor("rope_freqs.weight");
+    static Map<String, float[]> vectors(OllamaStore store, Layer layer, GgufFile g) {
+        Map<String, float[]> out = new HashMap<>();
+        for (String name : HfFolder.VECTORS) {
+            float[] v = f32Vector(store, layer, g, name);
+            if (v != null) {
+                out.put(name, v);
+            }
+        }
+        return out;
+    }
+
+    /** One small 1-D F32 tensor's values, or null when there is none or it cannot be read. */
+    private static float[] f32Vector(OllamaStore store, Layer layer, GgufFile g, String name) {
+        GgufTensorInfo t = g.tensor(name);
         if (t == null || t.type() != GgmlType.F32 || t.rank() != 1 || t.ne()[0] > 4096 || layer.digest().isEmpty()) {
             return null;
         }

@@ -119,24 +119,25 @@ public final class GgufModelView implements ModelView {
     }
 
     /**
-     * The Hugging Face folder of a GGUF model of manifest {@code m} (reads the small
-     * {@code rope_freqs.weight} from the blob when there is one, and the model's Ollama template layer
-     * for the chat template of the top folder's {@code tokenizer_config.json}).
+     * The Hugging Face folder of a GGUF model of manifest {@code m} (reads the small F32 vectors
+     * {@link HfFolder#VECTORS}, {@code rope_freqs.weight} and {@code rope_factors_long/short.weight}, from the blob
+     * when there are any, and the model's Ollama template layer for the chat template of the top folder's
+     * {@code tokenizer_config.json}).
      *
      * @throws HfUnsupported (or a {@link FormatException}, {@link IllegalArgumentException},
      *                       {@link ArithmeticException}) saying why the model has none
      */
     public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf stored) {
         ModelTable.Gguf model = readThrough(stored);
-        float[] ropeFreqs = GgufHfFiles.ropeFreqs(store, model.layer(), model.file());
+        Map<String, float[]> vectors = GgufHfFiles.vectors(store, model.layer(), model.file());
         if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
-            return HfFolder.of(model.file(), ropeFreqs);
+            return HfFolder.of(model.file(), vectors);
         }
         try {
-            return HfFolder.of(model.file(), ropeFreqs, OllamaTemplateText.of(store, m));
+            return HfFolder.of(model.file(), vectors, OllamaTemplateText.of(store, m));
         } catch (IOException e) {
             LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
-            return HfFolder.of(model.file(), ropeFreqs).withUnreadableTemplate(e.getMessage());
+            return HfFolder.of(model.file(), vectors).withUnreadableTemplate(e.getMessage());
         }
     }
 

@@ -205,7 +205,7 @@ public final class SynthesizedGgufView implements ModelView {
         }
         if (!src.quantized()) {
             OutputType out = OutputType.of(type);
-            if (t.permutation() == null && src.main().dtype() == out.dtype) {
+            if (t.permutation() == null && t.split() == null && src.main().dtype() == out.dtype) {
                 var r = src.main().bytes();
                 return new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length());
             }
@@ -221,8 +221,15 @@ public final class SynthesizedGgufView implements ModelView {
         return new Segment.Converted(new UnitConverted(rows, t.rows(), order(t, what), what));
     }
 
-    /** The GGUF row order of {@code t}: GGUF row {@code r} is Hugging Face row {@code hfRowOf(r)}; null when unpermuted. */
+    /**
+     * The GGUF row order of {@code t}: GGUF row {@code r} is Hugging Face row {@code hfRowOf(r)}, or for a part of a fused
+     * tensor the source row of its {@link SynthesizedGgufPlanner.RowSplit}; null when in source order.
+     */
     private static LongUnaryOperator order(TensorPlan t, String what) {
+        if (t.split() != null) {
+            SynthesizedGgufPlanner.RowSplit s = t.split();
+            return s::sourceRow;
+        }
         QkPermutation p = t.permutation();
         if (p == null) {
             return null;
