@@ -3,13 +3,11 @@ package dev.modelfs.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -121,14 +119,16 @@ class FailingStoreTest {
         return Files.write(tmp.resolve("copy"), Files.readAllBytes(f));
     }
 
-    private static void awaitListing(Path dir, List<String> want) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        List<String> got;
-        while (!(got = list(dir)).equals(want)) {
-            if (System.nanoTime() > deadline) {
-                fail(dir + " lists " + got + ", not " + want + ", 10 s on");
-            }
-            Thread.sleep(50);
+    private static void awaitListing(Path dir, List<String> want) throws InterruptedException {
+        dev.modelfs.testing.Poll.until(dir + " lists " + want, java.time.Duration.ofSeconds(10), () -> list(dir).equals(want),
+                () -> "it lists " + safeList(dir));
+    }
+
+    private static String safeList(Path dir) {
+        try {
+            return list(dir).toString();
+        } catch (IOException e) {
+            return e.toString();
         }
     }
 

@@ -44,10 +44,6 @@ class GrowingWorkersTest {
     }
 
     private static void awaitValue(AtomicInteger v, int want) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (v.get() < want) {
-            assertTrue(System.nanoTime() < deadline, "reached " + v.get() + ", not " + want);
-            Thread.sleep(5);
-        }
+        dev.modelfs.testing.Poll.until("reached " + want, java.time.Duration.ofSeconds(20), () -> v.get() >= want, () -> "at " + v.get());
     }
 }
