@@ -128,9 +128,16 @@ public final class KernelWarmup {
     private final Budget budget;
     private final BooleanSupplier stop;
     private final WarmupDeadline deadline;
+    /** The kernels' part stops here: {@link #stop}, or its share of the deadline ({@link WarmupDeadline#KERNELS}). */
+    private final BooleanSupplier kernelsStop;
+    /** The read path's part stops here: {@link #stop}, or its share of the deadline ({@link WarmupDeadline#READ_PATH}). */
+    private final WarmupDeadline readsEnd;
 
     private KernelWarmup(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop, WarmupDeadline deadline) {
         this.deadline = deadline;
+        WarmupDeadline kernelsEnd = deadline.phase(WarmupDeadline.KERNELS);
+        this.kernelsStop = () -> stop.getAsBoolean() || kernelsEnd.passed();
+        this.readsEnd = deadline.phase(WarmupDeadline.READ_PATH);
         this.tree = tree;
         this.resolver = resolver;
         this.budget = budget;
@@ -211,7 +218,7 @@ public final class KernelWarmup {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment scratch = null;
                 for (Map.Entry<String, ConvertedData> k : kernels.entrySet()) {
-                    if (stop.getAsBoolean() || mx.getCurrentThreadCpuTime() - cpu0 >= cpuLimit) {
+                    if (kernelsStop.getAsBoolean() || mx.getCurrentThreadCpuTime() - cpu0 >= cpuLimit) {
                         break;
                     }
                     ConvertedData data = k.getValue();
@@ -226,11 +233,11 @@ public final class KernelWarmup {
                 }
             }
             if (budget.readFiles() > 0 && !stop.getAsBoolean()) {
-                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles(), stop);
+                List<ReadPathWarmup.Region> toRead = regionsToRead(tree, budget.maxModels(), budget.readFiles(), readsEnd.or(stop));
                 int[] read = {0};
-                long passesEnd = deadline.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
-                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), stop, passesEnd),
-                        ReadPathWarmup.PASSES, deadline.cap(ReadPathWarmup.PASSES_WALL));
+                long passesEnd = readsEnd.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
+                JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), readsEnd.or(stop), passesEnd),
+                        ReadPathWarmup.PASSES, readsEnd.cap(ReadPathWarmup.PASSES_WALL));
                 files = read[0];
             }
             idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()));   // no wait asked: nothing ran out
@@ -244,7 +251,7 @@ public final class KernelWarmup {
 
     /** Fills {@code kernels} with the largest data of each kernel in the first models; returns how many models it looked at. */
     private int collect(Map<String, ConvertedData> kernels) {
-        return forEachFile(tree, budget.maxModels(), stop, (p, f) -> f.source().convertedData().forEach(d -> keep(kernels, d)));
+        return forEachFile(tree, budget.maxModels(), kernelsStop, (p, f) -> f.source().convertedData().forEach(d -> keep(kernels, d)));
     }
 
     /**
@@ -306,7 +313,7 @@ public final class KernelWarmup {
                 return 0;
             }
             int n = 0;
-            while (n < budget.chunksPerKernel() && !stop.getAsBoolean() && mx.getCurrentThreadCpuTime() < cpuUntil) {
+            while (n < budget.chunksPerKernel() && !kernelsStop.getAsBoolean() && mx.getCurrentThreadCpuTime() < cpuUntil) {
                 long chunk = n % Math.min(chunkCount, 4);          // a few distinct chunks, their source pages stay cached
                 data.compute(chunk, segs, scratch.asSlice(0, data.chunkLength(chunk)));
                 n++;

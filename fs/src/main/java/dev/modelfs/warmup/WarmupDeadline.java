@@ -9,24 +9,43 @@ import java.util.function.BooleanSupplier;
  * (docs/DESIGN.md §2.8). What is not warm by then is compiled while the first clients read. The warm-up's other
  * bounds ({@link KernelWarmup.Budget}: CPU time, passes, waits) still apply inside it.
  *
- * @param atNanos the {@link System#nanoTime()} at which the warm-up ends
+ * <p>The kernels' part ends by {@link #KERNELS} of the wall time and the read path's by {@link #READ_PATH} ({@link #phase}),
+ * so that on a busy machine each part still runs a little: the kernels alone would otherwise take all of it and the
+ * read path, whose first-read gain is the larger, none.
+ *
+ * @param startNanos the {@link System#nanoTime()} at which the warm-up began
+ * @param atNanos    the {@link System#nanoTime()} at which the warm-up ends
  */
-public record WarmupDeadline(long atNanos) {
+public record WarmupDeadline(long startNanos, long atNanos) {
+    /** The share of the wall time by which the kernels' part ends. */
+    public static final double KERNELS = 0.4;
+    /** The share of the wall time by which the read path's part ends; the front end's own reads have the rest. */
+    public static final double READ_PATH = 0.7;
+
     /**
      * A front end's warm-up ends this long after it began: on a quiet machine the warm-up of a store of a few models
-     * is done sooner; on a busy one (both CPUs taken) it stops here, so the mount appears within about 3 s of the
-     * command (the JVM's start and the store's listing come first). Measured in BENCHMARKS.md.
+     * is done sooner; on a busy one (both CPUs taken) it stops here, so the mount appears a bounded time after the
+     * command (the JVM's start and the store's listing come first), where the budgets alone took 13 s.
      */
-    public static final Duration DEFAULT_WALL = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_WALL = Duration.ofSeconds(3);
 
     /** The deadline {@code wall} from now. */
     public static WarmupDeadline after(Duration wall) {
-        return new WarmupDeadline(System.nanoTime() + wall.toNanos());
+        long now = System.nanoTime();
+        return new WarmupDeadline(now, now + wall.toNanos());
     }
 
     /** No deadline (tests that warm up fully). */
     public static WarmupDeadline none() {
-        return new WarmupDeadline(Long.MAX_VALUE);
+        return new WarmupDeadline(Long.MAX_VALUE, Long.MAX_VALUE);
+    }
+
+    /** The deadline of a part that ends by {@code share} (0 to 1) of the wall time; no deadline stays none. */
+    public WarmupDeadline phase(double share) {
+        if (atNanos == Long.MAX_VALUE) {
+            return this;
+        }
+        return new WarmupDeadline(startNanos, startNanos + (long) ((atNanos - startNanos) * share));
     }
 
     /** Whether the deadline has passed. */

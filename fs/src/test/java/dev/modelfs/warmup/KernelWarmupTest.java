@@ -120,6 +120,10 @@ class KernelWarmupTest {
         assertTrue(far.or(() -> true).getAsBoolean());
         assertEquals(far.atNanos(), far.earlierOf(far.atNanos() + 1));
         assertEquals(far.atNanos() - 1, far.earlierOf(far.atNanos() - 1));
+        WarmupDeadline fixed = new WarmupDeadline(1000, 2000);
+        assertEquals(new WarmupDeadline(1000, 1400), fixed.phase(WarmupDeadline.KERNELS), "the kernels' share of the wall time");
+        assertEquals(new WarmupDeadline(1000, 1700), fixed.phase(WarmupDeadline.READ_PATH));
+        assertEquals(WarmupDeadline.none(), WarmupDeadline.none().phase(0.5), "no deadline has no phases");
         assertFalse(WarmupDeadline.none().passed());
         assertEquals(Duration.ofDays(9), WarmupDeadline.none().cap(Duration.ofDays(9)));
     }
