@@ -21,7 +21,6 @@ Prints one line per failed check and "N passed, M failed"; exit status 1 on fail
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -145,26 +144,7 @@ def check_model(r, d, mdir, src, e):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mount")
-    ap.add_argument("out")
-    ap.add_argument("--only", help="check only model dirs containing this string")
-    a = ap.parse_args()
-    r = L.Report("check_embed")
-    import torch
-    torch.set_num_threads(1)
-    exp = L.load_expected(a.out)
-    models = exp.get("embed") or {}
-    if not r.ok(len(models) >= 5, f"expected.json lists {len(models)} embedding models, expected at least 5"):
-        return r.finish()
-    for d, e in models.items():
-        if a.only and a.only not in d:
-            continue
-        try:
-            check_model(r, d, os.path.join(os.path.abspath(a.mount), d), os.path.join(a.out, e["source"]), e)
-        except Exception as ex:  # noqa: BLE001
-            r.fail(f"{d}: {type(ex).__name__}: {ex}")
-    return r.finish()
+    return L.check_listed_models(__doc__, "check_embed", "embed", 5, lambda r, d, mdir, src, e, out: check_model(r, d, mdir, src, e))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ Prints one line per failed check and "N passed, M failed"; exit status 1 on fail
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -312,26 +311,7 @@ def sliding_window(mdir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mount")
-    ap.add_argument("out")
-    ap.add_argument("--only", help="check only model dirs containing this string")
-    a = ap.parse_args()
-    r = L.Report("check_hf_gguf")
-    import torch
-    torch.set_num_threads(1)
-    exp = L.load_expected(a.out)
-    models = exp.get("hf_gguf") or {}
-    if not r.ok(len(models) >= 8, f"expected.json lists {len(models)} hf_gguf models, expected at least 8"):
-        return r.finish()
-    for d, e in models.items():
-        if a.only and a.only not in d:
-            continue
-        try:
-            check_model(r, d, os.path.join(os.path.abspath(a.mount), d), os.path.join(a.out, e["source"]), e, a.out)
-        except Exception as ex:  # noqa: BLE001
-            r.fail(f"{d}: {type(ex).__name__}: {ex}")
-    return r.finish()
+    return L.check_listed_models(__doc__, "check_hf_gguf", "hf_gguf", 8, check_model)
 
 
 if __name__ == "__main__":

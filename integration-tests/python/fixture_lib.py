@@ -779,6 +779,32 @@ def load_expected(out_dir: str):
         return json.load(f)
 
 
+def check_listed_models(doc: str, name: str, key: str, at_least: int, check) -> int:
+    """The main() of a checker of per-model folders: `MOUNT OUT [--only S]`, the models of expected.json's `key`
+    (at least `at_least`), each passed to `check(report, dir_name, mounted_dir, source_dir, entry, out)`; an exception
+    fails that model only. Returns the report's exit status."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mount")
+    ap.add_argument("out")
+    ap.add_argument("--only", help="check only model dirs containing this string")
+    a = ap.parse_args()
+    r = Report(name)
+    import torch
+    torch.set_num_threads(1)
+    models = load_expected(a.out).get(key) or {}
+    if not r.ok(len(models) >= at_least, f"expected.json lists {len(models)} {key} models, expected at least {at_least}"):
+        return r.finish()
+    for d, e in models.items():
+        if a.only and a.only not in d:
+            continue
+        try:
+            check(r, d, os.path.join(os.path.abspath(a.mount), d), os.path.join(a.out, e["source"]), e, a.out)
+        except Exception as ex:  # noqa: BLE001
+            r.fail(f"{d}: {type(ex).__name__}: {ex}")
+    return r.finish()
+
+
 def walk_files(root: str):
     """Yield (relpath, abspath) of every non-directory entry below root (no symlink following)."""
     for dirpath, dirnames, filenames in os.walk(root):
