@@ -129,7 +129,8 @@ def check_model(r, mount, d, e):
 
 
 def check_refused(r, mount, d, e):
-    """A dialect header that contradicts itself: model.gguf is the stored blob, nothing under ollama/model.gguf."""
+    """A dialect header that contradicts itself: model.gguf is the stored blob, nothing under ollama/model.gguf, and
+    no mmproj.gguf half-translated from the same header."""
     base = os.path.join(mount, d)
     h = hashlib.sha256()
     with open(os.path.join(base, "model.gguf"), "rb") as f:
@@ -137,6 +138,7 @@ def check_refused(r, mount, d, e):
             h.update(chunk)
     r.ok("sha256:" + h.hexdigest() == e["blob"], f"{d}/model.gguf is not the stored blob")
     r.ok(not os.path.exists(os.path.join(base, "ollama", "model.gguf")), f"{d}/ollama/model.gguf exists")
+    r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
 
 
 def run_llama(r, mount, exp, node_dir):

@@ -1,12 +1,12 @@
 package dev.modelfs.serve;
 
-import dev.modelfs.dialect.Dialects;
 import dev.modelfs.dialect.Outcome;
 import dev.modelfs.hf.HfFolder;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.store.Manifest;
 import dev.modelfs.store.OllamaStore;
 import dev.modelfs.synth.SynthesizedGgufPlanner;
+import dev.modelfs.view.dialect.DialectView;
 import dev.modelfs.view.gguf.GgufModelView;
 import dev.modelfs.view.synth.SynthesizedGgufView;
 import java.util.List;
@@ -38,9 +38,10 @@ public final class ModelPlans {
 
     /**
      * The translation {@code DialectView} gives a GGUF model layer's {@code model.gguf} (docs/SEMANTICS.md
-     * "Ollama's GGUF dialect"), and the clip-facing one ({@code mmproj.gguf}) when the layer embeds a vision tower.
+     * "Ollama's GGUF dialect"), and the clip-facing one ({@code mmproj.gguf}) when the layer embeds a vision tower (refused with
+     * the text face when the text header contradicts itself).
      */
     public static List<Outcome> dialect(ModelTable.Gguf model) {
-        return List.of(Dialects.text(model.file()), Dialects.clip(model.file()));
+        return DialectView.outcomes(model.file());
     }
 }

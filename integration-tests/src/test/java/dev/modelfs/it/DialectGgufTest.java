@@ -64,10 +64,15 @@ class DialectGgufTest {
         JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
         assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
-        JsonNode bad = show("dialect-gemma3-bad", false).get("gguf_dialect").get(0);
+        JsonNode badFaces = show("dialect-gemma3-bad", false).get("gguf_dialect");
+        JsonNode bad = badFaces.get(0);
         assertTrue(bad.get("translation").asText().contains("tokenizer.ggml.tokens has 300 entries for 400"), bad.toString());
+        assertEquals("mmproj.gguf", badFaces.get(1).get("file").asText(), badFaces.toString());
+        assertTrue(badFaces.get(1).get("translation").asText().contains("tokenizer.ggml.tokens has 300 entries for 400"),
+                "the clip face is refused with the text face: " + badFaces);
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/model.gguf")));
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/ollama/model.gguf")));
+        assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/mmproj.gguf")), "no half-translated mmproj.gguf");
         long lines = mounted.cli().log().lines().filter(l -> l.contains("dialect-gemma3-bad") && l.contains("model.gguf served as stored")).count();
         assertEquals(1, lines, "one log line for the refused dialect header:\n" + mounted.cli().log());
     }

@@ -29,8 +29,9 @@ import java.util.logging.Logger;
  * needs a translation of its own (no {@code clip.projector_type}) is served translated as {@code mmproj.gguf},
  * its blob as {@code ollama/mmproj.gguf}.
  *
- * <p>Invariants: a model no handler matches keeps its tree unchanged; a matched header that contradicts
- * itself leaves the blob as {@code model.gguf} with one log line; no tensor data is read while building.
+ * <p>Invariants: a model no handler matches keeps its tree unchanged; a matched text header that contradicts
+ * itself leaves the blob as {@code model.gguf} with one log line and gets no {@code mmproj.gguf} from that layer;
+ * no tensor data is read while building.
  */
 public final class DialectView implements ModelView {
     private static final Logger LOG = Logger.getLogger(DialectView.class.getName());
@@ -54,19 +55,33 @@ public final class DialectView implements ModelView {
 
     private static void model(ModelContext ctx, ModelTable.Gguf g, TreeBuilder tree) {
         BlobRef blob = new BlobRef(g.layer().digest().get(), g.layer().size());
-        switch (Dialects.text(g.file())) {
+        List<Outcome> faces = outcomes(g.file());
+        switch (faces.getFirst()) {
             case Outcome.Translated t -> replace(ctx, tree, "model.gguf", RAW_MODEL, t.translation(), blob);
-            case Outcome.Refused r -> LOG.warning(ctx.manifest().name() + ": model.gguf served as stored: " + r.handler()
-                    + " markers matched but " + r.reason());
+            case Outcome.Refused r -> {
+                LOG.warning(ctx.manifest().name() + ": model.gguf served as stored, no mmproj.gguf from it: " + r.handler()
+                        + " markers matched but " + r.reason());
+                return;
+            }
             case Outcome.NoUpstream n -> LOG.info(ctx.manifest().name() + ": " + n.reason());
             case Outcome.Untouched _ -> { }
         }
-        switch (Dialects.clip(g.file())) {
+        switch (faces.get(1)) {
             case Outcome.Translated t -> place(ctx, tree, "mmproj.gguf", t.translation(), blob);
             case Outcome.Refused r -> LOG.warning(ctx.manifest().name() + ": no mmproj.gguf from the model layer: " + r.handler()
                     + " markers matched but " + r.reason());
             default -> { }
         }
+    }
+
+    /**
+     * The outcomes of a model layer's text face ({@code model.gguf}) and clip face ({@code mmproj.gguf}), as the
+     * tree gets them and {@code modelfs show} reports them: a text header that contradicts itself refuses the clip
+     * face too, so no half-translated file comes from it.
+     */
+    public static List<Outcome> outcomes(GgufFile g) {
+        Outcome text = Dialects.text(g);
+        return List.of(text, text instanceof Outcome.Refused r ? r : Dialects.clip(g));
     }
 
     private static void projector(ModelContext ctx, Layer layer, TreeBuilder tree) {
