@@ -8,15 +8,15 @@ For every model of expected.json "embed" (a GGUF that llama.cpp's converter made
 SentenceTransformer, kept at OUT/<source>):
 * the folder and each of fp32/ fp16/ bf16/ hold config.json, the tokenizer files, modules.json,
   sentence_bert_config.json, 1_Pooling/config.json, config_sentence_transformers.json and model.safetensors (the
-  JSON files byte-equal to the top folder's); 1_Pooling says the source's pooling, modules.json ends in Normalize;
+  JSON files byte-equal to the top folder's, but config.json's torch_dtype, which says the folder's dtype); 1_Pooling says the source's pooling, modules.json ends in Normalize;
 * AutoModel.from_pretrained(MOUNT/<dir>) gives the hidden states of the source (AutoModel of the source folder,
   with the GGUF's weights: the source's own for F32, gguf-py's F16 or Q8_0 round trip of every 2-D tensor
   otherwise) within 1e-4 on sample texts;
 * AutoTokenizer.from_pretrained(MOUNT/<dir>) encodes hf_models.SAMPLE_TEXTS, special-token strings, digits,
   accents and emoji (single texts with and without special tokens, and a pair) like the source's tokenizer;
-* SentenceTransformer(MOUNT/<dir>) and (F32 GGUFs) SentenceTransformer(MOUNT/<dir>/fp32) embed the texts like the source
+* SentenceTransformer(MOUNT/<dir>) and (F32 and F16 GGUFs, no dtype argument) SentenceTransformer(MOUNT/<dir>/fp32) embed the texts like the source
   SentenceTransformer (with the same weights): cosine > 0.99999 and every value within 1e-4 (F16 GGUFs loaded in
-  float32: their config.json says float16, and sentence-transformers would compute in it).
+  float32 from the top folder: its config.json says float16, and sentence-transformers would compute in it).
 Prints one line per failed check and "N passed, M failed"; exit status 1 on failure.
 """
 from __future__ import annotations
@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
 import hf_models as H  # noqa: E402
 
+VARIANT_DTYPE = {"fp32/": "float32", "fp16/": "float16", "bf16/": "bfloat16"}
 JSON_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "modules.json",
               "sentence_bert_config.json", "1_Pooling/config.json", "config_sentence_transformers.json"]
 POOLING_KEY = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token", "lasttoken": "pooling_mode_lasttoken"}
@@ -77,7 +78,14 @@ def check_files(r, d, mdir, e):
             a, b = os.path.join(mdir, f), os.path.join(mdir, v + f)
             if v and os.path.isfile(a) and os.path.isfile(b):
                 with open(a, "rb") as fa, open(b, "rb") as fb:
-                    r.ok(fa.read() == fb.read(), f"{d}/{v}{f}: differs from {d}/{f}")
+                    if f == "config.json":   # the folder's own dtype, every other field the top folder's
+                        top, var = json.load(fa), json.load(fb)
+                        want = VARIANT_DTYPE[v]
+                        r.ok(var.get("torch_dtype") == want, f"{d}/{v}{f}: torch_dtype {var.get('torch_dtype')}, not {want}")
+                        top.pop("torch_dtype", None), var.pop("torch_dtype", None)
+                        r.ok(top == var, f"{d}/{v}{f}: differs from {d}/{f} beyond torch_dtype")
+                    else:
+                        r.ok(fa.read() == fb.read(), f"{d}/{v}{f}: differs from {d}/{f}")
     try:
         with open(os.path.join(mdir, "1_Pooling/config.json")) as f:
             pool = json.load(f)
@@ -127,10 +135,10 @@ def check_model(r, d, mdir, src, e):
     st_ref = SentenceTransformer(src, device="cpu")
     st_ref[0].auto_model.load_state_dict(oracle_state(st_ref[0].auto_model, e["ggml_type"]))
     want = st_ref.encode(TEXTS, convert_to_numpy=True)
-    # an F16 GGUF's folder says torch_dtype float16 (so do the copies in fp32/ etc.): compared in float32 here
-    kw = {"model_kwargs": {"dtype": torch.float32}} if e["ggml_type"] == "F16" else {}
-    # fp32/ loaded once per architecture (its JSON files are byte-checked everywhere above)
-    for sub in ("", "fp32") if e["ggml_type"] == "F32" else ("",):
+    # an F16 GGUF's folder says torch_dtype float16: the top folder is compared in float32 here; its fp32/ says
+    # float32 and loads with no argument. fp32/ is loaded for F32 and F16 GGUFs (its JSON files are checked above)
+    for sub in ("", "fp32") if e["ggml_type"] in ("F32", "F16") else ("",):
+        kw = {"model_kwargs": {"dtype": torch.float32}} if e["ggml_type"] == "F16" and not sub else {}
         try:
             st = SentenceTransformer(os.path.join(mdir, sub) if sub else mdir, device="cpu", **kw)
             have = st.encode(TEXTS, convert_to_numpy=True)

@@ -40,6 +40,16 @@ public enum OutputType {
         throw new IllegalArgumentException(t + " is not a float output type");
     }
 
+    /** The output type whose variant folder is {@code variant} ({@code fp32}, {@code fp16}, {@code bf16}). */
+    public static OutputType ofVariant(String variant) {
+        for (OutputType o : values()) {
+            if (o.variant.equals(variant)) {
+                return o;
+            }
+        }
+        throw new IllegalArgumentException(variant + " is not a variant folder");
+    }
+
     OutputType(String variant, Dtype dtype, FloatFormat format, int llamaFileType) {
         this.variant = variant;
         this.dtype = dtype;

@@ -1,5 +1,8 @@
 package dev.modelfs.view;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.model.ModelTable;
 import dev.modelfs.tree.FileNode;
@@ -26,7 +29,8 @@ import java.util.TreeSet;
  * into the top folder's variants); copied are the files
  * outside {@code ollama/}, {@code tensors/}, {@code gguf/} and the variant folders that are neither
  * weights ({@code *.safetensors}) nor GGUF files; a copy of a blob file is the same node (same inode,
- * as everywhere a blob appears), any other copy gets the inode of its own path.
+ * as everywhere a blob appears), any other copy gets the inode of its own path; a {@code config.json} that names a
+ * dtype gets that folder's ({@link VariantConfig}).
  */
 public final class VariantFolders implements ModelView {
     private static final Set<String> NOT_COPIED = Set.of("ollama", "tensors", "gguf");
@@ -49,13 +53,38 @@ public final class VariantFolders implements ModelView {
                     continue;
                 }
                 FileNode f = e.getValue();
+                JsonNode config = VariantConfig.applies(rel) ? config(f, rel, tables) : null;
                 for (String v : present) {
                     String copy = holder + v + "/" + rel;
-                    tree.put(copy, f.xattrs().containsKey("user.modelfs.digest") ? f
-                            : new FileNode(ctx.inodeOf(copy), f.mtimeNanos(), f.source(), f.xattrs()));
+                    byte[] retyped = VariantConfig.rewrite(config, OutputType.ofVariant(v));
+                    if (retyped != null) {
+                        tree.put(copy, new FileNode(ctx.inodeOf(copy), f.mtimeNanos(), ByteSource.literal(retyped),
+                                Map.of("user.modelfs.source", path + " with its dtype set to " + v)));
+                    } else {
+                        tree.put(copy, f.xattrs().containsKey("user.modelfs.digest") ? f
+                                : new FileNode(ctx.inodeOf(copy), f.mtimeNanos(), f.source(), f.xattrs()));
+                    }
                 }
             }
         }
+    }
+
+    /**
+     * The JSON of the config file {@code f} at {@code rel}: its bytes when it is a synthesized file held in memory,
+     * else (a config layer's blob) the copy the model's tables read while the directory was built; null otherwise.
+     */
+    private static JsonNode config(FileNode f, String rel, List<ModelTable> tables) {
+        ByteSource src = f.source();
+        if (src.segmentCount() == 1 && src.segment(0) instanceof Segment.Literal(byte[] bytes)) {
+            return VariantConfig.parse(bytes);
+        }
+        String component = rel.equals(VariantConfig.NAME) ? "" : rel.substring(0, rel.length() - VariantConfig.NAME.length() - 1);
+        for (ModelTable t : tables) {
+            if (t instanceof ModelTable.Safetensors s && s.configs() != null && s.configs().get(component) != null) {
+                return s.configs().get(component);
+            }
+        }
+        return null;
     }
 
     /**

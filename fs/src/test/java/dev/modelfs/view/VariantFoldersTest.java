@@ -52,4 +52,33 @@ class VariantFoldersTest {
         }
         assertEquals(0, files.keySet().stream().filter(p -> p.startsWith("fp16/")).count(), "no fp16/ folder was created by a view");
     }
+
+    @Test
+    void aConfigThatNamesADtypeSaysEachFoldersOwn() throws Exception {
+        ModelContext ctx = new ModelContext(null, ManifestParser.parse(ModelName.parse("t").orElseThrow(),
+                "{\"layers\":[]}".getBytes(StandardCharsets.UTF_8)), null, 0);
+        TreeBuilder tree = new TreeBuilder("t", 0);
+        FileNode config = file(1, "{\"torch_dtype\":\"float16\",\"hidden_size\":8,\"text_config\":{\"dtype\":\"float16\"},"
+                + "\"quantization_config\":{\"dtype\":\"int4\"}}", false);
+        tree.put("config.json", config);
+        tree.put("vae/config.json", file(2, "{\"in_channels\":3}", true));
+        for (String v : List.of("fp32", "fp16", "bf16")) {
+            tree.put(v + "/model.safetensors", file(3, "w", false));
+        }
+        new VariantFolders().addTo(ctx, List.of(), tree);
+        Map<String, FileNode> files = tree.files();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (String[] v : new String[][] {{"fp32", "float32"}, {"bf16", "bfloat16"}}) {
+            com.fasterxml.jackson.databind.JsonNode c = json.readTree(((dev.modelfs.bytes.Segment.Literal)
+                    files.get(v[0] + "/config.json").source().segment(0)).bytes());
+            assertEquals(v[1], c.get("torch_dtype").asText(), v[0]);
+            assertEquals(v[1], c.get("text_config").get("dtype").asText(), v[0]);
+            assertEquals("int4", c.get("quantization_config").get("dtype").asText(), "a quantization section is left alone");
+            assertEquals(8, c.get("hidden_size").asInt());
+            assertNotEquals(config.inode(), files.get(v[0] + "/config.json").inode());
+        }
+        assertSame(config.source(), files.get("fp16/config.json").source(), "already its folder's dtype: copied unchanged");
+        assertSame(files.get("vae/config.json"), files.get("bf16/vae/config.json"), "no dtype named: the blob's node, unchanged");
+        assertSame(config, files.get("config.json"), "the model directory's own config is the stored one");
+    }
 }
