@@ -13,14 +13,10 @@ public interface GgufParams {
     Double real(String key, Double dflt);
 
     /** A STRING KV, or {@code dflt}. */
-    default String string(String key, String dflt) {
-        return dflt;
-    }
+    String string(String key, String dflt);
 
-    /** A BOOL KV, or {@code dflt}; by default unreadable (an implementation that reads booleans overrides it). */
-    default Boolean bool(String key, Boolean dflt) {
-        throw new IllegalArgumentException(key + ": boolean metadata is not readable here");
-    }
+    /** A BOOL KV, or {@code dflt}. */
+    Boolean bool(String key, Boolean dflt);
 
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);

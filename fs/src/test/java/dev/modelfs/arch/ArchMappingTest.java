@@ -8,6 +8,7 @@ import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
 import org.junit.jupiter.api.Test;
 
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -106,27 +107,11 @@ class ArchMappingTest {
 
     /** GGUF metadata with these integer KVs and {@code tokenizer.ggml.model} = {@code tokenizer} (absent when null), no tensors. */
     private static GgufParams paramsOf(Map<String, Long> ints, String tokenizer) {
-        return new GgufParams() {
-            @Override
-            public String string(String key, String dflt) {
-                return key.equals("tokenizer.ggml.model") && tokenizer != null ? tokenizer : dflt;
-            }
-
-            @Override
-            public Long integer(String key, Long dflt) {
-                return ints.getOrDefault(key, dflt);
-            }
-
-            @Override
-            public Double real(String key, Double dflt) {
-                return dflt;
-            }
-
-            @Override
-            public boolean hasTensor(String name) {
-                return false;
-            }
-        };
+        Map<String, Object> kvs = new HashMap<>(ints);
+        if (tokenizer != null) {
+            kvs.put("tokenizer.ggml.model", tokenizer);
+        }
+        return new MapParams(kvs);
     }
 
     /** ArchSpec's invariants, for every architecture: unique layer names both ways, disjoint HF names, experts iff stacked rules. */
@@ -274,24 +259,10 @@ class ArchMappingTest {
         }
         Map<String, GgufKv> byKey = new java.util.HashMap<>(kv);
         ObjectNode hf = ConfigKeys.toHf(Architecture.GEMMA2, byKey);
-        GgufParams m = new GgufParams() {
-            @Override
-            public Long integer(String key, Long dflt) {
-                GgufKv v = byKey.get(key);
-                return v == null ? dflt : ((Number) v.value()).longValue();
-            }
-
-            @Override
-            public Double real(String key, Double dflt) {
-                GgufKv v = byKey.get(key);
-                return v == null ? dflt : ((Number) v.value()).doubleValue();
-            }
-
-            @Override
-            public boolean hasTensor(String name) {
-                return false;
-            }
-        };
+        Map<String, Object> values = new HashMap<>();
+        byKey.forEach((k, v) -> values.put(k, v.value() instanceof Integer i ? Long.valueOf(i)
+                : v.value() instanceof Float f ? Double.valueOf(f) : v.value()));
+        GgufParams m = new MapParams(values);
         Architecture.GEMMA2.spec().completeHfConfig(hf, m, "gemma2.", 64, 4, 32);
         ObjectNode src = gemma2Config();
         for (String f : List.of("sliding_window", "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
@@ -299,22 +270,8 @@ class ArchMappingTest {
             assertEquals(src.get(f), hf.get(f), f);
         }
         assertEquals("eager", hf.path("attn_implementation").asText(), "sdpa ignores the attention soft-cap");
-        assertThrows(IllegalArgumentException.class, () -> Architecture.GEMMA2.spec().checkGguf(new GgufParams() {
-            @Override
-            public Long integer(String key, Long dflt) {
-                return key.endsWith("sliding_window_pattern") ? 3L : dflt;
-            }
-
-            @Override
-            public Double real(String key, Double dflt) {
-                return dflt;
-            }
-
-            @Override
-            public boolean hasTensor(String name) {
-                return false;
-            }
-        }, "gemma2."));
+        assertThrows(IllegalArgumentException.class, () -> Architecture.GEMMA2.spec().checkGguf(
+                new MapParams(Map.of("gemma2.attention.sliding_window_pattern", 3L)), "gemma2."));
     }
 
     /** Gemma 1's tokenizer extras: add_space_prefix false with a SentencePiece vocabulary, the converter's eot id 107. */

@@ -27,27 +27,7 @@ class MoeArchMappingTest {
 
     /** GGUF metadata from a map (integers as Long, floats as Double, booleans as Boolean) and a set of tensor names. */
     static GgufParams params(Map<String, Object> kvs, Set<String> tensors) {
-        return new GgufParams() {
-            @Override
-            public Long integer(String key, Long dflt) {
-                return kvs.containsKey(key) ? (Long) kvs.get(key) : dflt;
-            }
-
-            @Override
-            public Double real(String key, Double dflt) {
-                return kvs.containsKey(key) ? (Double) kvs.get(key) : dflt;
-            }
-
-            @Override
-            public Boolean bool(String key, Boolean dflt) {
-                return kvs.containsKey(key) ? (Boolean) kvs.get(key) : dflt;
-            }
-
-            @Override
-            public boolean hasTensor(String name) {
-                return tensors.contains(name);
-            }
-        };
+        return new MapParams(kvs, tensors);
     }
 
     @Test
