@@ -61,7 +61,7 @@ final class HfAssemblies {
                     throw new HfUnsupported("GGUF layer " + n + " has only some of " + String.join(", ", names)
                             + " (together Hugging Face's " + a.hf() + ")");
                 }
-                String hf = "model.layers." + n + "." + a.hf();
+                String hf = arch.spec().hfLayerPrefix() + n + "." + a.hf();
                 if (ruleMapped(g, arch, hf, names)) {
                     continue;
                 }
