@@ -1,6 +1,8 @@
 package dev.modelfs.fuse;
 
+import dev.modelfs.warmup.WarmupDeadline;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,8 +29,9 @@ import java.util.List;
  *                    a time, conversions included, so this is also how many chunks convert at once)
  * @param cacheDir    directory of the on-disk cache of converted chunks ({@code --cache-dir}), or null for none
  * @param cacheDirBytes bound of that directory
- * @param warmup      warm up the store's conversion kernels and read path before mounting
- *                    ({@code KernelWarmup}; {@code --no-warmup} turns it off)
+ * @param warmup      the wall-clock bound of the warm-up of the store's conversion kernels and read path before
+ *                    mounting ({@code KernelWarmup}, {@code WarmupDeadline}; {@code --warmup-seconds}); zero for none
+ *                    ({@code --no-warmup})
  * @param kernelPassthrough open whole-blob files with the kernel's FUSE passthrough when the kernel (Linux 6.9+) and
  *                    this process ({@code CAP_SYS_ADMIN}) allow: their reads and maps then never reach this process
  *                    ({@code PassthroughChannels}; {@code --no-kernel-passthrough} turns it off)
@@ -39,9 +42,12 @@ import java.util.List;
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                            long refreshMillis, boolean debug, int threads, Path cacheDir, long cacheDirBytes,
-                           boolean warmup, boolean kernelPassthrough, boolean ioUring) {
+                           Duration warmup, boolean kernelPassthrough, boolean ioUring) {
     public MountOptions {
         extra = List.copyOf(extra);
+        if (warmup.isNegative()) {
+            throw new IllegalArgumentException("a negative warm-up: " + warmup);
+        }
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, not " + threads);
         }
@@ -50,7 +56,7 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
     /** Options without a disk cache, with the warm-up and kernel passthrough, requests through {@code /dev/fuse}. */
     public MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                         long refreshMillis, boolean debug, int threads) {
-        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, true, true, false);
+        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, WarmupDeadline.DEFAULT_WALL, true, false);
     }
 
     /**

@@ -66,8 +66,8 @@ public final class MountSession implements FrontEnd {
         GatedTelemetry gate = GatedTelemetry.closed(telemetry);         // opened once the warm-up is done: its reads are not a client's
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, disk);
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
-        WarmupDeadline deadline = WarmupDeadline.after(WarmupDeadline.DEFAULT_WALL);
-        if (opts.warmup()) {
+        WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
+        if (!opts.warmup().isZero()) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> false, deadline);
             KernelWarmup.prefault(served.chunks());
         }
@@ -81,7 +81,7 @@ public final class MountSession implements FrontEnd {
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
             workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
-                if (opts.warmup()) {
+                if (!opts.warmup().isZero()) {
                     warmFuse(fs, readBuf, served.tree(), budget, deadline, opts.ioUring());
                 }
                 gate.open();                                            // before the kernel mount exists

@@ -3,6 +3,8 @@ package dev.modelfs.cli;
 import dev.modelfs.cache.DiskChunkStore;
 import java.io.IOException;
 import java.nio.file.Path;
+import dev.modelfs.warmup.WarmupDeadline;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Option;
@@ -20,6 +22,18 @@ final class ConversionOptions {
     @Option(names = "--no-warmup", description = "serve at once: skip the warm-up of the store's conversion kernels and read path before serving")
     boolean noWarmup;
 
+    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "8",
+            description = "serve at most S seconds after the warm-up began, warm or not (default: ${DEFAULT-VALUE})")
+    int warmupSeconds;
+
+    /** The warm-up's wall-clock bound ({@code WarmupDeadline}); zero with {@code --no-warmup}. */
+    Duration warmup() {
+        if (warmupSeconds < 1 && !noWarmup) {
+            throw new IllegalArgumentException("--warmup-seconds must be at least 1 (--no-warmup skips the warm-up), not " + warmupSeconds);
+        }
+        return noWarmup ? Duration.ZERO : Duration.ofSeconds(warmupSeconds);
+    }
+
     /** The disk tier under a memory cache of {@code cacheBytes}, or null without {@code --cache-dir}. */
     DiskChunkStore openDisk(long cacheBytes) throws IOException {
         return cacheDir == null ? null
@@ -34,6 +48,9 @@ final class ConversionOptions {
         }
         if (noWarmup) {
             a.add("--no-warmup");
+        }
+        if (warmupSeconds != WarmupDeadline.DEFAULT_WALL.toSeconds()) {
+            a.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));
         }
         return a;
     }

@@ -24,14 +24,20 @@ class ConversionOptionsTest {
         assertEquals(10L << 30, o.cacheDirSize, "10G, binary");
         assertNull(o.openDisk(512L << 20));
         assertEquals(List.of(), o.args());
+        assertEquals(java.time.Duration.ofSeconds(8), o.warmup(), "the default bound");
+        assertEquals(java.time.Duration.ofSeconds(30), CommandLine.populateCommand(new ConversionOptions(), "--warmup-seconds", "30").warmup());
+        assertEquals(java.time.Duration.ZERO, CommandLine.populateCommand(new ConversionOptions(), "--no-warmup").warmup());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new ConversionOptions(), "--warmup-seconds", "0").warmup());
     }
 
     @Test
     void theArgumentsRoundTripAndTheDiskTierIsCreated() throws IOException {
         Path cache = dir.resolve("chunks");
         ConversionOptions o = CommandLine.populateCommand(new ConversionOptions(), "--cache-dir", cache.toString(), "--cache-dir-size", "64M",
-                "--no-warmup");
-        assertEquals(List.of("--cache-dir", cache.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(64L << 20), "--no-warmup"), o.args());
+                "--no-warmup", "--warmup-seconds", "30");
+        assertEquals(List.of("--cache-dir", cache.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(64L << 20), "--no-warmup",
+                "--warmup-seconds", "30"), o.args());
         ConversionOptions again = CommandLine.populateCommand(new ConversionOptions(), o.args().toArray(String[]::new));
         assertEquals(o.args(), again.args(), "a child parses what the parent passes into the same options");
         try (DiskChunkStore disk = o.openDisk(512L << 20)) {

@@ -28,7 +28,7 @@ import java.util.function.BooleanSupplier;
  */
 public final class NfsSession implements FrontEnd {
     /** What to serve and how: the server's {@link NfsServer.Config}, the chunk cache, the refresh period, the disk cache. */
-    public record Options(NfsServer.Config server, long cacheBytes, long refreshMillis, DiskChunkStore disk, boolean warmup) {}
+    public record Options(NfsServer.Config server, long cacheBytes, long refreshMillis, DiskChunkStore disk, Duration warmup) {}
 
     private final NfsServer server;
     private final ServedTree served;
@@ -48,8 +48,8 @@ public final class NfsSession implements FrontEnd {
         GatedTelemetry gate = GatedTelemetry.closed(telemetry);      // open once the warm-up is done
         ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, opts.disk());
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
-        WarmupDeadline deadline = WarmupDeadline.after(WarmupDeadline.DEFAULT_WALL);
-        if (opts.warmup()) {
+        WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
+        if (!opts.warmup().isZero()) {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), stopRequested, deadline);
             KernelWarmup.prefault(served.chunks());
         }
@@ -60,7 +60,7 @@ public final class NfsSession implements FrontEnd {
             served.close();
             throw e;
         }
-        if (opts.warmup()) {
+        if (!opts.warmup().isZero()) {
             warmReads(server, served, opts.server(), budget, deadline, stopRequested);
         }
         gate.open();
