@@ -16,6 +16,8 @@ scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
+Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
+written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py).
 """
 from __future__ import annotations
 
@@ -98,9 +100,10 @@ def published_layout(out_dir: str) -> None:
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
 def convert_reference(src: str, jobs) -> None:
-    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
-    in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
-    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, face: True for
+    --mmproj, False for the text model, or "no-mtp" for the text model without MTP layers), in one child process
+    (the converter needs its own gguf-py, not the pinned one this process imports)."""
+    args = [x for pre, hf, out, face in jobs for x in (pre, hf, out, face if isinstance(face, str) else "mmproj" if face else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -117,7 +120,7 @@ def _convert_main(args) -> None:
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
-            (["--mmproj"] if face == "mmproj" else [])
+            (["--mmproj"] if face == "mmproj" else ["--no-mtp"] if face == "no-mtp" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -423,7 +426,12 @@ def main(argv) -> int:
     hf_lfm2 = os.path.join(work, "lfm2")
     make_lfm2(hf_lfm2)
     ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
-    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)])
+    import dialect_qwen35 as Q35
+    qwen35 = {arch: (os.path.join(work, arch), os.path.join(out, "ref", arch + ".gguf")) for arch in ("qwen35", "qwen35moe")}
+    for arch, (hf_dir, _) in qwen35.items():
+        Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)]
+                      + [("qwen35", hf_dir, ref, "no-mtp") for hf_dir, ref in qwen35.values()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -446,6 +454,20 @@ def main(argv) -> int:
     expected["models"]["dialect-lfm2"] = {
         "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
         "texts": H.SAMPLE_TEXTS, "mmproj": False}
+    for arch, (hf_dir, ref) in qwen35.items():
+        dialect_file = os.path.join(out, "ref", arch + "-dialect.gguf")
+        info = Q35.qwen35_dialect(hf_dir, ref, dialect_file, arch)
+        with open(dialect_file, "rb") as f:
+            blob = f.read()
+        tok = AutoTokenizer.from_pretrained(hf_dir)
+        expected["models"]["dialect-" + arch] = {
+            "handler": arch, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + arch, blob, arch),
+            "texts": H.SAMPLE_TEXTS, "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))], "mmproj": False,
+            # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
+            # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
+            "ref_differences": [arch + ".attention.recurrent_layers"],
+            "f16_where_ref_f32": [n for n in info["tensors"] if n.endswith(".ffn_gate_inp_shexp.weight")]}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
