@@ -265,3 +265,21 @@ def qwen35_dialect(hf_dir: str, ref_text: str, out_path: str, arch: str) -> dict
     w.write_tensors_to_file()
     w.close()
     return {"tensors": written}
+
+
+def qwen35moe_expert_gap(out_path: str) -> str:
+    """A qwen35moe dialect header that contradicts itself: MTP experts 0 and 2 of layer 0, no expert 1 (Ollama's
+    register_qwen35moe_mtp_expert_merge finds them non-contiguous). Returns the reason modelfs gives."""
+    import gguf
+    w = gguf.GGUFWriter(out_path, "qwen35moe")
+    w.add_uint32("qwen35moe.block_count", 1)
+    w.add_bool("qwen35moe.ssm.v_head_reordered", True)
+    w.add_tensor("blk.0.attn_norm.weight", np.ones(8, np.float32))
+    for k in ("gate_proj", "up_proj", "down_proj"):
+        for e in (0, 2):
+            w.add_tensor(f"mtp.layers.0.mlp.experts.{e}.{k}.weight", np.zeros((4, 8), np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return "non-contiguous qwen35moe MTP experts for layer 0"

@@ -473,6 +473,11 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
                                                       "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
+    bad = os.path.join(work, "qwen35moe-bad.gguf")
+    reason = Q35.qwen35moe_expert_gap(bad)
+    with open(bad, "rb") as f:
+        expected["refused"]["dialect-qwen35moe-bad"] = {"blob": put_model(store, "dialect-qwen35moe-bad", f.read(), "qwen35moe"),
+                                                        "reason": reason}
     # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
     mllama = os.path.join(work, "mllama.gguf")
     import gguf

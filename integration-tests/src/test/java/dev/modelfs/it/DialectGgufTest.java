@@ -81,6 +81,8 @@ class DialectGgufTest {
         d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
         assertTrue(text.contains("renamed blk.0.ssm_dt blk.0.ssm_dt.bias") && text.contains("dropped v.patch_embed.weight "), text.toString());
         assertTrue(show("dialect-qwen35moe", false).get("gguf_dialect").get(0).get("translation").asText().startsWith("qwen35moe: "));
+        JsonNode bad = show("dialect-qwen35moe-bad", false).get("gguf_dialect").get(0);
+        assertTrue(bad.get("translation").asText().contains("non-contiguous qwen35moe MTP experts for layer 0"), bad.toString());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {
