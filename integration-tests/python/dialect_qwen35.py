@@ -9,8 +9,10 @@ The dialect is written as Ollama's converter wrote the published files: convert/
 da70c3222 of Ollama's repository ("model: support for qwen3.5 architecture"), which Ollama's compatibility layer
 (handle_qwen35 / handle_qwen35moe in llama/compat/llama-ollama-compat.cpp) translates at load time: the per-layer
 attention.head_count_kv array, the 3-element rope.dimension_sections, ssm_dt without ".bias", the vision tower
-embedded. Each step names the Go function (or branch of qwen3NextModel.Tensors) it follows. Nothing here uses
-modelfs code.
+embedded, the MTP head (mtp.*, added to the source checkpoint as the published ones carry it) under its own
+names, its layer norms shifted by addOne like every other *_norm.weight. Each step names the Go function (or branch
+of qwen3NextModel.Tensors) it follows. The reference is llama.cpp's conversion with the MTP head (blk.4.*, nextn).
+Nothing here uses modelfs code.
 """
 from __future__ import annotations
 
@@ -82,11 +84,52 @@ def make_qwen35(out_dir: str, moe: bool) -> None:
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
+    add_mtp(out_dir, text, moe)
     p = os.path.join(out_dir, "config.json")
     cfg = json.load(open(p))
     (cfg.get("text_config") or cfg)["full_attention_interval"] = FULL_ATTENTION_INTERVAL
+    (cfg.get("text_config") or cfg)["mtp_num_hidden_layers"] = 1
     with open(p, "w") as f:
         json.dump(cfg, f, indent=1)
+
+
+def add_mtp(out_dir: str, text: dict, moe: bool) -> None:
+    """The multi-token-prediction head the published Qwen 3.5 checkpoints carry beside the model (mtp.*: one
+    full-attention layer, the fc that joins the embedding and the hidden state, their norms), random like the
+    rest; transformers has no module for it (Qwen3_5ForCausalLM ignores mtp.* on load), so it is added to the
+    saved safetensors. Norms are stored as w (Qwen 3.5 scales by 1 + w)."""
+    from safetensors.numpy import load_file, save_file
+    rng = np.random.default_rng(350 + moe)
+    h, heads, kv, hd = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"], text["head_dim"]
+
+    def mat(*shape):
+        return (0.08 * rng.standard_normal(shape)).astype(np.float32)
+
+    def norm(n):
+        return (0.1 * rng.standard_normal(n)).astype(np.float32)
+    t = {"mtp.fc.weight": mat(h, 2 * h), "mtp.pre_fc_norm_embedding.weight": norm(h), "mtp.pre_fc_norm_hidden.weight": norm(h),
+         "mtp.norm.weight": norm(h)}
+    layer = {"input_layernorm.weight": norm(h), "post_attention_layernorm.weight": norm(h),
+             "self_attn.q_proj.weight": mat(2 * heads * hd, h), "self_attn.k_proj.weight": mat(kv * hd, h),
+             "self_attn.v_proj.weight": mat(kv * hd, h), "self_attn.o_proj.weight": mat(h, heads * hd),
+             "self_attn.q_norm.weight": norm(hd), "self_attn.k_norm.weight": norm(hd)}
+    if moe:
+        inter = text["moe_intermediate_size"]
+        for e in range(text["num_experts"]):
+            layer.update({f"mlp.experts.{e}.gate_proj.weight": mat(inter, h), f"mlp.experts.{e}.up_proj.weight": mat(inter, h),
+                          f"mlp.experts.{e}.down_proj.weight": mat(h, inter)})
+        sh = text["shared_expert_intermediate_size"]
+        layer.update({"mlp.gate.weight": mat(text["num_experts"], h), "mlp.shared_expert.gate_proj.weight": mat(sh, h),
+                      "mlp.shared_expert.up_proj.weight": mat(sh, h), "mlp.shared_expert.down_proj.weight": mat(h, sh),
+                      "mlp.shared_expert_gate.weight": mat(1, h)})
+    else:
+        inter = text["intermediate_size"]
+        layer.update({"mlp.gate_proj.weight": mat(inter, h), "mlp.up_proj.weight": mat(inter, h), "mlp.down_proj.weight": mat(h, inter)})
+    t.update({"mtp.layers.0." + k: v for k, v in layer.items()})
+    p = os.path.join(out_dir, "model.safetensors")
+    sd = load_file(p)
+    sd.update(t)
+    save_file(sd, p, metadata={"format": "pt"})
 
 
 # --- (b) Ollama's dialect: convert/convert_qwen3next.go at da70c3222 -----------------------------------------

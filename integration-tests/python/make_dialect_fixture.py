@@ -431,7 +431,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)]
-                      + [("qwen35", hf_dir, ref, "no-mtp") for hf_dir, ref in qwen35.values()])
+                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -466,8 +466,9 @@ def main(argv) -> int:
             "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))], "mmproj": False,
             # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
             # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
-            "ref_differences": [arch + ".attention.recurrent_layers"],
-            "f16_where_ref_f32": [n for n in info["tensors"] if n.endswith(".ffn_gate_inp_shexp.weight")]}
+            "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
+            "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
+                                  if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

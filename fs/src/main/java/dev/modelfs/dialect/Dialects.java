@@ -37,6 +37,23 @@ public final class Dialects {
         return first(TEXT, g);
     }
 
+    /** The text translation the other GGUF views read ({@link DialectHandler#forViews}); otherwise as {@link #text}. */
+    public static Outcome textForViews(GgufFile g) {
+        if (Markers.architecture(g, "mllama")) {
+            return text(g);
+        }
+        for (DialectHandler h : TEXT) {
+            if (h.matches(g)) {
+                try {
+                    return new Outcome.Translated(h.forViews(g));
+                } catch (FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
+                    return new Outcome.Refused(h.name(), e.getMessage());
+                }
+            }
+        }
+        return new Outcome.Untouched();
+    }
+
     /** What the clip-facing file of a header is: a projector layer's, or the vision tower embedded in a model layer. */
     public static Outcome clip(GgufFile g) {
         return first(CLIP, g);

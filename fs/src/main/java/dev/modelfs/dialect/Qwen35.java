@@ -17,12 +17,18 @@ import java.util.regex.Pattern;
  * {@code handle_qwen35} (docs/FORMATS.md §12.8), the fixes it shares with {@link Qwen35Moe}
  * ({@code apply_qwen35_text_fixes}): the per-layer {@code attention.head_count_kv} array collapsed to its maximum
  * (2 when all are 0), a 3-element {@code rope.dimension_sections} padded with a 0, {@code *.ssm_dt} renamed to
- * {@code *.ssm_dt.bias}, embedded MTP tensors ({@code mtp.*}) translated to llama.cpp's {@code blk.N.nextn.*} layer
- * after the text blocks (norms computed as {@code 1 + w} in F32; the MoE's per-expert tensors stacked), and the
- * vision tower, projector and any untranslated MTP tensor ({@code v.*}, {@code mm.*}, {@code mtp.*}) left out.
+ * {@code *.ssm_dt.bias}, embedded MTP tensors ({@code mtp.*}) translated to llama.cpp's layer after the text blocks
+ * (the shared norms computed as {@code 1 + w} in F32, the MoE's per-expert tensors stacked), and the vision tower,
+ * projector and any untranslated MTP tensor ({@code v.*}, {@code mm.*}, {@code mtp.*}) left out.
  *
- * <p>Invariant: a header whose MTP experts do not stack (gaps, mixed types or shapes) is refused as a whole, never
- * half-translated.
+ * <p>Where modelfs differs from Ollama's layer: the MTP layer's own norms ({@code mtp.layers.N.*_norm.weight}) are
+ * renamed, not shifted again. Ollama's converter (commit da70c3222, the only one that wrote {@code mtp.*} names) already
+ * stores them as {@code 1 + w} ({@code qwen3NextModel.addOne} matches every {@code _norm.weight}), so Ollama's
+ * {@code register_qwen35_norm_shift_load} would make them {@code 2 + w}; llama.cpp's converter has {@code 1 + w}
+ * (checked by the dialect fixture). The shared {@code mtp.pre_fc_norm_*} and {@code mtp.norm} are stored as {@code w}.
+ *
+ * <p>Invariants: a header whose MTP experts do not stack (gaps, mixed types or shapes) is refused as a whole, never
+ * half-translated; {@link #forViews} is the same translation without the MTP head, every tensor a slice of the blob.
  */
 public record Qwen35() implements DialectHandler {
     private static final Pattern BLK = Pattern.compile("blk\\.(\\d+)\\..*");
@@ -54,11 +60,19 @@ public record Qwen35() implements DialectHandler {
 
     @Override
     public Translation translate(GgufFile g) {
-        return textFixes(g, "qwen35", name());
+        return textFixes(g, "qwen35", name(), true);
     }
 
-    /** {@code apply_qwen35_text_fixes} for the architecture {@code arch} ({@code qwen35} or {@code qwen35moe}). */
-    static Translation textFixes(GgufFile g, String arch, String handler) {
+    @Override
+    public Translation forViews(GgufFile g) {
+        return textFixes(g, "qwen35", name(), false);
+    }
+
+    /**
+     * {@code apply_qwen35_text_fixes} for the architecture {@code arch} ({@code qwen35} or {@code qwen35moe});
+     * {@code withMtp} false: the MTP tensors left out rather than translated (the text model alone).
+     */
+    static Translation textFixes(GgufFile g, String arch, String handler, boolean withMtp) {
         HeaderEdit e = new HeaderEdit(g);
         collapseToMax(g, e, arch + ".attention.head_count_kv", 2);
         GgufKv sections = g.kv(arch + ".rope.dimension_sections");
@@ -71,10 +85,12 @@ public record Qwen35() implements DialectHandler {
             e.set(sections.key(), GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, padded));
         }
         e.renameSuffix(".ssm_dt", ".ssm_dt.bias");
-        mtp(g, e, arch);
+        if (withMtp) {
+            mtp(g, e, arch);
+        }
         e.dropWithPrefix("v.", "vision tower (not part of the text model)");
         e.dropWithPrefix("mm.", "projector (not part of the text model)");
-        e.dropWithPrefix("mtp.", "MTP tensor llama.cpp has no place for");
+        e.dropWithPrefix("mtp.", withMtp ? "MTP tensor llama.cpp has no place for" : "MTP head (in model.gguf only)");
         return e.build(handler, Face.TEXT);
     }
 
@@ -139,12 +155,12 @@ public record Qwen35() implements DialectHandler {
             Matcher m = MTP_LAYER.matcher(t.name());
             if (m.matches() && index(m.group(1), t.name()) < nextn
                     && !(arch.equals("qwen35moe") && m.group(2).startsWith("mlp.experts."))) {
-                renameMtp(e, t.name(), "blk." + (base + index(m.group(1), t.name())) + "." + m.group(2));
+                renameMtp(e, t.name(), "blk." + (base + index(m.group(1), t.name())) + "." + m.group(2), false);
             }
         }
         if (nextn == 1) {
             for (String[] s : SHARED) {
-                renameMtp(e, s[0], "blk." + base + "." + s[1]);
+                renameMtp(e, s[0], "blk." + base + "." + s[1], true);
             }
         }
     }
@@ -176,13 +192,16 @@ public record Qwen35() implements DialectHandler {
         }
     }
 
-    /** {@code rename_qwen35_mtp_tensor}: skipped when the source is gone or the target taken; norms become {@code 1 + w} in F32. */
-    private static void renameMtp(HeaderEdit e, String from, String to) {
+    /**
+     * {@code rename_qwen35_mtp_tensor}: skipped when the source is gone or the target taken; with {@code shiftNorms}
+     * (the shared tensors, stored as {@code w}) a norm target becomes {@code 1 + w} in F32.
+     */
+    private static void renameMtp(HeaderEdit e, String from, String to, boolean shiftNorms) {
         if (e.tensor(from) == null || e.tensor(to) != null) {
             return;
         }
         e.rename(from, to);
-        if (!to.endsWith(".ssm_norm.weight") && (to.endsWith("_norm.weight") || to.endsWith(".nextn.enorm.weight")
+        if (shiftNorms && !to.endsWith(".ssm_norm.weight") && (to.endsWith("_norm.weight") || to.endsWith(".nextn.enorm.weight")
                 || to.endsWith(".nextn.hnorm.weight"))) {
             e.shiftToF32(to, 1.0f);
         }

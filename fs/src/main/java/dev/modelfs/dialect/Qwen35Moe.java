@@ -29,6 +29,11 @@ public record Qwen35Moe() implements DialectHandler {
 
     @Override
     public Translation translate(GgufFile g) {
-        return Qwen35.textFixes(g, "qwen35moe", name());
+        return Qwen35.textFixes(g, "qwen35moe", name(), true);
+    }
+
+    @Override
+    public Translation forViews(GgufFile g) {
+        return Qwen35.textFixes(g, "qwen35moe", name(), false);
     }
 }

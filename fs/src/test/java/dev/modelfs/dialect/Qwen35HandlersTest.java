@@ -104,12 +104,20 @@ class Qwen35HandlersTest {
         assertEquals(List.of("token_embd.weight", "blk.0.ssm_dt.bias", "blk.1.attn_norm.weight", "blk.2.attn_norm.weight",
                 "blk.2.attn_q.weight", "blk.2.nextn.eh_proj.weight", "blk.2.nextn.enorm.weight", "blk.2.nextn.hnorm.weight",
                 "blk.2.nextn.shared_head_norm.weight"), names(t));
-        assertEquals(Map.of("blk.2.attn_norm.weight", new TensorOp.ShiftToF32(GgmlType.F32, 1f),
-                "blk.2.nextn.enorm.weight", new TensorOp.ShiftToF32(GgmlType.F16, 1f),
+        assertEquals(Map.of("blk.2.nextn.enorm.weight", new TensorOp.ShiftToF32(GgmlType.F16, 1f),
                 "blk.2.nextn.hnorm.weight", new TensorOp.ShiftToF32(GgmlType.F32, 1f),
                 "blk.2.nextn.shared_head_norm.weight", new TensorOp.ShiftToF32(GgmlType.F32, 1f)), t.ops());
         assertEquals(GgmlType.F32, t.header().tensor("blk.2.nextn.enorm.weight").type());
         assertEquals(GgmlType.F16, t.header().tensor("blk.2.attn_q.weight").type(), "not a norm: renamed, same bytes");
+        assertTrue(t.changes().contains(new TensorChange(TensorChange.Kind.RENAMED, "mtp.layers.0.attn_norm.weight",
+                "blk.2.attn_norm.weight", "same bytes")), "the layer's norms are already 1 + w in Ollama's files: " + t.changes());
+
+        // the views read the text model alone: the MTP head left out, every tensor a slice
+        Translation views = assertInstanceOf(Outcome.Translated.class, Dialects.textForViews(g)).translation();
+        assertTrue(views.slicesOnly());
+        assertEquals(List.of("token_embd.weight", "blk.0.ssm_dt.bias", "blk.1.attn_norm.weight"), names(views));
+        assertEquals(2, views.header().kv("qwen35.block_count").value());
+        assertNull(views.header().kv("qwen35.nextn_predict_layers"));
         assertTrue(t.changes().contains(new TensorChange(TensorChange.Kind.DROPPED, "mtp.norm.weight", "",
                 "MTP tensor llama.cpp has no place for")), "mtp.norm.weight loses to mtp.shared_head.norm.weight: " + t.changes());
 

@@ -80,7 +80,14 @@ class DialectGgufTest {
         List<String> text = new ArrayList<>();
         d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
         assertTrue(text.contains("renamed blk.0.ssm_dt blk.0.ssm_dt.bias") && text.contains("dropped v.patch_embed.weight "), text.toString());
-        assertTrue(show("dialect-qwen35moe", false).get("gguf_dialect").get(0).get("translation").asText().startsWith("qwen35moe: "));
+        assertTrue(text.contains("computed mtp.pre_fc_norm_embedding.weight blk.4.nextn.enorm.weight")
+                && text.contains("renamed mtp.layers.0.attn_norm.weight blk.4.attn_norm.weight"), text.toString());
+        JsonNode moe = show("dialect-qwen35moe", true).get("gguf_dialect").get(0);
+        assertTrue(moe.get("translation").asText().startsWith("qwen35moe: "), moe.toString());
+        List<String> experts = new ArrayList<>();
+        moe.get("tensors").forEach(t -> experts.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(experts.contains("computed mtp.layers.0.mlp.experts.0.gate_proj.weight blk.4.ffn_gate_exps.weight")
+                && experts.contains("dropped mtp.layers.0.mlp.experts.3.gate_proj.weight "), experts.toString());
         JsonNode bad = show("dialect-qwen35moe-bad", false).get("gguf_dialect").get(0);
         assertTrue(bad.get("translation").asText().contains("non-contiguous qwen35moe MTP experts for layer 0"), bad.toString());
     }
