@@ -144,6 +144,9 @@ public record Qwen35() implements DialectHandler {
         if (base <= 0) {
             throw new FormatException("cannot infer the qwen3.5 text block count for the MTP translation");
         }
+        if (base + nextn > 0xFFFF_FFFFL) {
+            throw new FormatException(arch + ".block_count " + base + " leaves no room for " + nextn + " MTP layers");
+        }
         e.set(arch + ".nextn_predict_layers", GgufValueType.UINT32, nextn);
         e.set(arch + ".block_count", GgufValueType.UINT32, (int) (base + nextn));
         if (arch.equals("qwen35moe")) {

@@ -191,6 +191,8 @@ class Qwen35HandlersTest {
         GgufFile strArray = new TinyGguf().str("general.architecture", "qwen35").kv("qwen35.ssm.v_head_reordered", GgufValueType.BOOL, true)
                 .kv("qwen35.attention.head_count_kv", GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, List.of("a"))).header();
         assertRefused(strArray, "qwen35.attention.head_count_kv is an array of STRING");
+        GgufFile noBlocks = new TinyGguf().str("general.architecture", "qwen35").tensor("mtp.fc.weight", GgmlType.F16, 8, 4).header();
+        assertRefused(noBlocks, "cannot infer the qwen3.5 text block count");
     }
 
     private static void assertRefused(GgufFile g, String reason) {
