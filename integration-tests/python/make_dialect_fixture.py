@@ -100,10 +100,9 @@ def published_layout(out_dir: str) -> None:
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
 def convert_reference(src: str, jobs) -> None:
-    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, face: True for
-    --mmproj, False for the text model, or "no-mtp" for the text model without MTP layers), in one child process
-    (the converter needs its own gguf-py, not the pinned one this process imports)."""
-    args = [x for pre, hf, out, face in jobs for x in (pre, hf, out, face if isinstance(face, str) else "mmproj" if face else "text")]
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
+    in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
+    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -120,7 +119,7 @@ def _convert_main(args) -> None:
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
-            (["--mmproj"] if face == "mmproj" else ["--no-mtp"] if face == "no-mtp" else [])
+            (["--mmproj"] if face == "mmproj" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
