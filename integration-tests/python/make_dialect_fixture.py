@@ -16,6 +16,8 @@ scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
+Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
+written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py).
 """
 from __future__ import annotations
 
@@ -423,7 +425,12 @@ def main(argv) -> int:
     hf_lfm2 = os.path.join(work, "lfm2")
     make_lfm2(hf_lfm2)
     ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
-    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)])
+    import dialect_qwen35 as Q35
+    qwen35 = {arch: (os.path.join(work, arch), os.path.join(out, "ref", arch + ".gguf")) for arch in ("qwen35", "qwen35moe")}
+    for arch, (hf_dir, _) in qwen35.items():
+        Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)]
+                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -446,11 +453,31 @@ def main(argv) -> int:
     expected["models"]["dialect-lfm2"] = {
         "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
         "texts": H.SAMPLE_TEXTS, "mmproj": False}
+    for arch, (hf_dir, ref) in qwen35.items():
+        dialect_file = os.path.join(out, "ref", arch + "-dialect.gguf")
+        info = Q35.qwen35_dialect(hf_dir, ref, dialect_file, arch)
+        with open(dialect_file, "rb") as f:
+            blob = f.read()
+        tok = AutoTokenizer.from_pretrained(hf_dir)
+        expected["models"]["dialect-" + arch] = {
+            "handler": arch, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + arch, blob, arch),
+            "texts": H.SAMPLE_TEXTS, "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))], "mmproj": False,
+            # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
+            # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
+            "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
+            "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
+                                  if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
         expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
                                                       "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
+    bad = os.path.join(work, "qwen35moe-bad.gguf")
+    reason = Q35.qwen35moe_expert_gap(bad)
+    with open(bad, "rb") as f:
+        expected["refused"]["dialect-qwen35moe-bad"] = {"blob": put_model(store, "dialect-qwen35moe-bad", f.read(), "qwen35moe"),
+                                                        "reason": reason}
     # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
     mllama = os.path.join(work, "mllama.gguf")
     import gguf

@@ -12,7 +12,8 @@ import dev.modelfs.format.gguf.GgufFile;
  * {@link IllegalArgumentException} saying where the header contradicts itself.
  */
 public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tokenizer, ClipProjectorType, GptOss, Lfm2, Olmo3, Laguna, Qwen3Next,
-        SnowflakeCharsmap {
+        SnowflakeCharsmap,
+        Qwen35, Qwen35Moe {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();
@@ -24,4 +25,12 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
 
     /** The translated header. */
     Translation translate(GgufFile g);
+
+    /**
+     * The translation the other GGUF views read (docs/FORMATS.md §12.1): {@link #translate} unless the handler can
+     * give one whose every tensor is a slice of the blob by leaving out what it computes (qwen35's MTP head).
+     */
+    default Translation forViews(GgufFile g) {
+        return translate(g);
+    }
 }

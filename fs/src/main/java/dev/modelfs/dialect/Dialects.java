@@ -15,7 +15,9 @@ import java.util.List;
  */
 public final class Dialects {
     /** Text handlers, in Ollama's dispatch order. */
-    private static final List<DialectHandler> TEXT = List.of(new Gemma3Text(), new SnowflakeCharsmap(), new Qwen3Next(), new Laguna(),
+    private static final List<DialectHandler> TEXT = List.of(new Gemma3Text(), new SnowflakeCharsmap(),
+            new Qwen35Moe(), new Qwen35(),
+            new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(), new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip());
@@ -33,6 +35,23 @@ public final class Dialects {
             return new Outcome.NoUpstream("mllama", "mllama (llama3.2-vision) has no support in upstream llama.cpp; served as stored");
         }
         return first(TEXT, g);
+    }
+
+    /** The text translation the other GGUF views read ({@link DialectHandler#forViews}); otherwise as {@link #text}. */
+    public static Outcome textForViews(GgufFile g) {
+        if (Markers.architecture(g, "mllama")) {
+            return text(g);
+        }
+        for (DialectHandler h : TEXT) {
+            if (h.matches(g)) {
+                try {
+                    return new Outcome.Translated(h.forViews(g));
+                } catch (FormatException | IllegalArgumentException | ArithmeticException | IndexOutOfBoundsException e) {
+                    return new Outcome.Refused(h.name(), e.getMessage());
+                }
+            }
+        }
+        return new Outcome.Untouched();
     }
 
     /** What the clip-facing file of a header is: a projector layer's, or the vision tower embedded in a model layer. */

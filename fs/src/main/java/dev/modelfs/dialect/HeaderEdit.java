@@ -229,6 +229,64 @@ final class HeaderEdit {
     }
 
     /**
+     * {@code register_qwen35_norm_shift_load}: the kept tensor {@code name} becomes F32, computed on read as its
+     * stored values plus {@code shift}.
+     *
+     * @throws FormatException when its type has no dequantizer (nothing llama.cpp could widen either)
+     */
+    void shiftToF32(String name, float shift) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                try {
+                    dev.modelfs.quant.ggml.GgmlDequantizers.forType(s.type);
+                } catch (RuntimeException e) {
+                    throw new FormatException(name + " is " + s.type + ", which cannot be widened to F32");
+                }
+                if (s.ne[0] % s.type.blockElements() != 0) {
+                    throw new FormatException(name + " has rows of " + s.ne[0] + ", not whole " + s.type + " blocks");
+                }
+                ops.put(name, new TensorOp.ShiftToF32(s.type, shift));
+                s.type = GgmlType.F32;
+            }
+        }
+    }
+
+    /**
+     * {@code register_concat_load} + {@code rename_tensor} + {@code set_tensor_shape}: the kept 2-D (or 1-D)
+     * tensors {@code names}, of one type and shape, stacked in that order into {@code dest} of
+     * {@code ne = [ne0, ne1, names.size()]}; the first source carries the new name, the others are left out.
+     *
+     * @throws FormatException when a source is missing, of rank above 2, or differs from the first in type or shape
+     */
+    void concat(List<String> names, String dest) {
+        List<Slot> parts = new ArrayList<>();
+        for (String n : names) {
+            Slot found = null;
+            for (Slot s : tensors) {
+                if (s.dropped == null && s.name.equals(n)) {
+                    found = s;
+                }
+            }
+            if (found == null || found.ne.length > 2) {
+                throw new FormatException(n + (found == null ? " is missing" : " has rank " + found.ne.length) + ", cannot stack it into " + dest);
+            }
+            Slot first = parts.isEmpty() ? found : parts.getFirst();
+            if (found.type != first.type || found.ne[0] != first.ne[0] || (found.ne.length > 1 ? found.ne[1] : 1) != (first.ne.length > 1 ? first.ne[1] : 1)) {
+                throw new FormatException("inconsistent expert tensor shape/type for " + n + " (stacking into " + dest + ")");
+            }
+            parts.add(found);
+        }
+        Slot first = parts.getFirst();
+        long bytes = first.type.rowBytes(first.ne[0]) * (first.ne.length > 1 ? first.ne[1] : 1);
+        first.name = dest;
+        first.ne = new long[] {first.ne[0], first.ne.length > 1 ? first.ne[1] : 1, parts.size()};
+        for (Slot s : parts.subList(1, parts.size())) {
+            s.dropped = "stacked into " + dest;
+        }
+        ops.put(dest, new TensorOp.Concat(names, parts.stream().map(s -> s.offset).toList(), bytes));
+    }
+
+    /**
      * The translation, checked as a whole.
      *
      * @throws FormatException when the edited header is not a valid GGUF header (duplicate names, a name of
@@ -267,6 +325,8 @@ final class HeaderEdit {
     private static String describe(TensorOp op) {
         return switch (op) {
             case TensorOp.PromoteToF32 p -> p.source() + " -> F32";
+            case TensorOp.ShiftToF32 p -> p.source() + " + " + p.shift() + " -> F32";
+            case TensorOp.Concat c -> "stacked from " + c.from().size() + " tensors";
         };
     }
 }

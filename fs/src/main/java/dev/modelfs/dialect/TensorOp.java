@@ -1,6 +1,7 @@
 package dev.modelfs.dialect;
 
 import dev.modelfs.format.gguf.GgmlType;
+import java.util.List;
 
 /**
  * A tensor whose translated bytes are computed from the blob rather than sliced from it (docs/FORMATS.md
@@ -14,4 +15,27 @@ public sealed interface TensorOp {
      * F32 element by element ({@code promote_tensor_to_f32} in Ollama's {@code llama-ollama-compat-util.cpp}).
      */
     record PromoteToF32(GgmlType source) implements TensorOp {}
+
+    /**
+     * The stored tensor ({@code source} type) widened to F32 and {@code shift} added to every element, in F32
+     * ({@code register_qwen35_norm_shift_load}, "F32 add-one norm shift": an MTP norm stored as {@code w},
+     * which llama.cpp reads as {@code 1 + w}).
+     */
+    record ShiftToF32(GgmlType source, float shift) implements TensorOp {}
+
+    /**
+     * Other tensors of the blob stored one after another, byte for byte ({@code register_concat_load}): the
+     * per-expert tensors of one layer stacked into llama.cpp's {@code ffn_*_exps} tensor. {@code offsets} are
+     * relative to the blob's data start, in output order, each source {@code bytesEach} long; the first is the
+     * translated tensor info's own offset. No data is converted: the tensor is a run of blob slices.
+     */
+    record Concat(List<String> from, List<Long> offsets, long bytesEach) implements TensorOp {
+        public Concat {
+            from = List.copyOf(from);
+            offsets = List.copyOf(offsets);
+            if (from.size() != offsets.size() || from.isEmpty() || bytesEach <= 0) {
+                throw new IllegalArgumentException("a concatenation needs one offset per source and a positive size");
+            }
+        }
+    }
 }

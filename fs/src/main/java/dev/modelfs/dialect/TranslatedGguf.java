@@ -6,6 +6,7 @@ import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufTensorInfo;
@@ -46,14 +47,19 @@ public final class TranslatedGguf {
                 : new Segment.BlobSlice(blob, kv.rawOffset(), kv.rawLength());
     }
 
-    private static Segment data(GgufFile g, GgufTensorInfo info, TensorOp op, BlobRef blob) {
+    private static List<Segment> data(GgufFile g, GgufTensorInfo info, TensorOp op, BlobRef blob) {
         long at = Math.addExact(g.dataStart(), info.offset());
         if (op == null) {
-            return new Segment.BlobSlice(blob, at, info.byteSize());
+            return List.of(new Segment.BlobSlice(blob, at, info.byteSize()));
         }
         return switch (op) {
-            case TensorOp.PromoteToF32 p -> new Segment.Converted(UnitConverted.blocks(blob, at, info.elements() / p.source().blockElements(),
-                    GgmlDequantizers.forType(p.source()), OutputType.F32, info.name(), p.source().name()));
+            case TensorOp.PromoteToF32 p -> List.of(new Segment.Converted(UnitConverted.blocks(blob, at, info.elements() / p.source().blockElements(),
+                    GgmlDequantizers.forType(p.source()), OutputType.F32, info.name(), p.source().name())));
+            case TensorOp.ShiftToF32 s -> List.of(new Segment.Converted(new UnitConverted(new UnitSource.Shifted(UnitSource.Blocks.converted(
+                    blob, at, 1, GgmlDequantizers.forType(s.source()), OutputType.F32), s.shift(), OutputType.F32),
+                    info.elements() / s.source().blockElements(), null, info.name() + " " + s.source().name() + " + " + s.shift() + " -> F32")));
+            case TensorOp.Concat c -> c.offsets().stream()
+                    .<Segment>map(o -> new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), o), c.bytesEach())).toList();
         };
     }
 }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 with its vision tower,
- * lfm2) written in Ollama's dialect by
+ * lfm2, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
@@ -75,6 +75,26 @@ class DialectGgufTest {
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-gemma3-bad/mmproj.gguf")), "no half-translated mmproj.gguf");
         long lines = mounted.cli().log().lines().filter(l -> l.contains("dialect-gemma3-bad") && l.contains("model.gguf served as stored")).count();
         assertEquals(1, lines, "one log line for the refused dialect header:\n" + mounted.cli().log());
+    }
+
+    @Test
+    void showListsQwen35sRenamesAndTheVisionTowerLeftOut() throws Exception {
+        JsonNode d = show("dialect-qwen35", true).get("gguf_dialect");
+        assertEquals(1, d.size(), "no clip face yet: " + d);
+        assertTrue(d.get(0).get("translation").asText().startsWith("qwen35: "), d.toString());
+        List<String> text = new ArrayList<>();
+        d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(text.contains("renamed blk.0.ssm_dt blk.0.ssm_dt.bias") && text.contains("dropped v.patch_embed.weight "), text.toString());
+        assertTrue(text.contains("computed mtp.pre_fc_norm_embedding.weight blk.4.nextn.enorm.weight")
+                && text.contains("renamed mtp.layers.0.attn_norm.weight blk.4.attn_norm.weight"), text.toString());
+        JsonNode moe = show("dialect-qwen35moe", true).get("gguf_dialect").get(0);
+        assertTrue(moe.get("translation").asText().startsWith("qwen35moe: "), moe.toString());
+        List<String> experts = new ArrayList<>();
+        moe.get("tensors").forEach(t -> experts.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(experts.contains("computed mtp.layers.0.mlp.experts.0.gate_proj.weight blk.4.ffn_gate_exps.weight")
+                && experts.contains("dropped mtp.layers.0.mlp.experts.3.gate_proj.weight "), experts.toString());
+        JsonNode bad = show("dialect-qwen35moe-bad", false).get("gguf_dialect").get(0);
+        assertTrue(bad.get("translation").asText().contains("non-contiguous qwen35moe MTP experts for layer 0"), bad.toString());
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {

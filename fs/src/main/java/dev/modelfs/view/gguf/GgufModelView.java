@@ -143,11 +143,12 @@ public final class GgufModelView implements ModelView {
 
     /**
      * The table the files are built from (docs/SEMANTICS.md "Ollama's GGUF dialect"): for a model layer in
-     * Ollama's dialect whose translation slices every tensor from the blob, the translated header (its tensor
-     * offsets still address the blob, its new KVs are encoded from their values); otherwise the stored header.
+     * Ollama's dialect whose translation for the views ({@link Dialects#textForViews}) slices every tensor from the
+     * blob, the translated header (its tensor offsets still address the blob, its new KVs are encoded from their
+     * values); otherwise the stored header.
      */
     public static ModelTable.Gguf readThrough(ModelTable.Gguf model) {
-        if (model.folder().isEmpty() && Dialects.text(model.file()) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
+        if (model.folder().isEmpty() && Dialects.textForViews(model.file()) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
             return new ModelTable.Gguf(model.layer(), t.translation().header(), model.folder());
         }
         return model;
