@@ -488,6 +488,24 @@ def main():
     case("case-collision", "two manifests naming the same folder: the first in Java string order wins",
          [c("h-collide/model.gguf", "bytes", sha256=sha(a), size=len(a))])
 
+    # ---- Ollama's GGUF dialect (issue 33): a handler's markers match, the header contradicts itself ---------
+    # served as stored with one log line: no ollama/ copy, no half-translated model.gguf or mmproj.gguf
+    def dialect_case(cid, model, what, kvs, tensors):
+        data = gguf(kvs=kvs, tensors=tensors)
+        gguf_model(model, data)
+        case(cid, what, [c(model + "/model.gguf", "bytes", sha256=sha(data), size=len(data)),
+                         c(model + "/ollama/model.gguf", "absent"), c(model + "/mmproj.gguf", "absent")],
+             [model + ":latest: model.gguf served as stored"])
+    f16x8 = struct.pack("<8e", *[0.25 * i for i in range(8)])
+    dialect_case("dialect-gemma3-no-vocab", "h-dialect-gemma3",
+                 "gemma3 markers (a vision tower, no layer_norm_rms_epsilon) and 4 embedding rows but no vocabulary",
+                 [kv_str("general.architecture", "gemma3"), kv_u32("gemma3.block_count", 1), kv_u32("gemma3.context_length", 8)],
+                 [("token_embd.weight", [2, 4], 1, f16x8), ("v.blk.0.attn_q.weight", [4, 2], 0, F32_TENSOR[3])])
+    dialect_case("dialect-qwen35-no-text-blocks", "h-dialect-qwen35",
+                 "qwen35 markers (an MTP tensor) but not one text block for the MTP layer to follow",
+                 [kv_str("general.architecture", "qwen35"), kv_u32("qwen35.block_count", 0)],
+                 [("mtp.fc.weight", [4, 2], 0, F32_TENSOR[3])])
+
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:
         for dirpath, dirnames, filenames in os.walk(STORE):

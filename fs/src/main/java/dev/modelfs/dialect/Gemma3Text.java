@@ -78,6 +78,9 @@ public record Gemma3Text() implements DialectHandler {
         }
         long rows = embd.ne()[1];
         long tokens = arrayLength(g, "tokenizer.ggml.tokens");
+        if (tokens < 0) {
+            throw new FormatException("tokenizer.ggml.tokens is missing for " + rows + " embedding rows");
+        }
         if (tokens < rows) {
             throw new FormatException("tokenizer.ggml.tokens has " + tokens + " entries for " + rows + " embedding rows");
         }
