@@ -14,6 +14,9 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
+converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
+needs them).
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 """
@@ -423,7 +426,12 @@ def main(argv) -> int:
     hf_lfm2 = os.path.join(work, "lfm2")
     make_lfm2(hf_lfm2)
     ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
-    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)])
+    import dialect_gemma4 as G4
+    hf_g4 = os.path.join(work, "gemma4")
+    G4.make_gemma4(hf_g4)
+    ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
+                            ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -446,11 +454,33 @@ def main(argv) -> int:
     expected["models"]["dialect-lfm2"] = {
         "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
         "texts": H.SAMPLE_TEXTS, "mmproj": False}
+    g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
+    info = G4.gemma4_dialect(hf_g4, g4_file)
+    with open(g4_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf_g4)
+    expected["models"]["dialect-gemma4"] = {
+        "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
+        "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
+        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
+        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
+        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
+        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
+        # the tokenization of strings instead
+        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
+                            "tokenizer.ggml.add_sep_token"]}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
         expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
                                                       "reason": "tokenizer.ggml.tokens has 300 entries for 400"}}
+    bad = os.path.join(work, "gemma4-bad.gguf")
+    G4.gemma4_dialect(hf_g4, bad, merges=False)
+    with open(bad, "rb") as f:
+        expected["refused"]["dialect-gemma4-bad"] = {"blob": put_model(store, "dialect-gemma4-bad", f.read(), "gemma4"),
+                                                     "reason": "no tokenizer.ggml.merges"}
     # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
     mllama = os.path.join(work, "mllama.gguf")
     import gguf
