@@ -464,6 +464,7 @@ def main(argv) -> int:
         "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
         "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
         # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
         # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which

@@ -22,6 +22,11 @@ public interface GgufParams {
         throw new IllegalArgumentException(key + ": boolean metadata is not readable here");
     }
 
+    /** A BOOL ARRAY KV, or null when absent; by default unreadable (an implementation that reads arrays overrides it). */
+    default boolean[] bools(String key) {
+        throw new IllegalArgumentException(key + ": array metadata is not readable here");
+    }
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 
