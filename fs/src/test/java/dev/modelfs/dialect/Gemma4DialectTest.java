@@ -39,10 +39,6 @@ class Gemma4DialectTest {
                 .tensor("mm.a.input_projection.weight", GgmlType.F16, 4, 8);
     }
 
-    private static Translation translated(Outcome o) {
-        return assertInstanceOf(Outcome.Translated.class, o, o::describe).translation();
-    }
-
     private static List<String> names(GgufFile h) {
         return h.tensors().stream().map(GgufTensorInfo::name).toList();
     }
@@ -50,7 +46,7 @@ class Gemma4DialectTest {
     @Test
     void textFaceFlipsTheTokenizerModelAndHidesTheTowers() {
         GgufFile src = ollamaGemma4().header();
-        Translation t = translated(Dialects.text(src));
+        Translation t = DialectsTest.translated(Dialects.text(src));
         assertEquals("gemma4", t.handler());
         assertEquals("gemma4", t.header().kv("tokenizer.ggml.model").value());
         assertEquals(List.of("blk.0.attn_q.weight", "blk.0.ffn_down_exps.scale", "token_embd.weight"), names(t.header()));
@@ -66,7 +62,7 @@ class Gemma4DialectTest {
         GgufFile textOnly = new TinyGguf().str("general.architecture", "gemma4").vocab(2)
                 .kv("tokenizer.ggml.merges", GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, List.of("t 0")))
                 .tensor("token_embd.weight", GgmlType.F16, 8, 2).header();
-        Translation t = translated(Dialects.text(textOnly));
+        Translation t = DialectsTest.translated(Dialects.text(textOnly));
         assertEquals("gemma4", t.header().kv("tokenizer.ggml.model").value());
         assertTrue(t.changes().isEmpty());
         assertInstanceOf(Outcome.Untouched.class, Dialects.clip(textOnly), "no vision tower, no mmproj.gguf");
@@ -79,7 +75,7 @@ class Gemma4DialectTest {
 
     @Test
     void clipFaceIsAGemma4vProjectorFileWithoutTheAudioEncoder() {
-        Translation t = translated(Dialects.clip(ollamaGemma4().header()));
+        Translation t = DialectsTest.translated(Dialects.clip(ollamaGemma4().header()));
         GgufFile h = t.header();
         assertEquals("gemma4 (clip)", t.handler());
         assertEquals("clip", h.kv("general.architecture").value());
@@ -107,23 +103,18 @@ class Gemma4DialectTest {
     void headersThatContradictThemselvesAreRefusedWhole() {
         GgufFile noMerges = new TinyGguf().str("general.architecture", "gemma4").vocab(2).tensor("token_embd.weight", GgmlType.F16, 8, 2)
                 .tensor("v.patch_embd.weight", GgmlType.F16, 2, 2, 3, 4).header();
-        assertRefused(Dialects.text(noMerges), "no tokenizer.ggml.merges");
+        DialectsTest.assertRefused(Dialects.text(noMerges), "no tokenizer.ggml.merges");
         GgufFile noVisionKeys = new TinyGguf().str("general.architecture", "gemma4").u32("gemma4.embedding_length", 8)
                 .tensor("v.patch_embd.weight", GgmlType.F16, 2, 2, 3, 4).header();
-        assertRefused(Dialects.clip(noVisionKeys), "no clip.vision.block_count");
+        DialectsTest.assertRefused(Dialects.clip(noVisionKeys), "no clip.vision.block_count");
         GgufFile noProjector = ollamaGemma4().header();
         noProjector = new GgufFile(noProjector.version(), noProjector.alignment(), noProjector.kvs(),
                 noProjector.tensors().stream().filter(i -> !i.name().equals("mm.input_projection.weight")).toList(), noProjector.dataStart());
-        assertRefused(Dialects.clip(noProjector), "no mm.input_projection.weight");
+        DialectsTest.assertRefused(Dialects.clip(noProjector), "no mm.input_projection.weight");
         GgufFile wrongType = new TinyGguf().str("general.architecture", "gemma4").str("gemma4.vision.block_count", "one")
                 .tensor("v.patch_embd.weight", GgmlType.F16, 2, 2, 3, 4).header();
-        assertRefused(Dialects.clip(wrongType), "gemma4.vision.block_count is STRING");
+        DialectsTest.assertRefused(Dialects.clip(wrongType), "gemma4.vision.block_count is STRING");
         GgufFile collide = ollamaGemma4().tensor("blk.0.ffn_down_exps.scale", GgmlType.F32, 2).header();
-        assertRefused(Dialects.text(collide), "blk.0.ffn_down_exps.scale");
-    }
-
-    private static void assertRefused(Outcome o, String reason) {
-        Outcome.Refused r = assertInstanceOf(Outcome.Refused.class, o, o::describe);
-        assertTrue(r.reason().contains(reason), r.reason() + " should say " + reason);
+        DialectsTest.assertRefused(Dialects.text(collide), "blk.0.ffn_down_exps.scale");
     }
 }
