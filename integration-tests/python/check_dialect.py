@@ -8,7 +8,8 @@ For every model of OUT/dialect_expected.json:
   * ollama/model.gguf is the stored blob byte for byte (SHA-256 = the layer digest) with its user.modelfs.digest;
   * model.gguf (gguf-py) has exactly the reference GGUF's tensors (names, types, shapes, bytes) and every KV
     of the reference with the same value, except the keys REF_DIFFERENCES names (general.* naming and the
-    chat template, which Ollama's handler injects as Gemma 3's own); its user.modelfs.source names the handler;
+    chat template, which Ollama's handler injects as Gemma 3's own) and the model's own "ref_differences" (KVs
+    Ollama's handler leaves as Ollama's converter wrote them); its user.modelfs.source names the handler;
   * mmproj.gguf has the reference mmproj's tensor names and shapes, its values (a tensor the reference stores
     as F32 where the dialect stored F16 is compared with the reference rounded to F16) and its clip.* keys;
   * the variants and the Hugging Face folder are read through the translation: model.fp32.gguf has the
@@ -123,17 +124,18 @@ def check_model(r, mount, d, e):
     mt, rmt = tensors(mm), tensors(rmm)
     r.ok(sorted(mt) == sorted(rmt), f"{d}/mmproj.gguf tensors {sorted(set(mt) ^ set(rmt))} differ from the reference mmproj")
     stored = tensors(gguf.GGUFReader(e["dialect_file"]))
+    promoted = e.get("promoted", ("v.patch_embd.weight", "v.position_embd.weight"))   # F16 in the blob, F32 in mmproj.gguf
     for name in sorted(set(mt) & set(rmt)):
         a, b = mt[name], rmt[name]
         if not r.ok(list(a.shape) == list(b.shape), f"{d}/mmproj.gguf {name}: shape {list(a.shape)} vs {list(b.shape)}"):
             continue
         want = values(b)
-        if b.tensor_type.name == "F32" and a.tensor_type.name == "F32" and name in ("v.patch_embd.weight", "v.position_embd.weight"):
+        if b.tensor_type.name == "F32" and a.tensor_type.name == "F32" and name in promoted:
             want = want.astype(np.float16).astype(np.float32)   # promoted from the F16 the dialect stores
         elif a.tensor_type.name == "F16" and b.tensor_type.name == "F32":
             want = want.astype(np.float16).astype(np.float32)
         r.ok(np.array_equal(values(a), want), f"{d}/mmproj.gguf {name}: values differ from the reference mmproj")
-    for name in ("v.patch_embd.weight", "v.position_embd.weight"):
+    for name in promoted:
         r.ok(name in mt and mt[name].tensor_type.name == "F32", f"{d}/mmproj.gguf {name} not promoted to F32")
     r.ok(any(n.startswith(("v.", "mm.")) for n in stored), f"{d}: the dialect blob holds no vision tensors")
     ck, rck = kvs(mm), kvs(rmm)

@@ -50,7 +50,7 @@ VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
              "gemma": "gemma", "gemma2": "gemma2",
-             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", **MOE.GGUF_ARCH}
+             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", **MOE.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe")
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
@@ -112,6 +112,8 @@ def oracle(gguf_path, src_names, kind, cfg):
             out[name], stored[name] = deq[g][int(m.group(2))], types[g]
             continue
         g = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
+        if g is not None and g not in deq and g + ".weight" in deq:   # gemma4's layer_scalar: GGUF layer_output_scale.weight
+            g += ".weight"
         if g is None or g not in deq:
             raise KeyError(f"no GGUF tensor for {name} (gguf-py name {g})")
         a = deq[g]
@@ -178,6 +180,13 @@ def check_config(r, d, mdir, src):
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
     fields += MOE.CONFIG_FIELDS.get(b.model_type, [])
+    if b.model_type == "gemma4_text":   # head_dim and the KV heads are per layer (per_layer_config): compared as saved
+        fields = [f for f in fields if f not in ("head_dim", "num_key_value_heads")]
+        da, db = a.to_dict(), b.to_dict()
+        for f in ("head_dim", "num_key_value_heads", "per_layer_config", "sliding_window", "layer_types", "hidden_activation",
+                  "final_logit_softcapping", "hidden_size_per_layer_input", "num_kv_shared_layers", "attention_k_eq_v",
+                  "enable_moe_block", "use_double_wide_mlp", "use_bidirectional_attention"):
+            r.ok(da.get(f) == db.get(f), f"{d}/config.json: {f} = {da.get(f)!r}, source has {db.get(f)!r}")
     for f in fields:
         if hasattr(b, f):
             va, vb = getattr(a, f, None), getattr(b, f)

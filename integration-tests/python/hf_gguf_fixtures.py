@@ -64,6 +64,9 @@ CASES = [
     ("hf-gptoss", "q8_0", "gptoss", "Q8_0", {}),
     ("hf-deepseek3", "f32", "deepseek3", "F32", {}),
     ("hf-deepseek3", "q8_0", "deepseek3", "Q8_0", {}),
+    # Gemma 4 text: per-layer head dimensions, proportional rope (rope_freqs), layer scalars, final soft-cap
+    ("hf-gemma4", "f32", "gemma4", "F32", {}),
+    ("hf-gemma4", "q8_0", "gemma4", "Q8_0", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -83,6 +86,8 @@ NO_GGUF_LOADER = {
     ("hf-gptoss", "q8_0"): "it fails on a gpt-oss GGUF (TypeError: only 0-dimensional arrays can be converted ...)",
     ("hf-deepseek3", "f32"): "it does not support deepseek2 GGUFs",
     ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
+    ("hf-gemma4", "f32"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
+    ("hf-gemma4", "q8_0"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

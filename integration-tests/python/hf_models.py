@@ -5,7 +5,7 @@
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
                                                  #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "olmo2",
-                                                 #  "phi3_longrope", "granitemoe", "gptoss", "deepseek3")
+                                                 #  "phi3_longrope", "granitemoe", "gemma4", "gptoss", "deepseek3")
     H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
@@ -15,7 +15,7 @@ fixed corpus), never with modelfs code, so the files are independent oracles. De
 call gives the same bytes (checked by `python hf_models.py --check-deterministic`).
 
 Tokenizers:
-- gemma/gemma2/gemma3: Gemma's SentencePiece BPE (gemma_tokenizer.py): tokenizer.model kept beside
+- gemma/gemma2/gemma3/gemma4: Gemma's SentencePiece BPE (gemma_tokenizer.py): tokenizer.model kept beside
   tokenizer.json (llama.cpp's converter reads it), no dummy prefix, <bos> added, Gemma's special-token ids
   (<start_of_turn> 106, <end_of_turn> 107), added_tokens_decoder in tokenizer_config.json as Gemma's.
 - qwen2/qwen3/qwen3moe/qwen2moe/phi3/gemma3_4b/olmo2/phi3_longrope/granitemoe/gptoss/deepseek3 (the last two: hf_models_moe.py): byte-level BPE as Qwen2 ships it: NFC normalizer, a `Split` pre-tokenizer
@@ -42,14 +42,15 @@ import os
 import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
-         "gemma", "gemma2", "olmo2", "phi3_longrope", "granitemoe")
+         "gemma", "gemma2", "olmo2", "phi3_longrope", "granitemoe",
+         "gemma4")
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
-GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2")
+GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2", "gemma4")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -230,6 +231,12 @@ def model_config(kind: str, vocab_size: int, tokenizer):
     if kind == "phi3_longrope":   # the 128k variants' LongRoPE: long factors beyond 8 positions, attention factor sqrt(2)
         return T.Phi3Config(**dict(common, max_position_embeddings=64), original_max_position_embeddings=8,
                             rope_parameters=dict(LONGROPE, rope_theta=10000.0))
+    if kind == "gemma4":  # Gemma 4 text: a sliding layer (head_dim 32) then a global one (global_head_dim 64, proportional
+        # rope rotating a quarter of it), no per-layer embeddings; a final soft-cap small enough to change the logits
+        return T.Gemma4TextConfig(**dict(common, tie_word_embeddings=True, rms_norm_eps=1e-6), head_dim=32, global_head_dim=64,
+                                  sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+                                  hidden_size_per_layer_input=0, vocab_size_per_layer_input=vocab_size,
+                                  final_logit_softcapping=GEMMA2_FINAL_CAP)
     if kind in _moe.KINDS:
         return _moe.config(kind, common)
     raise ValueError(kind)
@@ -277,7 +284,7 @@ def model_class(kind: str):
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
             "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM,
             "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM,
-            "granitemoe": T.GraniteMoeForCausalLM}[kind]
+            "granitemoe": T.GraniteMoeForCausalLM, "gemma4": T.Gemma4ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -289,7 +296,7 @@ def make_model(kind: str, seed: int = 0):
     model = model_class(kind)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
-            if p.dim() == 1 and kind.startswith("gemma"):  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
+            if p.dim() == 1 and kind.startswith("gemma") and kind != "gemma4":  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
                 p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)   # so that 1 + w is exact in bf16
             elif p.dim() == 1:                      # the default 0.02 so greedy generation is not flat
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
@@ -297,6 +304,9 @@ def make_model(kind: str, seed: int = 0):
                 p.normal_(0.0, 0.08)
         if kind in _moe.KINDS:
             _moe.init_buffers(kind, model)
+        if kind == "gemma4":   # the per-layer output scalars (buffers, saved with the weights) away from 1
+            for i, layer in enumerate(model.model.layers):
+                layer.layer_scalar.fill_(0.5 + 0.25 * i)
     model = model.to(torch.bfloat16)
     if kind == "gemma2":
         gemma2_features(model, tokenizer)
@@ -357,6 +367,9 @@ FEATURES = {
                       _set_rope(long_factor=LONGROPE["short_factor"]),
                       "attention factor": _set_rope(attention_factor=1.0)},
 }
+FEATURES["gemma4"] = {"layer scalars": lambda m: [layer.layer_scalar.fill_(1.0) for layer in m.model.layers],
+                      "final logit soft-cap": _set_config(final_logit_softcapping=None),
+                      "sliding window": _set_config(sliding_window=4096)}
 FEATURE_PROMPT = list(range(3, 45))
 
 
@@ -411,6 +424,8 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
                                           for a in json.load(f)["added_tokens"]}
         with open(os.path.join(out_dir, "tokenizer.model"), "wb") as f:
             f.write(tokenizer.spm_model_bytes)
+    if kind == "gemma4":   # Gemma 4's tokenizer declares its turn markers special: llama.cpp's converter (LlamaHfVocab)
+        tc["extra_special_tokens"] = ["<start_of_turn>", "<end_of_turn>"]   # marks exactly the special ids CONTROL
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
         f.write("\n")

@@ -14,6 +14,9 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
+converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
+needs them).
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
@@ -426,10 +429,15 @@ def main(argv) -> int:
     make_lfm2(hf_lfm2)
     ref_lfm2 = os.path.join(out, "ref", "lfm2.gguf")
     import dialect_qwen35 as Q35
+    import dialect_gemma4 as G4
     qwen35 = {arch: (os.path.join(work, arch), os.path.join(out, "ref", arch + ".gguf")) for arch in ("qwen35", "qwen35moe")}
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
-    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)]
+    hf_g4 = os.path.join(work, "gemma4")
+    G4.make_gemma4(hf_g4)
+    ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
+                            ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)]
                       + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
@@ -468,6 +476,24 @@ def main(argv) -> int:
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
+    g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
+    info = G4.gemma4_dialect(hf_g4, g4_file)
+    with open(g4_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf_g4)
+    expected["models"]["dialect-gemma4"] = {
+        "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
+        "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
+        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
+        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
+        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
+        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
+        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
+        # the tokenization of strings instead
+        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
+                            "tokenizer.ggml.add_sep_token"]}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
@@ -478,6 +504,11 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"]["dialect-qwen35moe-bad"] = {"blob": put_model(store, "dialect-qwen35moe-bad", f.read(), "qwen35moe"),
                                                         "reason": reason}
+    bad = os.path.join(work, "gemma4-bad.gguf")
+    G4.gemma4_dialect(hf_g4, bad, merges=False)
+    with open(bad, "rb") as f:
+        expected["refused"]["dialect-gemma4-bad"] = {"blob": put_model(store, "dialect-gemma4-bad", f.read(), "gemma4"),
+                                                     "reason": "no tokenizer.ggml.merges"}
     # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
     mllama = os.path.join(work, "mllama.gguf")
     import gguf

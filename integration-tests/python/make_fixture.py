@@ -580,7 +580,7 @@ GGUF_PY_TYPES = _gguf_py_types()
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
 HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3", "qwen2moe",
                    "olmo2", "granitemoe",
-                   "gpt-oss", "deepseek2")   # the last two: GGUF -> HF only, deepseek2 with sigmoid routing
+                   "gpt-oss", "deepseek2", "gemma4")   # the last three: GGUF -> HF only, deepseek2 with sigmoid routing
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -658,7 +658,7 @@ def hf_folder_expected(buf) -> bool:
     arch = kv.get("general.architecture", [None, None, None])[2]
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
-                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm|"
+                       r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm|layer_output_scale|"
                        r"attn_sinks|attn_(q_a|q_a_norm|q_b|kv_a_mqa|kv_a_norm|k_b|v_b|kv_b)|exp_probs_b)\.(weight|bias)")
     if arch == "deepseek2" and (kv.get(f"{arch}.expert_gating_func") or [None] * 3)[2] != 2:
         return False   # softmax routing (DeepSeek-V2) is refused

@@ -18,6 +18,9 @@ public interface GgufParams {
     /** A BOOL KV, or {@code dflt}. */
     Boolean bool(String key, Boolean dflt);
 
+    /** A BOOL ARRAY KV, or null when absent. */
+    boolean[] bools(String key);
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 

@@ -105,6 +105,19 @@ final class GgufMeta implements GgufParams {
         return ((GgufArray) kv.value()).values();
     }
 
+    @Override
+    public boolean[] bools(String key) {
+        List<Object> a = array(key, GgufValueType.BOOL);
+        if (a == null) {
+            return null;
+        }
+        boolean[] out = new boolean[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (Boolean) a.get(i);
+        }
+        return out;
+    }
+
     /** An ARRAY of any integer type as ints, or null when absent. */
     int[] ints(String key) {
         GgufKv kv = g.kv(key);

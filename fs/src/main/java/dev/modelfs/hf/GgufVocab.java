@@ -9,7 +9,9 @@ import java.util.List;
  * The vocabulary of a GGUF model as llama.cpp reads it ({@code tokenizer.ggml.*}, docs/FORMATS.md
  * §7.4), with llama.cpp's defaults filled in.
  *
- * <p>Invariants: {@code model} is {@code "gpt2"} (byte-level BPE), {@code "llama"} (SentencePiece), or an encoder's
+ * <p>Invariants: {@code model} is {@code "gpt2"} (byte-level BPE), {@code "llama"} (SentencePiece), {@code "gemma4"}
+ * (Gemma 4's SentencePiece-style BPE with its merges: {@code ▁} for spaces, byte fallback, never a space prefix, always
+ * BOS, as llama.cpp's vocabulary reads it), or an encoder's
  * {@code "bert"} (WordPiece) or {@code "t5"} (Unigram), whose files {@link EncoderTokenizerFiles} writes;
  * {@code tokens} is non-empty; {@code types} and {@code scores} have one entry per token; every
  * special id is null or a valid token index; {@code merges} is null only for {@code llama} vocabularies
@@ -33,8 +35,8 @@ public record GgufVocab(String model, String pre, List<String> tokens, int[] typ
         if (model == null) {
             throw new HfUnsupported("no tokenizer.ggml.model");
         }
-        if (!List.of("gpt2", "llama", "bert", "t5").contains(model)) {
-            throw new HfUnsupported("tokenizer.ggml.model " + model + " is not supported (gpt2, llama, bert and t5 are)");
+        if (!List.of("gpt2", "llama", "gemma4", "bert", "t5").contains(model)) {
+            throw new HfUnsupported("tokenizer.ggml.model " + model + " is not supported (gpt2, llama, gemma4, bert and t5 are)");
         }
         List<Object> raw = m.array("tokenizer.ggml.tokens", GgufValueType.STRING);
         if (raw == null || raw.isEmpty()) {
@@ -67,14 +69,15 @@ public record GgufVocab(String model, String pre, List<String> tokens, int[] typ
             for (Object o : rawMerges) {
                 merges.add((String) o);
             }
-        } else if (model.equals("gpt2")) {
-            throw new HfUnsupported("gpt2 vocabulary without tokenizer.ggml.merges");
+        } else if (model.equals("gpt2") || model.equals("gemma4")) {
+            throw new HfUnsupported(model + " vocabulary without tokenizer.ggml.merges");
         }
         String pre = m.string("tokenizer.ggml.pre", "default");
         boolean spm = model.equals("llama");
-        boolean addBos = m.bool("tokenizer.ggml.add_bos_token", spm || PreTokenizers.addsBos(pre));
+        boolean gemma4 = model.equals("gemma4");   // llama.cpp: BPE (no space prefix), BOS always added
+        boolean addBos = gemma4 || m.bool("tokenizer.ggml.add_bos_token", spm || PreTokenizers.addsBos(pre));
         boolean addEos = m.bool("tokenizer.ggml.add_eos_token", false);
-        boolean addSpacePrefix = m.bool("tokenizer.ggml.add_space_prefix", spm);
+        boolean addSpacePrefix = !gemma4 && m.bool("tokenizer.ggml.add_space_prefix", spm);
         Integer unk = id(m, "tokenizer.ggml.unknown_token_id", n);
         if (unk == null && spm) {
             int u = indexOfType(types, UNKNOWN);
@@ -106,8 +109,9 @@ public record GgufVocab(String model, String pre, List<String> tokens, int[] typ
         return -1;
     }
 
+    /** Whether the vocabulary is SentencePiece-style ({@code ▁} for spaces, byte fallback): {@code llama} or {@code gemma4}. */
     public boolean spm() {
-        return model.equals("llama");
+        return model.equals("llama") || model.equals("gemma4");
     }
 
     /** The token text of an optional id, or null. */

@@ -260,8 +260,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
 
     static String unsupported(String arch) {
         if (arch.startsWith("gemma")) {
-            return "general.architecture " + arch + " is not supported: of llama.cpp's gemma architectures gemma, gemma2 "
-                    + "and gemma3 (text) are mapped; the others change values in their own ways, which modelfs does not undo";
+            return "general.architecture " + arch + " is not supported: of llama.cpp's gemma architectures gemma, gemma2, "
+                    + "gemma3 and gemma4 (text) are mapped; the others change values in their own ways, which modelfs does not undo";
         }
         return "general.architecture " + arch + " is not supported (supported: "
                 + String.join(", ", java.util.Arrays.stream(Architecture.values()).map(Architecture::ggufName).distinct().toList()) + ")";

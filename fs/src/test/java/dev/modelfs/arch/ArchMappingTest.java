@@ -63,11 +63,12 @@ class ArchMappingTest {
         if (a != Architecture.DEEPSEEK2) {
             out.add("model.layers.0.self_attn." + (a == Architecture.PHI3 ? "qkv_proj" : "q_proj") + ".bias");
         }
-        if (a == Architecture.GEMMA3 || a == Architecture.GEMMA2) {
+        if (a == Architecture.GEMMA3 || a == Architecture.GEMMA2 || a == Architecture.GEMMA4) {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
-        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2) {
+        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2
+                || a == Architecture.GEMMA4) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
         }

@@ -5,7 +5,8 @@ import java.util.Set;
 
 /**
  * GGUF metadata for the mapping tests, from a map (integers as {@code Long}, floats as {@code Double}, strings,
- * booleans as {@code Boolean}) and a set of tensor names; a KV of another type than asked throws, as
+ * booleans as {@code Boolean}, bool arrays as {@code boolean[]}, small F32 vectors as {@code float[]} under their tensor's
+ * name) and a set of tensor names; a KV of another type than asked throws, as
  * {@code GgufMeta} does.
  */
 record MapParams(Map<String, ?> kvs, Set<String> tensors) implements GgufParams {
@@ -34,8 +35,19 @@ record MapParams(Map<String, ?> kvs, Set<String> tensors) implements GgufParams 
     }
 
     @Override
+    public boolean[] bools(String key) {
+        return get(key, boolean[].class, null);
+    }
+
+    @Override
     public boolean hasTensor(String name) {
         return tensors.contains(name);
+    }
+
+    /** A {@code float[]} under the tensor's name in the map (read from the blob in the real folder). */
+    @Override
+    public float[] f32Vector(String name) {
+        return get(name, float[].class, null);
     }
 
     private <T> T get(String key, Class<T> type, T dflt) {

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class DialectsTest {
     private static final BlobRef BLOB = new BlobRef(Digest.parse("sha256:" + "ab".repeat(32)).orElseThrow(), 1 << 20);
 
-    private static Translation translated(Outcome o) {
+    static Translation translated(Outcome o) {
         return assertInstanceOf(Outcome.Translated.class, o, () -> o.describe()).translation();
     }
 
@@ -164,7 +164,7 @@ class DialectsTest {
         return g.header();
     }
 
-    private static void assertRefused(Outcome o, String reason) {
+    static void assertRefused(Outcome o, String reason) {
         Outcome.Refused r = assertInstanceOf(Outcome.Refused.class, o, o::describe);
         assertTrue(r.reason().contains(reason), r.reason() + " should say " + reason);
     }

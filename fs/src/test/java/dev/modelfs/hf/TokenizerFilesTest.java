@@ -2,10 +2,14 @@ package dev.modelfs.hf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.modelfs.format.gguf.GgufFile;
+import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufValueType;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +50,35 @@ class TokenizerFilesTest {
         assertEquals("▁", t.at("/model/merges/0/0").asText(), "the only merge: ▁ + a");
         assertEquals(1, t.at("/model/merges").size());
         assertEquals(3, t.get("added_tokens").size());
+    }
+
+    @Test
+    void gemma4VocabularyIsSentencePieceStyleBpeWithItsMergesNoSpacePrefixAndAlwaysBos() throws Exception {
+        GgufVocab v = new GgufVocab("gemma4", "gemma4", List.of("<pad>", "<eos>", "<bos>", "<0x41>", "▁", "a", "▁a"),
+                new int[] {3, 3, 3, 6, 1, 1, 1}, new float[7], List.of("▁ a"), 2, 1, null, 0, true, false, false, null);
+        assertTrue(v.spm());
+        JsonNode t = JSON.readTree(TokenizerFiles.tokenizerJson(v));
+        assertTrue(t.at("/model/byte_fallback").asBoolean());
+        assertEquals("Replace", t.at("/normalizer/normalizers/0/type").asText(), "no space prefix");
+        assertEquals(1, t.at("/normalizer/normalizers").size());
+        assertEquals("<bos>", t.at("/post_processor/single/0/SpecialToken/id").asText());
+        assertEquals(List.of("▁", "a"), List.of(t.at("/model/merges/0/0").asText(), t.at("/model/merges/0/1").asText()));
+    }
+
+    @Test
+    void gemma4VocabularyReadsAsLlamaCppReadsIt() {
+        List<GgufKv> kvs = new java.util.ArrayList<>(List.of(HfFolderTest.kv("tokenizer.ggml.model", GgufValueType.STRING, "gemma4"),
+                HfFolderTest.strings("tokenizer.ggml.tokens", List.of("<pad>", "<eos>", "<bos>", "a")),
+                HfFolderTest.kv("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, false),
+                HfFolderTest.kv("tokenizer.ggml.add_space_prefix", GgufValueType.BOOL, true)));
+        HfUnsupported noMerges = assertThrows(HfUnsupported.class, () -> GgufVocab.read(new GgufFile(3, 32, kvs, List.of(), 4096)));
+        assertTrue(noMerges.getMessage().contains("gemma4 vocabulary without tokenizer.ggml.merges"), noMerges.getMessage());
+        kvs.add(HfFolderTest.strings("tokenizer.ggml.merges", List.of("a a")));
+        GgufVocab v = GgufVocab.read(new GgufFile(3, 32, kvs, List.of(), 4096));
+        assertTrue(v.spm());
+        assertTrue(v.addBos(), "llama.cpp adds BOS to every Gemma 4 prompt");
+        assertFalse(v.addSpacePrefix(), "llama.cpp's Gemma 4 BPE vocabulary never prefixes a space");
+        assertEquals(List.of("a a"), v.merges());
     }
 
     @Test

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
- * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 with its vision tower,
- * lfm2, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
+ * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
+ * vision towers, lfm2, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
@@ -57,6 +57,17 @@ class DialectGgufTest {
         d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
         assertTrue(clip.contains("computed v.patch_embedding.weight v.patch_embd.weight"), clip.toString());
         assertTrue(clip.contains("renamed v.post_layernorm.weight v.post_ln.weight"), clip.toString());
+        JsonNode g4 = show("dialect-gemma4", true).get("gguf_dialect");
+        assertTrue(g4.get(0).get("translation").asText().startsWith("gemma4: "), g4.toString());
+        assertTrue(g4.get(1).get("translation").asText().startsWith("gemma4 (clip): "), g4.toString());
+        List<String> g4text = new ArrayList<>();
+        g4.get(0).get("tensors").forEach(t -> g4text.add(t.get("change").asText() + " " + t.get("from").asText()));
+        assertTrue(g4text.contains("dropped v.patch_embd.weight") && g4text.contains("dropped mm.input_projection.weight"), g4text.toString());
+        List<String> g4clip = new ArrayList<>();
+        g4.get(1).get("tensors").forEach(t -> g4clip.add(t.get("change").asText() + " " + t.get("from").asText()));
+        assertTrue(g4clip.contains("computed v.patch_embd.weight") && g4clip.contains("dropped token_embd.weight"), g4clip.toString());
+        JsonNode g4bad = show("dialect-gemma4-bad", false).get("gguf_dialect").get(0);
+        assertTrue(g4bad.get("translation").asText().contains("no tokenizer.ggml.merges"), g4bad.toString());
         JsonNode lfm2 = show("dialect-lfm2", true).get("gguf_dialect");
         assertEquals(1, lfm2.size(), "no clip face: " + lfm2);
         assertEquals("renamed output_norm.weight token_embd_norm.weight", lfm2.get(0).get("tensors").get(0).get("change").asText() + " "

@@ -1,0 +1,145 @@
+package dev.modelfs.arch;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+
+/**
+ * Gemma 4 text ({@code Gemma4ForCausalLM}, GGUF {@code gemma4}), GGUF → Hugging Face only: sliding-window layers
+ * with head dimension {@code attention.key_length_swa} and full-attention layers with {@code attention.key_length}
+ * ({@code global_head_dim}), q/k norms and a weightless v norm, four norms a layer stored as they are (no
+ * {@code 1 + w}), a per-layer output scalar ({@code blk.N.layer_output_scale.weight} ↔ the buffer
+ * {@code model.layers.N.layer_scalar}), and "proportional" rope on the full-attention layers, which llama.cpp's
+ * converter writes as {@code rope_freqs.weight} (1 for each rotated pair, 1e30 for the others): its count of
+ * ones gives {@code partial_rotary_factor} (docs/FORMATS.md §7.3, §7.4).
+ *
+ * <p>Refused (one-line reasons): per-layer embeddings (E2B/E4B: {@code embedding_length_per_layer_input > 0}), KV
+ * sharing ({@code attention.shared_kv_layers > 0}), experts, per-layer feed-forward or KV-head arrays, keys shared
+ * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
+ * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
+ * unreadable {@code rope_freqs.weight}. The Hugging Face → GGUF direction is not built ({@link #checkHfConfig}),
+ * so the rules' HF shapes are never used.
+ */
+public final class Gemma4 implements ArchSpec {
+    private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP);
+    private static final Tables TABLES = new Tables("gemma4", List.of("Gemma4ForCausalLM"), List.of("gemma4_text"), LAYERS);
+    private static final List<Assembly> ASSEMBLIES = List.of(Assembly.renamed("layer_scalar", "layer_output_scale.weight",
+            Assembly.Layout.VECTOR));
+    /** A rope frequency factor at least this large marks a pair llama.cpp leaves unrotated (the converter writes 1e30). */
+    private static final double UNROTATED = 1e29;
+
+    @Override
+    public Tables tables() {
+        return TABLES;
+    }
+
+    @Override
+    public List<Assembly> assemblies() {
+        return ASSEMBLIES;
+    }
+
+    @Override
+    public void checkHfConfig(JsonNode config) {
+        throw new IllegalArgumentException("gemma4: modelfs maps Gemma 4 GGUFs to Hugging Face folders only, "
+                + "not Hugging Face Gemma 4 models to GGUF");
+    }
+
+    /** The sliding layers' head dimension ({@code head_dim} in {@code config.json}). */
+    @Override
+    public int headDim(GgufParams m, String p, int hidden, int heads) {
+        return (int) (long) m.integer(p + "attention.key_length_swa", m.integer(p + "attention.key_length", (long) hidden / heads));
+    }
+
+    @Override
+    public void checkGguf(GgufParams m, String p) {
+        for (String k : new String[] {"embedding_length_per_layer_input", "attention.shared_kv_layers", "expert_count"}) {
+            long v = m.integer(p + k, 0L);
+            if (v != 0) {
+                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings, KV sharing and experts are not mapped)");
+            }
+        }
+        long global = m.integer(p + "attention.key_length", -1L), local = m.integer(p + "attention.key_length_swa", -1L);
+        if (global <= 0 || local <= 0) {
+            throw new IllegalArgumentException("gemma4 without positive " + p + "attention.key_length and key_length_swa");
+        }
+        if (m.integer(p + "attention.value_length", global) != global || m.integer(p + "attention.value_length_swa", local) != local) {
+            throw new IllegalArgumentException("gemma4 value lengths differ from the key lengths");
+        }
+        if (m.integer(p + "rope.dimension_count_swa", local) != local || m.integer(p + "rope.dimension_count", global) != global) {
+            throw new IllegalArgumentException("gemma4 rope dimension counts are not the head dimensions (partial rotation is given by rope_freqs)");
+        }
+        boolean[] sliding = pattern(m, p);
+        for (int i = 0; i < sliding.length; i++) {
+            if (!sliding[i] && !m.hasTensor("blk." + i + ".attn_v.weight")) {
+                throw new IllegalArgumentException("gemma4 layer " + i + " has no attn_v (keys shared with values are not mapped)");
+            }
+        }
+    }
+
+    /** {@code attention.sliding_window_pattern}: per layer, whether it is a sliding-window layer. */
+    private static boolean[] pattern(GgufParams m, String p) {
+        long layers = m.integer(p + "block_count", 0L);
+        boolean[] sliding = m.bools(p + "attention.sliding_window_pattern");
+        if (sliding == null || sliding.length != layers) {
+            throw new IllegalArgumentException("gemma4 " + p + "attention.sliding_window_pattern is not a BOOL array of " + layers + " entries");
+        }
+        return sliding;
+    }
+
+    /** Read in {@link #completeHfConfig} (partial rotation of the full-attention layers); not a rope scaling. */
+    @Override
+    public ObjectNode ropeScalingOf(GgufParams m, float[] freqs, int headDim) {
+        return null;
+    }
+
+    @Override
+    public void completeHfConfig(ObjectNode c, GgufParams m, String p, int hidden, int heads, int headDim) {
+        int global = (int) (long) m.integer(p + "attention.key_length", 0L);
+        float[] freqs = m.f32Vector("rope_freqs.weight");
+        if (freqs == null || freqs.length != global / 2) {
+            throw new IllegalArgumentException("gemma4 rope_freqs.weight " + (freqs == null ? "missing or unreadable" : "has " + freqs.length
+                    + " values, not key_length / 2 = " + global / 2));
+        }
+        int rotated = 0;
+        while (rotated < freqs.length && freqs[rotated] == 1f) {
+            rotated++;
+        }
+        for (int i = rotated; i < freqs.length; i++) {
+            if (!(freqs[i] >= UNROTATED)) {
+                throw new IllegalArgumentException("gemma4 rope_freqs.weight[" + i + "] = " + freqs[i]
+                        + ": not ones then unrotated pairs (proportional rope)");
+            }
+        }
+        boolean[] sliding = pattern(m, p);
+        c.remove("hidden_act");
+        c.remove("rope_theta");
+        c.put("global_head_dim", global);
+        ArrayNode types = c.putArray("layer_types");
+        for (boolean s : sliding) {
+            types.add(s ? "sliding_attention" : "full_attention");
+        }
+        c.put("sliding_window", m.integer(p + "attention.sliding_window", 0L));
+        ObjectNode rope = c.putObject("rope_parameters");
+        rope.putObject("full_attention").put("rope_type", "proportional")
+                .put("partial_rotary_factor", GemmaVocab.shortest(2.0 * rotated / global))
+                .put("rope_theta", GemmaVocab.shortest(m.real(p + "rope.freq_base", 1_000_000.0)));
+        rope.putObject("sliding_attention").put("rope_type", "default")
+                .put("rope_theta", GemmaVocab.shortest(m.real(p + "rope.freq_base_swa", 10_000.0)));
+        double cap = m.real(p + "final_logit_softcapping", 0.0);
+        if (cap != 0) {
+            c.put("final_logit_softcapping", GemmaVocab.shortest(cap));
+        } else {
+            c.putNull("final_logit_softcapping");
+        }
+        c.put("hidden_activation", "gelu_pytorch_tanh");
+        c.put("hidden_size_per_layer_input", 0);
+        c.put("vocab_size_per_layer_input", c.path("vocab_size").asLong());
+        c.put("num_kv_shared_layers", 0);
+        c.put("attention_k_eq_v", false);
+        c.put("enable_moe_block", false);
+        c.put("use_double_wide_mlp", false);
+        c.put("attention_bias", false);
+    }
+}

@@ -1,0 +1,279 @@
+"""Case gemma4 of make_dialect_fixture.py: a tiny Gemma4ForConditionalGeneration (text model with sliding and
+global layers, proportional rope, final-logit softcap, per-layer output scalars; a Gemma 4 vision tower with
+its projector, no audio), written by llama.cpp's converter (model + --mmproj, the reference) and in Ollama's
+dialect by `gemma4_dialect`, which follows Ollama's convert/convert_gemma4.go step by step (each step names
+the Go function it follows). Nothing here uses modelfs code; nothing is copied from Ollama's repository.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+import hf_models as H
+
+# Published Gemma 4 configs carry the global layers' head geometry at the top of text_config (Ollama's
+# converter reads these fields); transformers 5.17 writes per_layer_config instead and reads both.
+GLOBAL_HEAD_DIM = 64
+
+
+def make_gemma4(out_dir: str) -> None:
+    """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
+    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, weights
+    random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
+    as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
+    Gemma 4's image normalization (mean 0, std 1)."""
+    import torch
+    import transformers as T
+    tok = H.train_tokenizer("gemma3")
+    text = T.Gemma4TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=GLOBAL_HEAD_DIM,
+                              sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+                              hidden_size_per_layer_input=0, vocab_size_per_layer_input=len(tok),
+                              max_position_embeddings=4096, final_logit_softcapping=30.0, rms_norm_eps=1e-6)
+    vision = T.Gemma4VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                                  num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64,
+                                  pooling_kernel_size=2)
+    cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=None,
+                         boi_token_id=4, eoi_token_id=5, image_token_id=6, video_token_id=7, boa_token_id=8,
+                         eoa_token_index=9, audio_token_id=10)
+    torch.manual_seed(4)
+    model = T.Gemma4ForConditionalGeneration(cfg)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.08)
+        for name, b in model.named_buffers():
+            if name.endswith("layer_scalar"):
+                b.fill_(0.75)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tok.save_pretrained(out_dir)
+    for extra in ("special_tokens_map.json", "chat_template.jinja", "tokenizer.model"):
+        if os.path.exists(os.path.join(out_dir, extra)):
+            os.remove(os.path.join(out_dir, extra))
+    import gemma_tokenizer as GT
+    tc_path = os.path.join(out_dir, "tokenizer_config.json")
+    tc = json.load(open(tc_path, encoding="utf-8"))
+    tc.update(add_bos_token=True, add_eos_token=False, chat_template=GT.CHAT_TEMPLATE)
+    with open(tc_path, "w", encoding="utf-8") as f:
+        json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
+    cfg_path = os.path.join(out_dir, "config.json")
+    c = json.load(open(cfg_path))
+    c["text_config"]["global_head_dim"] = GLOBAL_HEAD_DIM
+    with open(cfg_path, "w") as f:
+        json.dump(c, f, indent=2, sort_keys=True)
+    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+        json.dump({"image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0], "patch_size": 4,
+                   "pooling_kernel_size": 2, "max_soft_tokens": 16}, f, indent=1)
+
+
+# --- Ollama's dialect: convert/convert_gemma4.go -----------------------------------------------------------
+
+GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision checkpoint can meet, in Go's order
+    ".linear.weight", ".weight",
+    ".linear.bias", ".bias",
+    "model.vision_tower.encoder.layers", "v.blk",
+    "model.vision_tower.patch_embedder.input_proj", "v.patch_embd",
+    "model.vision_tower.patch_embedder.position_embedding_table", "v.position_embd.weight",
+    "model.vision_tower.std_bias", "v.std_bias",
+    "model.vision_tower.std_scale", "v.std_scale",
+    "model.embed_vision.embedding_projection", "mm.input_projection",
+    "model.language_model.embed_tokens_per_layer", "per_layer_token_embd",
+    "model.language_model.embed_tokens", "token_embd",
+    "model.language_model.per_layer_model_projection", "per_layer_model_proj",
+    "model.language_model.per_layer_projection_norm", "per_layer_proj_norm",
+    "model.language_model.norm", "output_norm",
+    "model.language_model.layers", "blk",
+    "input_layernorm", "attn_norm",
+    "self_attn.q_proj", "attn_q",
+    "self_attn.q_norm", "attn_q_norm",
+    "self_attn.k_proj", "attn_k",
+    "self_attn.k_norm", "attn_k_norm",
+    "self_attn.v_proj", "attn_v",
+    "self_attn.o_proj", "attn_output",
+    "mlp.gate_proj", "ffn_gate",
+    "mlp.down_proj", "ffn_down",
+    "mlp.up_proj", "ffn_up",
+    "post_attention_layernorm", "post_attention_norm",
+    "pre_feedforward_layernorm_2", "pre_ffw_norm_2",
+    "pre_feedforward_layernorm", "ffn_norm",
+    "post_feedforward_layernorm_1", "post_ffw_norm_1",
+    "post_feedforward_layernorm_2", "post_ffw_norm_2",
+    "post_feedforward_layernorm", "post_ffw_norm",
+    "layer_scalar", "layer_output_scale.weight",
+]
+
+VISION_BLOCK_RENAMES = [   # gemma4Model.Tensors: v.blk.* names as published mmproj files have them (strings.Replace, once)
+    (".attn_norm.", ".ln1."), (".ffn_norm.", ".ln2."), (".attn_output.", ".attn_out."),
+    (".post_attention_norm.", ".attn_post_norm."), (".post_ffw_norm.", ".ffn_post_norm."),
+    (".layer_output_scale.", ".out_scale."),
+]
+
+TOKEN_NORMAL, TOKEN_CONTROL, TOKEN_USER_DEFINED = 1, 3, 4
+
+
+def parse_tokenizer(hf_dir: str) -> dict:
+    """parseTokenizer (convert/tokenizer.go) of a folder with tokenizer.json and no tokenizer.model:
+    parseVocabularyFromTokenizer (tokens by id, the added tokens over the model's vocabulary; score = the id;
+    type control for special added tokens, user-defined for other added tokens, normal otherwise), the merges
+    ([][]string joined by a space), Pre "default" (the tokenizer has no Split regex to hash), then for each of
+    specialTokenTypes (bos eos unk sep pad cls mask) tokenizer_config.json's add_<t>_token and the id of
+    <t>_token when it is an added token; generation_config.json lists (none here)."""
+    tj = json.load(open(os.path.join(hf_dir, "tokenizer.json"), encoding="utf-8"))
+    tokens = {i: (c, TOKEN_NORMAL) for c, i in tj["model"]["vocab"].items()}
+    added = {}
+    for a in tj["added_tokens"]:
+        tokens[a["id"]] = (a["content"], TOKEN_CONTROL if a["special"] else TOKEN_USER_DEFINED)
+        added[a["content"]] = a["id"]
+    ids = sorted(tokens)
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]]
+    tc = json.load(open(os.path.join(hf_dir, "tokenizer_config.json"), encoding="utf-8"))
+    specials = []
+    for st in ("bos", "eos", "unk", "sep", "pad", "cls", "mask"):
+        content = tc.get(f"{st}_token")
+        if isinstance(content, dict):
+            content = content.get("content")
+        if content in added:
+            specials.append((st, added[content], tc.get(f"add_{st}_token")))
+    return {"tokens": [tokens[i][0] for i in ids], "scores": [float(i) for i in ids],
+            "types": [tokens[i][1] for i in ids], "merges": merges, "template": tc.get("chat_template", ""),
+            "specials": specials}
+
+
+SPECIAL_KEY = {"bos": "bos", "eos": "eos", "cls": "cls", "mask": "mask", "unk": "unknown", "sep": "seperator",
+               "pad": "padding"}   # SpecialVocabulary.Key(), Ollama's spelling of "seperator" included
+
+
+def gemma4_kv(cfg: dict, t: dict) -> dict:
+    """gemma4Model.KV over ModelParameters.KV (convert/convert.go): {key: (gguf type name, value)}."""
+    kv = {"general.file_type": ("uint32", 1), "general.quantization_version": ("uint32", 2),
+          "tokenizer.ggml.pre": ("string", "default"), "tokenizer.ggml.model": ("string", "gpt2"),
+          "tokenizer.ggml.tokens": ("strings", t["tokens"]), "tokenizer.ggml.scores": ("float32s", t["scores"]),
+          "tokenizer.ggml.token_type": ("int32s", t["types"])}
+    if t["merges"]:
+        kv["tokenizer.ggml.merges"] = ("strings", t["merges"])
+    if t["template"]:
+        kv["tokenizer.chat_template"] = ("string", t["template"])
+    for st, i, add in t["specials"]:
+        if add is not None:
+            kv[f"tokenizer.ggml.add_{SPECIAL_KEY[st]}_token"] = ("bool", bool(add))
+        kv[f"tokenizer.ggml.{SPECIAL_KEY[st]}_token_id"] = ("uint32", i)
+    # gemma4Model.KV
+    kv["general.architecture"] = ("string", "gemma4")
+    kv["tokenizer.ggml.model"] = ("string", "llama")
+    kv["tokenizer.ggml.pre"] = ("string", "gemma4")
+    tc, vc = cfg["text_config"], cfg["vision_config"]
+    u = lambda v: ("uint32", int(v))   # noqa: E731
+    kv["gemma4.block_count"] = u(tc["num_hidden_layers"])
+    kv["gemma4.embedding_length"] = u(tc["hidden_size"])
+    kv["gemma4.feed_forward_length"] = u(tc["intermediate_size"])   # no use_double_wide_mlp: one width
+    kv["gemma4.context_length"] = u(tc["max_position_embeddings"])
+    kv["gemma4.attention.head_count"] = u(tc["num_attention_heads"])
+    kv["gemma4.attention.head_count_kv"] = u(tc["num_key_value_heads"])   # no num_global_key_value_heads: one count
+    kv["gemma4.attention.key_length"] = u(tc["global_head_dim"])
+    kv["gemma4.attention.value_length"] = u(tc["global_head_dim"])
+    kv["gemma4.attention.key_length_swa"] = u(tc["head_dim"])
+    kv["gemma4.attention.value_length_swa"] = u(tc["head_dim"])
+    kv["gemma4.attention.layer_norm_rms_epsilon"] = ("float32", tc["rms_norm_eps"])
+    kv["gemma4.attention.sliding_window"] = u(tc["sliding_window"])
+    kv["gemma4.attention.sliding_window_pattern"] = ("bools", [lt == "sliding_attention" for lt in tc["layer_types"]])
+    kv["gemma4.attention.shared_kv_layers"] = u(tc.get("num_kv_shared_layers") or 0)
+    rp = tc["rope_parameters"]
+    if rp.get("full_attention"):
+        kv["gemma4.rope.freq_base"] = ("float32", rp["full_attention"]["rope_theta"])
+        kv["gemma4.rope.dimension_count"] = u(tc["global_head_dim"])
+    if rp.get("sliding_attention"):
+        kv["gemma4.rope.freq_base_swa"] = ("float32", rp["sliding_attention"]["rope_theta"])
+        kv["gemma4.rope.dimension_count_swa"] = u(tc["head_dim"])
+    if (tc.get("final_logit_softcapping") or 0) > 0:
+        kv["gemma4.final_logit_softcapping"] = ("float32", tc["final_logit_softcapping"])
+    kv["gemma4.embedding_length_per_layer_input"] = u(tc.get("hidden_size_per_layer_input") or 0)   # always written
+    if vc and vc.get("num_hidden_layers", 0) > 0:
+        kv["gemma4.vision.block_count"] = u(vc["num_hidden_layers"])
+        kv["gemma4.vision.embedding_length"] = u(vc["hidden_size"])
+        kv["gemma4.vision.attention.head_count"] = u(vc["num_attention_heads"])
+        kv["gemma4.vision.feed_forward_length"] = u(vc["intermediate_size"])
+        kv["gemma4.vision.patch_size"] = u(vc["patch_size"])
+        kv["gemma4.vision.num_channels"] = u(vc.get("num_channels") or 3)
+        kv["gemma4.vision.projector.scale_factor"] = u(vc.get("pooling_kernel_size") or 3)
+        kv["gemma4.vision.attention.layer_norm_epsilon"] = ("float32", vc.get("layer_norm_eps") or 1e-6)
+    return kv
+
+
+def reshape_patch_embed(data: np.ndarray) -> np.ndarray:
+    """gemma4Model.reshapePatchEmbed: [n_embd, p*p*c] (row-major h, w, c) to [n_embd, c, p, p]."""
+    n_embd, ksq_c = data.shape
+    p = int(np.sqrt(ksq_c // 3))
+    return data.reshape(n_embd, p, p, 3).transpose(0, 3, 1, 2).copy()
+
+
+def gemma4_dialect(hf_dir: str, out_path: str, merges: bool = True) -> dict:
+    """The dialect file; merges=False leaves tokenizer.ggml.merges out (a header handle_gemma4 would turn into a
+    BPE vocabulary without merges, which llama.cpp refuses: served as stored)."""
+    import gguf
+    from safetensors.numpy import load_file
+    import make_dialect_fixture as M
+    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
+    kv = gemma4_kv(cfg, parse_tokenizer(hf_dir))
+    if not merges:
+        del kv["tokenizer.ggml.merges"]
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    # gemma4Model.Tensors; the names come from Replacements (parseTensors' strings.Replacer)
+    out = []
+    for key in sd:
+        name = M.go_replace(key, GEMMA4_REPLACEMENTS)
+        if "embedding_post_projection_norm" in name:   # used as a weightless norm: not written
+            continue
+        if name.startswith("v.blk."):
+            for a, b in VISION_BLOCK_RENAMES:
+                name = name.replace(a, b, 1)
+        data = sd[key].astype(np.float32)
+        if data.ndim == 0:   # scalars become 1-D
+            data = data.reshape(1)
+        kind = M.ollama_kind(name, data.shape)   # tensorBase.Kind() on the replaced name
+        if "v.patch_embd.weight" in name and data.ndim == 2:   # reshapePatchEmbed, stored F16 (im2col)
+            data, kind = reshape_patch_embed(data), "F16"
+        out.append((name, data.astype(np.float16 if kind == "F16" else np.float32)))
+    # rope_freqs.weight: one global tensor for the proportional rope of the full-attention layers
+    tc = cfg["text_config"]
+    if tc.get("global_head_dim"):
+        factor = (tc["rope_parameters"].get("full_attention") or {}).get("partial_rotary_factor") or 0.25
+        n_rot = int(np.float32(tc["global_head_dim"]) * np.float32(factor) / 2)
+        out.append(("rope_freqs.weight", np.array([1.0 if j < n_rot else 1e30 for j in range(tc["global_head_dim"] // 2)],
+                                                  np.float32)))
+    # no use_clipped_linears: no clamp scalars, so no v.clamp_data
+    # WriteGGUF (fs/ggml/gguf.go): keys sorted (gguf-py writes general.architecture first), tensors by block then name
+    w = gguf.GGUFWriter(out_path, "gemma4")
+    adders = {"uint32": w.add_uint32, "float32": w.add_float32, "bool": w.add_bool, "string": w.add_string}
+    for k in sorted(kv):
+        typ, v = kv[k]
+        if k == "general.architecture":
+            continue
+        if typ in adders:
+            adders[typ](k, v)
+        elif typ == "strings":
+            w.add_array(k, list(v))
+        elif typ == "bools":
+            w.add_key_value(k, list(v), gguf.GGUFValueType.ARRAY, sub_type=gguf.GGUFValueType.BOOL)
+        elif typ == "float32s":
+            w.add_key_value(k, list(v), gguf.GGUFValueType.ARRAY, sub_type=gguf.GGUFValueType.FLOAT32)
+        elif typ == "int32s":
+            w.add_key_value(k, list(v), gguf.GGUFValueType.ARRAY, sub_type=gguf.GGUFValueType.INT32)
+
+    def block(n):
+        return int(n.split(".")[1]) if n.startswith("blk.") else 1 << 62
+    out.sort(key=lambda t: (block(t[0]), t[0]))
+    for name, data in out:
+        w.add_tensor(name, data)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"tensors": [n for n, _ in out]}
