@@ -437,7 +437,8 @@ def main(argv) -> int:
         "blob": put_model(store, "dialect-gemma3", blob, "gemma3"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))],
-        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True}
+        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True, "promoted": ["v.patch_embd.weight", "v.position_embd.weight"],
+        "mtmd_template": "gemma"}   # llama.cpp's built-in Gemma template for the image check (check_dialect.py --mtmd)
     lfm2_file = os.path.join(out, "ref", "lfm2-dialect.gguf")
     info = lfm2_dialect(hf_lfm2, ref_lfm2, lfm2_file)
     with open(lfm2_file, "rb") as f:

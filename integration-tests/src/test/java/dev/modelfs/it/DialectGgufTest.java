@@ -17,7 +17,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * lfm2) written in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
- * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
+ * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference; llama.cpp's
+ * {@code llama-mtmd-cli} ({@link MtmdCli}) describes a test image through the mount's {@code model.gguf} +
+ * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion.
  */
 class DialectGgufTest {
     /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
@@ -41,6 +43,12 @@ class DialectGgufTest {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
         mounted.cli().requireChecker(600, "check_dialect.py", out.toString(), "--llama", node.toString());
+    }
+
+    @Test
+    void llamaMtmdCliDescribesAnImageThroughTheMountLikeThroughTheReference() throws Exception {
+        Path cli = MtmdCli.binary();
+        mounted.cli().requireChecker(900, "check_dialect.py", out.toString(), "--mtmd", cli.toString());
     }
 
     @Test
