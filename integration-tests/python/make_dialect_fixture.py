@@ -14,6 +14,7 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
+Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 """
@@ -109,6 +110,8 @@ def _convert_main(args) -> None:
     sys.path.insert(0, os.path.join(src, "gguf-py"))
     sys.path.insert(0, src)
     import conversion.base as B
+    import dialect_vision
+    dialect_vision.patch_converter()
     for i in range(1, len(args), 4):
         pre, hf_dir, out, face = args[i:i + 4]
         # the fixtures' tokenizers are trained here, so the converter does not know their pre-tokenizer hash:
@@ -447,6 +450,23 @@ def main(argv) -> int:
     expected["models"]["dialect-lfm2"] = {
         "handler": "lfm2", "ref_gguf": ref_lfm2, "dialect_file": lfm2_file, "blob": put_model(store, "dialect-lfm2", blob, "lfm2"),
         "texts": H.SAMPLE_TEXTS, "mmproj": False}
+    # --- vision dialects (dialect_vision.py): one block per architecture ---
+    import dialect_vision as V
+    hf_m3 = os.path.join(work, "mistral3")
+    V.make_mistral3(hf_m3)
+    ref_m3, ref_m3_mmproj = os.path.join(out, "ref", "mistral3.gguf"), os.path.join(out, "ref", "mistral3-mmproj.gguf")
+    convert_reference(src, [("tekken", hf_m3, ref_m3, False), ("tekken", hf_m3, ref_m3_mmproj, True)])
+    m3_file = os.path.join(out, "ref", "mistral3-dialect.gguf")
+    V.mistral3_dialect(hf_m3, ref_m3, m3_file)
+    with open(m3_file, "rb") as f:
+        blob = f.read()
+    expected["models"]["dialect-mistral3"] = {
+        "handler": "mistral3", "ref_gguf": ref_m3, "ref_mmproj": ref_m3_mmproj, "dialect_file": m3_file,
+        "blob": put_model(store, "dialect-mistral3", blob, "mistral3"), "texts": H.SAMPLE_TEXTS, "mmproj": True,
+        "mtmd_template": "mistral-v7",
+        # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
+        "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
+    # --- end of the vision dialects ---
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

@@ -12,7 +12,8 @@ import dev.modelfs.format.gguf.GgufFile;
  * {@link IllegalArgumentException} saying where the header contradicts itself.
  */
 public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tokenizer, ClipProjectorType, GptOss, Lfm2, Olmo3, Laguna, Qwen3Next,
-        SnowflakeCharsmap {
+        SnowflakeCharsmap,
+        Mistral3Text, Mistral3Clip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

@@ -16,9 +16,12 @@ import java.util.List;
 public final class Dialects {
     /** Text handlers, in Ollama's dispatch order. */
     private static final List<DialectHandler> TEXT = List.of(new Gemma3Text(), new SnowflakeCharsmap(), new Qwen3Next(), new Laguna(),
-            new GptOss(), new Lfm2(), new Olmo3(), new Llama3Tokenizer());
+            new GptOss(), new Lfm2(), new Olmo3(),
+            new Mistral3Text(),
+            new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
-    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip());
+    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(),
+            new Mistral3Clip());
 
     private Dialects() {}
 

@@ -1,11 +1,13 @@
 package dev.modelfs.dialect;
 
+import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
+import dev.modelfs.convert.UnitSource;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufTensorInfo;
@@ -54,6 +56,14 @@ public final class TranslatedGguf {
         return switch (op) {
             case TensorOp.PromoteToF32 p -> new Segment.Converted(UnitConverted.blocks(blob, at, info.elements() / p.source().blockElements(),
                     GgmlDequantizers.forType(p.source()), OutputType.F32, info.name(), p.source().name()));
+            case TensorOp.QkRowPermute q -> {
+                long rows = info.elements() / info.ne()[0];
+                QkPermutation perm = new QkPermutation(q.heads(), Math.toIntExact(rows));
+                OutputType type = OutputType.of(info.type());
+                UnitSource source = new UnitSource.Blocks(blob, at, info.ne()[0] / info.type().blockElements(),
+                        GgmlDequantizers.forType(info.type()), type, true);
+                yield new Segment.Converted(new UnitConverted(source, rows, r -> perm.hfRowOf((int) r), info.name() + " q/k rows permuted"));
+            }
         };
     }
 }
