@@ -57,6 +57,13 @@ ensure_faultfs_build() {
     || need_root_or_say "gcc and libfuse-dev (the fault-injecting store of the stalled-store tests)" gcc libfuse-dev
 }
 
+# llama.cpp's multimodal CLI of the image checks (DialectGgufTest; integration-tests/mtmd/build-mtmd-cli.sh builds it
+# once from the bundled llama.cpp source into ~/.cache/modelfs/llama-mtmd): cmake and a C++ compiler.
+ensure_mtmd_build() {
+  { command -v cmake >/dev/null && command -v c++ >/dev/null; } \
+    || need_root_or_say "cmake and g++ (llama-mtmd-cli for the image checks)" cmake g++
+}
+
 ensure_maven() {
   command -v mvn >/dev/null || need_root_or_say "Apache Maven" maven
 }

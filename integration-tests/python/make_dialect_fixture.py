@@ -17,6 +17,7 @@ dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, ser
 Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
 converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
 needs them).
+Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
@@ -114,6 +115,8 @@ def _convert_main(args) -> None:
     sys.path.insert(0, os.path.join(src, "gguf-py"))
     sys.path.insert(0, src)
     import conversion.base as B
+    import dialect_vision
+    dialect_vision.patch_converter()
     for i in range(1, len(args), 4):
         pre, hf_dir, out, face = args[i:i + 4]
         # the fixtures' tokenizers are trained here, so the converter does not know their pre-tokenizer hash:
@@ -452,7 +455,8 @@ def main(argv) -> int:
         "blob": put_model(store, "dialect-gemma3", blob, "gemma3"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))],
-        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True}
+        "hf_architecture": "Gemma3ForCausalLM", "mmproj": True, "promoted": ["v.patch_embd.weight", "v.position_embd.weight"],
+        "mtmd_template": "gemma"}   # llama.cpp's built-in Gemma template for the image check (check_dialect.py --mtmd)
     lfm2_file = os.path.join(out, "ref", "lfm2-dialect.gguf")
     info = lfm2_dialect(hf_lfm2, ref_lfm2, lfm2_file)
     with open(lfm2_file, "rb") as f:
@@ -494,6 +498,23 @@ def main(argv) -> int:
         # the tokenization of strings instead
         "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
                             "tokenizer.ggml.add_sep_token"]}
+    # --- vision dialects (dialect_vision.py): one block per architecture ---
+    import dialect_vision as V
+    hf_m3 = os.path.join(work, "mistral3")
+    V.make_mistral3(hf_m3)
+    ref_m3, ref_m3_mmproj = os.path.join(out, "ref", "mistral3.gguf"), os.path.join(out, "ref", "mistral3-mmproj.gguf")
+    convert_reference(src, [("tekken", hf_m3, ref_m3, False), ("tekken", hf_m3, ref_m3_mmproj, True)])
+    m3_file = os.path.join(out, "ref", "mistral3-dialect.gguf")
+    V.mistral3_dialect(hf_m3, ref_m3, m3_file)
+    with open(m3_file, "rb") as f:
+        blob = f.read()
+    expected["models"]["dialect-mistral3"] = {
+        "handler": "mistral3", "ref_gguf": ref_m3, "ref_mmproj": ref_m3_mmproj, "dialect_file": m3_file,
+        "blob": put_model(store, "dialect-mistral3", blob, "mistral3"), "texts": H.SAMPLE_TEXTS, "mmproj": True,
+        "mtmd_template": "mistral-v7",
+        # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
+        "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
+    # --- end of the vision dialects ---
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

@@ -18,9 +18,12 @@ public final class Dialects {
     private static final List<DialectHandler> TEXT = List.of(new Gemma3Text(), new Gemma4Text(), new SnowflakeCharsmap(),
             new Qwen35Moe(), new Qwen35(),
             new Qwen3Next(), new Laguna(),
-            new GptOss(), new Lfm2(), new Olmo3(), new Llama3Tokenizer());
+            new GptOss(), new Lfm2(), new Olmo3(),
+            new Mistral3Text(),
+            new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
-    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip());
+    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
+            new Mistral3Clip());
 
     private Dialects() {}
 

@@ -8,6 +8,7 @@ import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.gguf.GgufWriter;
+import dev.modelfs.format.Shapes;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,6 +40,8 @@ final class HeaderEdit {
         long[] ne;
         GgmlType type;
         String dropped;
+        /** For a tensor derived from part of another ({@link #deriveRow}): what it is, for {@code modelfs show}; else null. */
+        String derived;
 
         Slot(GgufTensorInfo t) {
             this.from = t.name();
@@ -46,6 +49,15 @@ final class HeaderEdit {
             this.name = t.name();
             this.ne = t.ne();
             this.type = t.type();
+        }
+
+        Slot(String from, String name, long[] ne, GgmlType type, long offset, String derived) {
+            this.from = from;
+            this.name = name;
+            this.ne = ne;
+            this.type = type;
+            this.offset = offset;
+            this.derived = derived;
         }
     }
 
@@ -287,6 +299,54 @@ final class HeaderEdit {
     }
 
     /**
+     * Ollama's {@code register_mistral3_vision_qk_permute}: the kept tensor {@code name}'s rows reordered by llama.cpp's
+     * q/k permutation over {@code heads} heads, computed on read.
+     *
+     * @throws FormatException when the tensor is missing, not of a float type, or its rows do not split into
+     *                         {@code heads} heads of an even dimension
+     */
+    void permuteQkRows(String name, int heads) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                if (s.type != GgmlType.F32 && s.type != GgmlType.F16 && s.type != GgmlType.BF16) {
+                    throw new FormatException(name + " is " + s.type + ": only float rows are permuted");
+                }
+                long rows = Shapes.product(s.ne, 1);
+                if (heads <= 0 || rows % (2L * heads) != 0) {
+                    throw new FormatException(name + ": " + rows + " rows do not split into " + heads + " heads of an even dimension");
+                }
+                ops.put(name, new TensorOp.QkRowPermute(heads));
+                return;
+            }
+        }
+        throw new FormatException("no " + name);
+    }
+
+    /**
+     * A new 1-D F32 tensor {@code to}: row {@code row} of the blob's 2-D tensor {@code from} (kept or dropped),
+     * widened to F32 on read unless stored as F32 (then the blob's bytes). {@code what} says which row it is.
+     *
+     * @throws FormatException when {@code from} is missing, not 2-D, or has no row {@code row}
+     */
+    void deriveRow(String from, long row, String to, String what) {
+        for (Slot s : tensors) {
+            if (s.from.equals(from) && s.derived == null) {
+                if (s.ne.length != 2 || row < 0 || row >= s.ne[1]) {
+                    throw new FormatException(from + " has no row " + row + " (dimensions " + java.util.Arrays.toString(s.ne) + ")");
+                }
+                long offset = Math.addExact(s.offset, Math.multiplyExact(row, s.type.rowBytes(s.ne[0])));
+                tensors.add(new Slot(from, to, new long[] {s.ne[0]}, GgmlType.F32, offset,
+                        what + (s.type == GgmlType.F32 ? "" : ", " + s.type + " -> F32")));
+                if (s.type != GgmlType.F32) {
+                    ops.put(to, new TensorOp.PromoteToF32(s.type));
+                }
+                return;
+            }
+        }
+        throw new FormatException("no " + from);
+    }
+
+    /**
      * The translation, checked as a whole.
      *
      * @throws FormatException when the edited header is not a valid GGUF header (duplicate names, a name of
@@ -308,6 +368,10 @@ final class HeaderEdit {
             TensorOp op = ops.get(s.name);
             if (op != null) {
                 kept.put(s.name, op);
+            }
+            if (s.derived != null) {
+                changes.add(new TensorChange(TensorChange.Kind.COMPUTED, s.from, s.name, s.derived));
+            } else if (op != null) {
                 changes.add(new TensorChange(TensorChange.Kind.COMPUTED, s.from, s.name, describe(op)));
             } else if (!s.name.equals(s.from)) {
                 changes.add(new TensorChange(TensorChange.Kind.RENAMED, s.from, s.name, "same bytes"));
@@ -327,6 +391,7 @@ final class HeaderEdit {
             case TensorOp.PromoteToF32 p -> p.source() + " -> F32";
             case TensorOp.ShiftToF32 p -> p.source() + " + " + p.shift() + " -> F32";
             case TensorOp.Concat c -> "stacked from " + c.from().size() + " tensors";
+            case TensorOp.QkRowPermute q -> "rows in llama.cpp's q/k order (" + q.heads() + " heads)";
         };
     }
 }

@@ -38,4 +38,11 @@ public sealed interface TensorOp {
             }
         }
     }
+
+    /**
+     * The stored rows (F32, F16 or BF16, copied as they are) reordered by llama.cpp's q/k permutation over
+     * {@code heads} heads ({@code LlamaModel.permute}, {@link dev.modelfs.arch.QkPermutation}): translated row
+     * {@code r} is stored row {@code hfRowOf(r)}. Ollama's {@code register_mistral3_vision_qk_permute}.
+     */
+    record QkRowPermute(int heads) implements TensorOp {}
 }

@@ -1,5 +1,6 @@
 package dev.modelfs.dialect;
 
+import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
@@ -60,6 +61,14 @@ public final class TranslatedGguf {
                     info.elements() / s.source().blockElements(), null, info.name() + " " + s.source().name() + " + " + s.shift() + " -> F32")));
             case TensorOp.Concat c -> c.offsets().stream()
                     .<Segment>map(o -> new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), o), c.bytesEach())).toList();
+            case TensorOp.QkRowPermute q -> {
+                long rows = info.elements() / info.ne()[0];
+                QkPermutation perm = new QkPermutation(q.heads(), Math.toIntExact(rows));
+                OutputType type = OutputType.of(info.type());
+                UnitSource source = new UnitSource.Blocks(blob, at, info.ne()[0] / info.type().blockElements(),
+                        GgmlDequantizers.forType(info.type()), type, true);
+                yield List.of(new Segment.Converted(new UnitConverted(source, rows, r -> perm.hfRowOf((int) r), info.name() + " q/k rows permuted")));
+            }
         };
     }
 }

@@ -14,10 +14,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
- * vision towers, lfm2, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
+ * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
- * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference.
+ * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference; llama.cpp's
+ * {@code llama-mtmd-cli} ({@link MtmdCli}) describes a test image through the mount's {@code model.gguf} +
+ * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion.
  */
 class DialectGgufTest {
     /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
@@ -41,6 +43,12 @@ class DialectGgufTest {
         Path node = Path.of(System.getProperty("modelfs.nodeDir", "node")).toAbsolutePath();
         assertTrue(Files.isDirectory(node.resolve("node_modules/node-llama-cpp")), "node-llama-cpp not installed in " + node);
         mounted.cli().requireChecker(600, "check_dialect.py", out.toString(), "--llama", node.toString());
+    }
+
+    @Test
+    void llamaMtmdCliDescribesAnImageThroughTheMountLikeThroughTheReference() throws Exception {
+        Path cli = MtmdCli.binary();
+        mounted.cli().requireChecker(900, "check_dialect.py", out.toString(), "--mtmd", cli.toString());
     }
 
     @Test
@@ -72,6 +80,14 @@ class DialectGgufTest {
         assertEquals(1, lfm2.size(), "no clip face: " + lfm2);
         assertEquals("renamed output_norm.weight token_embd_norm.weight", lfm2.get(0).get("tensors").get(0).get("change").asText() + " "
                 + lfm2.get(0).get("tensors").get(0).get("from").asText() + " " + lfm2.get(0).get("tensors").get(0).get("to").asText());
+        JsonNode m3 = show("dialect-mistral3", true).get("gguf_dialect");
+        assertTrue(m3.get(0).get("translation").asText().startsWith("mistral3: "), m3.toString());
+        assertTrue(m3.get(1).get("translation").asText().startsWith("mistral3 (clip): "), m3.toString());
+        List<String> m3clip = new ArrayList<>();
+        m3.get(1).get("tensors").forEach(t -> m3clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(m3clip.contains("computed token_embd.weight v.token_embd.img_break")
+                && m3clip.contains("computed v.blk.0.attn_q.weight v.blk.0.attn_q.weight")
+                && m3clip.contains("renamed v.patch_conv.weight v.patch_embd.weight"), m3clip.toString());
         JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
         assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
