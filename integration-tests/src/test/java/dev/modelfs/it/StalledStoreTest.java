@@ -60,6 +60,9 @@ class StalledStoreTest {
                 bounded(failures, "ls of a built model folder", "ls", mnt.resolve("a").toString());
                 bounded(failures, "listxattr of a converted file", "python3", "-c", "import os, sys; os.listxattr(sys.argv[1])",
                         mnt.resolve("a/fp32/model.safetensors").toString());
+                bounded(failures, "getxattr of a converted file", "python3", "-c",
+                        "import os, sys; os.getxattr(sys.argv[1], 'user.modelfs.source')", mnt.resolve("a/fp32/model.safetensors").toString());
+                bounded(failures, "statfs of the mount", "stat", "-f", mnt.toString());
             } finally {
                 lower.set();                                      // the disk answers again
             }
@@ -111,6 +114,8 @@ class StalledStoreTest {
                 if (cat != null && !Arrays.equals(manifestB, cat.stdout())) {
                     failures.add("nfs-cat of b/ollama/manifest.json: other bytes than the manifest");
                 }
+                boundedRpc(failures, "GETATTR of a/fp32/model.safetensors", nfs, 1, converted);
+                boundedRpc(failures, "FSSTAT of the root", nfs, 18, converted);
             } finally {
                 lower.set();
             }
@@ -138,6 +143,25 @@ class StalledStoreTest {
             failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
         } else if (p.exitValue() != 0) {
             failures.add(what + ": exit " + p.exitValue());
+        }
+    }
+
+    /** Calls NFS procedure {@code proc} on handle {@code fh} from a fresh client; a failure unless NFS3_OK within the bound. */
+    private static void boundedRpc(List<String> failures, String what, CliNfs nfs, int proc, byte[] fh) throws InterruptedException {
+        var status = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                return c.status(proc, x -> x.xdrEncodeDynamicOpaque(fh));
+            } catch (IOException e) {
+                return -1;
+            }
+        });
+        try {
+            int st = status.get(BOUND_SECONDS, TimeUnit.SECONDS);
+            if (st != 0) {
+                failures.add(what + ": status " + st);
+            }
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
         }
     }
 
