@@ -86,6 +86,14 @@ class FailingStoreTest {
             lower.set();                                                  // and came back
             awaitListing(mnt, List.of("a", "b", "c", "w"));
             F16Store.checkFp32(copy(mnt.resolve("a/fp32/model.safetensors")), written.get("a"));
+            // a blob that shrinks, and one that vanishes, under a reader in the middle of a converted file
+            Blob a = Blob.of(store, "a"), b = Blob.of(store, "b");
+            rightBytesOrAnErrno(readAcross(mnt.resolve("a/fp32/model.safetensors"), a::shrink), written.get("a"));
+            rightBytesOrAnErrno(readAcross(mnt.resolve("b/fp32/model.safetensors"), b::remove), written.get("b"));
+            a.restore();
+            b.restore();                                                  // the blobs read again: served right, no remount
+            awaitRight(() -> Files.readAllBytes(mnt.resolve("a/fp32/model.safetensors")), written.get("a"));
+            awaitRight(() -> Files.readAllBytes(mnt.resolve("b/fp32/model.safetensors")), written.get("b"));
             assertTrue(m.process.isAlive(), m.log());
         }
     }
@@ -111,8 +119,124 @@ class FailingStoreTest {
                         written.get("b"));
                 lower.set();
                 F16Store.checkFp32(Files.write(tmp.resolve("nfs-a"), c.readAll(a, 1 << 20)), written.get("a"));
+                // a blob that shrinks, and one that vanishes, between two READs of a converted file
+                Blob blobA = Blob.of(store, "a"), blobC = Blob.of(store, "c");
+                rightBytesOrAnErrno(nfsReadAcross(c, a, blobA::shrink), written.get("a"));
+                rightBytesOrAnErrno(nfsReadAcross(c, c.walk(root, "c/fp32/model.safetensors"), blobC::remove), written.get("c"));
+                blobA.restore();
+                blobC.restore();
+                awaitRight(() -> c.readAll(a, 1 << 20), written.get("a"));
+                awaitRight(() -> c.readAll(c.walk(root, "c/fp32/model.safetensors"), 1 << 20), written.get("c"));
+                // the store disconnects (a share that went away) and comes back: the listing follows, the model reads again
+                lower.set("gone");
+                awaitNfsListing(nfs, "");
+                lower.set();
+                awaitNfsListing(nfs, "a\nb\nc\nw");
+                try {
+                    awaitRight(() -> c.readAll(c.walk(c.mount("/").fh(), "a/fp32/model.safetensors"), 1 << 20), written.get("a"));
+                } catch (AssertionError e) {
+                    throw new AssertionError(e.getMessage() + "\n" + nfs.log(), e);
+                }
+                assertTrue(nfs.log().lines().noneMatch(l -> l.contains("Exception in thread")), nfs.log());
             }
         }
+    }
+
+    /** A blob of the store, kept so that the test can shrink or remove it and put it back. */
+    private record Blob(Path path, byte[] bytes) {
+        static Blob of(Path store, String model) throws IOException {
+            Path p = store.resolve("blobs").resolve(blobOf(store, model));
+            return new Blob(p, Files.readAllBytes(p));
+        }
+
+        void shrink() {
+            try (var ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.truncate(bytes.length / 3);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        void remove() {
+            try {
+                Files.delete(path);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        void restore() throws IOException {
+            Path t = path.resolveSibling(path.getFileName() + ".restore");
+            Files.write(t, bytes);
+            Files.move(t, path, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        }
+    }
+
+    /** Reads {@code f} through the mount, running {@code change} after its first 512 KiB; null when a read failed. */
+    private static byte[] readAcross(Path f, Runnable change) {
+        var out = new java.io.ByteArrayOutputStream();
+        try (var in = Files.newInputStream(f)) {
+            out.write(in.readNBytes(512 << 10));
+            change.run();
+            in.transferTo(out);
+            return out.toByteArray();
+        } catch (IOException e) {
+            return null;                                                  // an errno: what the reader may get
+        }
+    }
+
+    /** Reads NFS file {@code fh} in 256 KiB READs, running {@code change} after the first two; null when a READ failed. */
+    private static byte[] nfsReadAcross(NfsRpcClient c, byte[] fh, Runnable change) throws IOException {
+        var out = new java.io.ByteArrayOutputStream();
+        for (long off = 0; ; off += 256 << 10) {
+            if (off == 512 << 10) {
+                change.run();
+            }
+            NfsRpcClient.Read r = c.read(fh, off, 256 << 10);
+            assertTrue(r.status() == 0 || r.status() == 5 || r.status() == 70, "READ at " + off + ": status " + r.status());
+            if (r.status() != 0) {
+                return null;                                              // NFS3ERR_IO or NFS3ERR_STALE: an error, not bytes
+            }
+            out.write(r.data());
+            if (r.eof()) {
+                return out.toByteArray();
+            }
+        }
+    }
+
+    /** The bytes read are the fp32 file of {@code tensors}, or there were none (the read failed with an errno). */
+    private void rightBytesOrAnErrno(byte[] got, java.util.Map<String, short[]> tensors) throws IOException {
+        if (got != null) {
+            F16Store.checkFp32(Files.write(tmp.resolve("across"), got), tensors);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Reader {
+        byte[] read() throws IOException;
+    }
+
+    /** Waits (10 s at most) until {@code r} reads the fp32 file of {@code tensors}: the model is served again. */
+    private void awaitRight(Reader r, java.util.Map<String, short[]> tensors) throws InterruptedException {
+        Throwable[] last = new Throwable[1];
+        dev.modelfs.testing.Poll.until("the model reads right again", java.time.Duration.ofSeconds(10), () -> {
+            try {
+                F16Store.checkFp32(Files.write(tmp.resolve("again"), r.read()), tensors);
+                return true;
+            } catch (IOException | AssertionError | RuntimeException e) {
+                last[0] = e;
+                return false;
+            }
+        }, () -> "last: " + last[0]);
+    }
+
+    private static void awaitNfsListing(CliNfs nfs, String want) throws InterruptedException {
+        dev.modelfs.testing.Poll.until("nfs-ls lists " + want, java.time.Duration.ofSeconds(10), () -> {
+            CliNfs.Out o = CliNfs.run(10, "nfs-ls", nfs.url(""));
+            String names = new String(o.stdout()).lines().map(l -> l.substring(l.lastIndexOf(' ') + 1)).sorted()
+                    .filter(n -> !n.isEmpty() && !n.equals(".") && !n.equals("..")).collect(java.util.stream.Collectors.joining("\n"));
+            return o.exit() == 0 && names.equals(want);
+        });
     }
 
     private Path copy(Path f) throws IOException {
