@@ -18,7 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
  * creates with a 384 MiB limit (v2 {@code memory.max} where the unified hierarchy has the memory controller, else
  * v1 {@code memory.limit_in_bytes}) and removes; four readers stream about 3 GB of converted bytes (768 MiB of distinct
  * chunks, more than the limit) with the default {@code --cache-size} of 512M. The daemon is never OOM-killed, says in
- * its log that it cut its chunk cache to the limit, and the fp32 bytes are the F16 values written, widened.
+ * its log that it cut its chunk cache to the limit and that its heap is at most half of it (the JVM sizes its heap to
+ * the cgroup's limit itself: the launcher sets no {@code -Xmx}; without the limit the default is a quarter of the
+ * machine), and the fp32 bytes are the F16 values written, widened.
  */
 class CgroupMemoryTest {
     private static final long LIMIT = 384L << 20;
@@ -71,6 +73,10 @@ class CgroupMemoryTest {
                 assertTrue(p.isAlive(), "the daemon lives:\n" + m.log());
                 assertEquals(0, cg.oomKills(), "no OOM kill in the cgroup");
                 assertTrue(m.log().contains("memory limit of this cgroup: 384 MiB: chunk cache 96 MiB"), m.log());
+                var heap = java.util.regex.Pattern.compile("heap at most (\\d+) MiB").matcher(m.log());
+                assertTrue(heap.find(), "the log says the heap's bound:\n" + m.log());
+                long heapMib = Long.parseLong(heap.group(1));          // the JVM's own default: a quarter of the machine
+                assertTrue(heapMib <= (LIMIT >> 20) / 2, "the heap sized itself to the cgroup's limit: " + heapMib + " MiB");
                 F16Store.checkFp32(Files.write(tmp.resolve("a32"), Files.readAllBytes(mp.resolve("a/fp32/model.safetensors"))),
                         written.get("a"));
             }
