@@ -142,6 +142,77 @@ class FailingStoreTest {
         }
     }
 
+    /**
+     * A cache directory whose disk goes over quota, read-only and full (issue 35; SEMANTICS.md "When the cache
+     * directory's disk fails"): a mount and an NFS server share one {@code --cache-dir} on faultfs; while its writes
+     * fail with {@code EDQUOT}, {@code EROFS}, then {@code ENOSPC}, every read on the mount and over NFS gets the
+     * right bytes, each daemon logs one line, and no chunk file (nor temporary) is left; once writes succeed again the
+     * cache resumes (one line each, chunk files written whole: a new mount reads them back, the right bytes).
+     */
+    @Test
+    void aCacheDiskOverQuotaReadOnlyOrFullLosesNoReadOnTheMountOrOverNfsAndResumes() throws Exception {
+        CliNfs.requireClients();
+        List<String> models = List.of("q1", "q2", "r1", "r2", "s1", "s2", "t1", "t2");
+        Path store = written.write(tmp.resolve("store"), models, 64);
+        Path cacheDisk = Files.createDirectories(tmp.resolve("cache-disk"));
+        try (FaultFs disk = FaultFs.mount(cacheDisk, Files.createDirectories(tmp.resolve("cachefs")), true)) {
+            Path dir = disk.mountpoint.resolve("chunks-dir");
+            try (CliMount m = CliMount.start(store, tmp.resolve("mnt"), "--no-warmup", "--cache-dir", dir.toString());
+                 CliNfs nfs = CliNfs.start(store, tmp.resolve("nfs.log"), CliNfs.freePort(), "--no-warmup", "--cache-dir", dir.toString());
+                 NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                byte[] root = c.mount("/").fh();
+                String[] errnos = {"122", "30", "28"};                    // EDQUOT, EROFS, ENOSPC
+                for (int i = 0; i < errnos.length; i++) {
+                    disk.set("errno / " + errnos[i]);
+                    String viaFuse = models.get(2 * i), viaNfs = models.get(2 * i + 1);
+                    F16Store.checkFp32(copy(m.mountpoint.resolve(viaFuse + "/fp32/model.safetensors")), written.get(viaFuse));
+                    F16Store.checkFp32(Files.write(tmp.resolve("nfs-" + viaNfs),
+                            c.readAll(c.walk(root, viaNfs + "/fp32/model.safetensors"), 1 << 20)), written.get(viaNfs));
+                }
+                awaitLines(m::log, "cannot write cached chunk", 1);
+                awaitLines(nfs::log, "cannot write cached chunk", 1);
+                assertEquals(List.of(), chunkFiles(cacheDisk), "no chunk file written while the disk failed");
+                disk.set();                                               // space returns
+                F16Store.checkFp32(copy(m.mountpoint.resolve("t1/fp32/model.safetensors")), written.get("t1"));
+                F16Store.checkFp32(Files.write(tmp.resolve("nfs-t2"), c.readAll(c.walk(root, "t2/fp32/model.safetensors"), 1 << 20)),
+                        written.get("t2"));
+                awaitLines(m::log, "the chunk cache directory takes chunks again", 1);
+                awaitLines(nfs::log, "the chunk cache directory takes chunks again", 1);
+                assertEquals(1, m.log().lines().filter(l -> l.contains("cannot write cached chunk")).count(), m.log());
+                assertTrue(!chunkFiles(cacheDisk).isEmpty(), "the cache resumed");
+            }
+            try (CliMount again = CliMount.start(store, tmp.resolve("mnt2"), "--no-warmup", "--cache-dir", dir.toString())) {
+                for (String t : List.of("t1", "t2")) {                    // the chunk files written back are whole
+                    F16Store.checkFp32(copy(again.mountpoint.resolve(t + "/fp32/model.safetensors")), written.get(t));
+                }
+                assertTrue(again.log().lines().noneMatch(l -> l.contains("cannot write cached chunk")), again.log());
+            }
+        }
+    }
+
+    private static List<Path> chunkFiles(Path cacheDisk) throws IOException {
+        try (Stream<Path> s = Files.walk(cacheDisk)) {
+            return s.filter(Files::isRegularFile).filter(p -> !p.getFileName().toString().startsWith(".")).toList();
+        }
+    }
+
+    @FunctionalInterface
+    private interface Log {
+        String read() throws IOException;
+    }
+
+    /** Waits (10 s at most) until {@code log} has exactly {@code n} lines containing {@code text}. */
+    private static void awaitLines(Log log, String text, long n) throws InterruptedException {
+        dev.modelfs.testing.Poll.until(n + " log line(s) '" + text + "'", java.time.Duration.ofSeconds(10),
+                () -> log.read().lines().filter(l -> l.contains(text)).count() == n, () -> {
+                    try {
+                        return log.read();
+                    } catch (IOException e) {
+                        return e.toString();
+                    }
+                });
+    }
+
     /** A blob of the store, kept so that the test can shrink or remove it and put it back. */
     private record Blob(Path path, byte[] bytes) {
         static Blob of(Path store, String model) throws IOException {
