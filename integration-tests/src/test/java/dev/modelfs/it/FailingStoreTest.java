@@ -103,7 +103,7 @@ class FailingStoreTest {
         CliNfs.requireClients();
         Path store = store();
         try (FaultFs lower = FaultFs.mount(store, tmp)) {
-            lower.set("eio " + blobOf(store, "a") + " " + BAD + " " + (BAD + 1));
+            lower.set("eio " + blobOf(store, "a") + " " + BAD + " " + (BAD + 1), "short " + blobOf(store, "b") + " 1000");
             try (CliNfs nfs = CliNfs.start(lower.mountpoint, tmp.resolve("nfs.log"), CliNfs.freePort());
                  NfsRpcClient c = new NfsRpcClient(nfs.port)) {
                 byte[] root = c.mount("/").fh();
@@ -115,6 +115,9 @@ class FailingStoreTest {
                     assertTrue(r.status() == 0 || r.status() == 5, "READ at " + off + ": status " + r.status());
                 }
                 assertTrue(failed > 0, "a READ of the failing range is NFS3ERR_IO");
+                byte[] shortB = c.walk(root, "b/fp32/model.safetensors");  // short reads: NFS3ERR_IO or the right bytes
+                rightBytesOrAnErrno(nfsReadAcross(c, shortB, () -> { }), written.get("b"));
+                lower.set("eio " + blobOf(store, "a") + " " + BAD + " " + (BAD + 1));
                 F16Store.checkFp32(Files.write(tmp.resolve("nfs-b"), c.readAll(c.walk(root, "b/fp32/model.safetensors"), 1 << 20)),
                         written.get("b"));
                 lower.set();

@@ -24,6 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StalledStoreTest {
     private static final int BOUND_SECONDS = 10;
+    /** Runs each asynchronous client on a thread of its own (the common pool has one thread on 2 CPUs: one stalled call would hold back the next). */
+    private static final java.util.concurrent.Executor OWN_THREAD = r -> Thread.ofPlatform().daemon().start(r);
 
     @TempDir
     Path tmp;
@@ -96,6 +98,7 @@ class StalledStoreTest {
             List<Thread> readers = new ArrayList<>();
             List<String> failures = new ArrayList<>();
             List<byte[]> got = java.util.Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.CompletableFuture<CliNfs.Out> lsC;
             lower.set("stall");
             try {
                 for (int i = 0; i < 12; i++) {                    // more READs than the server had threads
@@ -108,6 +111,13 @@ class StalledStoreTest {
                     });
                     readers.add(t);
                 }
+                lsC = java.util.concurrent.CompletableFuture.supplyAsync(() -> {   // a folder not built yet: waits for its model alone
+                    try {
+                        return CliNfs.run(60, "nfs-ls", nfs.url("c"));
+                    } catch (IOException | InterruptedException | AssertionError e) {
+                        return new CliNfs.Out(-1, new byte[0], e.toString());
+                    }
+                }, OWN_THREAD);
                 lower.awaitStalled(2, 30);
                 boundedNfs(failures, "nfs-ls of the root", nfs, "nfs-ls", nfs.url(""));
                 CliNfs.Out cat = boundedNfs(failures, "nfs-cat of b/ollama/manifest.json", nfs, "nfs-cat", nfs.url("b/ollama/manifest.json"));
@@ -122,6 +132,8 @@ class StalledStoreTest {
             for (Thread t : readers) {
                 t.join(TimeUnit.SECONDS.toMillis(60));
             }
+            CliNfs.Out listedC = lsC.get(90, TimeUnit.SECONDS);
+            assertTrue(listedC.exit() == 0 && new String(listedC.stdout()).contains("fp32"), "c's folder listed over NFS once built: " + listedC.stderr());
             assertTrue(failures.isEmpty(), "while the store's disk stalled:\n" + String.join("\n", failures) + "\n" + nfs.log());
             for (byte[] b : got) {
                 if (b != null) {                                  // a READ that outlived the client's bound is not checked
@@ -154,7 +166,7 @@ class StalledStoreTest {
             } catch (IOException e) {
                 return -1;
             }
-        });
+        }, OWN_THREAD);
         try {
             int st = status.get(BOUND_SECONDS, TimeUnit.SECONDS);
             if (st != 0) {
