@@ -150,12 +150,13 @@ class FailingStoreTest {
      * directory's disk fails"): a mount and an NFS server share one {@code --cache-dir} on faultfs; while its writes
      * fail with {@code EDQUOT}, {@code EROFS}, then {@code ENOSPC}, every read on the mount and over NFS gets the
      * right bytes, each daemon logs one line, and no chunk file (nor temporary) is left; once writes succeed again the
-     * cache resumes (one line each, chunk files written whole: a new mount reads them back, the right bytes).
+     * cache resumes (one line each, chunk files written whole: a new mount reads them back, the right bytes); the cache
+     * directory removed while both serve is made again.
      */
     @Test
     void aCacheDiskOverQuotaReadOnlyOrFullLosesNoReadOnTheMountOrOverNfsAndResumes() throws Exception {
         CliNfs.requireClients();
-        List<String> models = List.of("q1", "q2", "r1", "r2", "s1", "s2", "t1", "t2");
+        List<String> models = List.of("q1", "q2", "r1", "r2", "s1", "s2", "t1", "t2", "u1", "u2");
         Path store = written.write(tmp.resolve("store"), models, 64);
         Path cacheDisk = Files.createDirectories(tmp.resolve("cache-disk"));
         try (FaultFs disk = FaultFs.mount(cacheDisk, Files.createDirectories(tmp.resolve("cachefs")), true)) {
@@ -183,9 +184,23 @@ class FailingStoreTest {
                 awaitLines(nfs::log, "the chunk cache directory takes chunks again", 1);
                 assertEquals(1, m.log().lines().filter(l -> l.contains("cannot write cached chunk")).count(), m.log());
                 assertTrue(!chunkFiles(cacheDisk).isEmpty(), "the cache resumed");
+                Path chunksDir = cacheDisk.resolve("chunks-dir");           // the cache directory removed while serving
+                dev.modelfs.testing.Poll.until("the cache directory removed", java.time.Duration.ofSeconds(10), () -> {
+                    try (Stream<Path> all = Files.walk(chunksDir)) {      // again while a queued write lands meanwhile
+                        all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    } catch (IOException | java.io.UncheckedIOException raced) {
+                        // a file went away under the walk: looked at again
+                    }
+                    return !Files.exists(chunksDir);
+                });
+                F16Store.checkFp32(copy(m.mountpoint.resolve("u1/fp32/model.safetensors")), written.get("u1"));
+                F16Store.checkFp32(Files.write(tmp.resolve("nfs-u2"), c.readAll(c.walk(root, "u2/fp32/model.safetensors"), 1 << 20)),
+                        written.get("u2"));
+                dev.modelfs.testing.Poll.until("the removed cache directory made again and written to", java.time.Duration.ofSeconds(10),
+                        () -> !chunkFiles(cacheDisk).isEmpty());
             }
             try (CliMount again = CliMount.start(store, tmp.resolve("mnt2"), "--no-warmup", "--cache-dir", dir.toString())) {
-                for (String t : List.of("t1", "t2")) {                    // the chunk files written back are whole
+                for (String t : List.of("t1", "t2", "u1", "u2")) {        // the chunk files written back are whole
                     F16Store.checkFp32(copy(again.mountpoint.resolve(t + "/fp32/model.safetensors")), written.get(t));
                 }
                 assertTrue(again.log().lines().noneMatch(l -> l.contains("cannot write cached chunk")), again.log());
