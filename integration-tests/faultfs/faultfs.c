@@ -12,7 +12,11 @@
  * for its readers to be stuck instead of sleeping.
  *   gone                     the tree is disconnected: the root lists nothing, every other path is ENOENT,
  *                            and reads of files already open fail with EIO (a share that went away)
- * Unknown lines are ignored. Only the operations a read-only client needs exist; writes are ENOSYS.
+ *   errno PATTERN N          writes to paths containing PATTERN (create, mkdir, write, truncate, rename to or from
+ *                            it) fail with errno N: a disk that is full (28 ENOSPC), over quota (122 EDQUOT) or
+ *                            read-only (30 EROFS); the cache-directory tests (CacheDiskFaultsTest)
+ * Unknown lines are ignored. Mounted ro, it is a read-only store; mounted rw, writes pass through (the cache directory
+ * of the tests), failing as the errno rules say.
  * Built by the tests with: gcc -O2 -Wall -o faultfs faultfs.c $(pkg-config --cflags --libs fuse)
  */
 #define FUSE_USE_VERSION 26
@@ -35,7 +39,7 @@
 #define PATTERN_MAX 512
 #define PATH_BUF (2 * PATH_MAX)
 
-enum kind { STALL, EIO_RANGE, SHORT, GONE };
+enum kind { STALL, EIO_RANGE, SHORT, GONE, WRITE_ERRNO };
 
 struct rule {
     enum kind kind;
@@ -103,6 +107,8 @@ static void reload(void) {
             r.kind = EIO_RANGE;
         } else if (strcmp(word, "short") == 0 && n == 3) {
             r.kind = SHORT;
+        } else if (strcmp(word, "errno") == 0 && n == 3) {
+            r.kind = WRITE_ERRNO;
         } else if (strcmp(word, "gone") == 0) {
             r.kind = GONE;
         } else {
@@ -116,6 +122,8 @@ static void reload(void) {
 static int matches(const struct rule *r, const char *path) {
     return r->pattern[0] == 0 || strstr(path, r->pattern) != NULL;
 }
+
+static int write_errno(const char *path);
 
 /* Waits while a stall rule matches path; then returns whether the tree is disconnected. */
 static int gate(const char *path) {
@@ -219,8 +227,8 @@ static int ff_open(const char *path, struct fuse_file_info *fi) {
     if (gate(path)) {
         return -ENOENT;
     }
-    if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-        return -EROFS;
+    if ((fi->flags & O_ACCMODE) != O_RDONLY && write_errno(path)) {
+        return -write_errno(path);
     }
     char p[PATH_BUF];
     real(p, path);
@@ -268,7 +276,143 @@ static int ff_statfs(const char *path, struct statvfs *st) {
     return statvfs(p, st) == 0 ? 0 : -errno;
 }
 
+/* The errno a write to path fails with under the rules (0: none). */
+static int write_errno(const char *path) {
+    int e = 0;
+    pthread_mutex_lock(&lock);
+    reload();
+    for (int i = 0; i < nrules; i++) {
+        if (rules[i].kind == WRITE_ERRNO && matches(&rules[i], path)) {
+            e = (int) rules[i].a;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return e;
+}
+
+static int ff_create(const char *path, mode_t mode, struct fuse_file_info *fi) {
+    int e = write_errno(path);
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    if (e) {
+        return -e;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    int fd = open(p, fi->flags | O_CREAT, mode);
+    if (fd < 0) {
+        return -errno;
+    }
+    fi->fh = (uint64_t) fd;
+    return 0;
+}
+
+static int ff_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+    int e = write_errno(path);
+    if (gate(path)) {
+        return -EIO;
+    }
+    if (e) {
+        return -e;
+    }
+    ssize_t n = pwrite((int) fi->fh, buf, size, off);
+    return n < 0 ? -errno : (int) n;
+}
+
+static int ff_mkdir(const char *path, mode_t mode) {
+    int e = write_errno(path);
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    if (e) {
+        return -e;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return mkdir(p, mode) == 0 ? 0 : -errno;
+}
+
+static int ff_unlink(const char *path) {
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return unlink(p) == 0 ? 0 : -errno;
+}
+
+static int ff_rmdir(const char *path) {
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return rmdir(p) == 0 ? 0 : -errno;
+}
+
+static int ff_rename(const char *from, const char *to) {
+    int e = write_errno(from);
+    e = e ? e : write_errno(to);
+    if (gate(from) || gate(to)) {
+        return -ENOENT;
+    }
+    if (e) {
+        return -e;
+    }
+    char a[PATH_BUF], b[PATH_BUF];
+    real(a, from);
+    real(b, to);
+    return rename(a, b) == 0 ? 0 : -errno;
+}
+
+static int ff_truncate(const char *path, off_t size) {
+    int e = write_errno(path);
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    if (e) {
+        return -e;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return truncate(p, size) == 0 ? 0 : -errno;
+}
+
+static int ff_utimens(const char *path, const struct timespec tv[2]) {
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return utimensat(AT_FDCWD, p, tv, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+}
+
+static int ff_chmod(const char *path, mode_t mode) {
+    if (gate(path)) {
+        return -ENOENT;
+    }
+    char p[PATH_BUF];
+    real(p, path);
+    return chmod(p, mode) == 0 ? 0 : -errno;
+}
+
+static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi) {
+    (void) path;
+    return (datasync ? fdatasync((int) fi->fh) : fsync((int) fi->fh)) == 0 ? 0 : -errno;
+}
+
 static struct fuse_operations ops = {
+    .create = ff_create,
+    .write = ff_write,
+    .mkdir = ff_mkdir,
+    .unlink = ff_unlink,
+    .rmdir = ff_rmdir,
+    .rename = ff_rename,
+    .truncate = ff_truncate,
+    .utimens = ff_utimens,
+    .chmod = ff_chmod,
+    .fsync = ff_fsync,
     .getattr = ff_getattr,
     .access = ff_access,
     .readlink = ff_readlink,

@@ -31,6 +31,15 @@ public final class BlobLease implements AutoCloseable {
         return blob.stat();
     }
 
+    /**
+     * Retires this lease's mapping after a read of it faulted (a page the disk could not give, SEMANTICS.md "When the
+     * store's disk fails"): the next {@link BlobMappings#acquire} maps the file afresh even when it is the same file at
+     * the same size; this lease and the others on the mapping keep it until they close.
+     */
+    public void retireMapping() {
+        owner.retireFaulted(blob);
+    }
+
     @Override
     public synchronized void close() {
         if (!closed) {

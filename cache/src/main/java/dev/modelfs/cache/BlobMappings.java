@@ -18,7 +18,7 @@ import java.util.Map;
  * The expected size is checked against the file before mapping: a shorter or longer file is
  * {@link BlobSizeMismatchException}, a missing one (or one that is no regular file)
  * {@link NoSuchFileException}; a mapping is reused only while it maps the file now at the blob's path,
- * at its size.
+ * at its size, and no read of it faulted ({@link BlobLease#retireMapping}).
  */
 public final class BlobMappings implements AutoCloseable {
     private final Map<String, MappedBlob> live = new HashMap<>();
@@ -102,6 +102,13 @@ public final class BlobMappings implements AutoCloseable {
         }
         blob.retain();
         return new BlobLease(this, blob);
+    }
+
+    /** Takes {@code blob} out of the table after a read of it faulted, if it is still there ({@link BlobLease#retireMapping}). */
+    synchronized void retireFaulted(MappedBlob blob) {
+        if (live.get(blob.key()) == blob) {
+            retire(blob);
+        }
     }
 
     /** Takes {@code blob} out of the table: unmapped now if idle, else when its last lease closes. */

@@ -87,10 +87,16 @@ public final class MemoryCap {
 
     /**
      * The chunk cache for a requested {@code requested} bytes under {@code limit}: at most a quarter of the limit (at
-     * least {@value #MIN_CACHE}); logs one line saying what it chose when the limit cut it.
+     * least {@value #MIN_CACHE}); under a limit, logs one line saying what it chose and the heap's bound (the JVM's
+     * own sizing to the same limit), a warning when the limit cut the cache.
      */
     public static long chunkCacheBytes(long requested, OptionalLong limit) {
-        if (limit.isEmpty() || requested <= limit.getAsLong() / 4) {
+        if (limit.isEmpty()) {
+            return requested;
+        }
+        if (requested <= limit.getAsLong() / 4) {                 // the heap's bound is said all the same
+            LOG.info("memory limit of this cgroup: " + mib(limit.getAsLong()) + ": chunk cache " + mib(requested)
+                    + " as asked, heap at most " + mib(Runtime.getRuntime().maxMemory()));
             return requested;
         }
         long cache = Math.min(requested, Math.max(MIN_CACHE, limit.getAsLong() / 4));

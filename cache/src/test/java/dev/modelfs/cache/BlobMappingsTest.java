@@ -2,6 +2,7 @@ package dev.modelfs.cache;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -46,6 +47,23 @@ class BlobMappingsTest {
             assertEquals(2, m.mappedCount(), "leased mappings are never evicted");
             assertEquals(5, lc.segment().get(ValueLayout.JAVA_BYTE, 0));
             lc.close();
+        }
+    }
+
+    @Test
+    void aMappingWhoseReadFaultedIsNotReusedButStaysMappedForItsLeases() throws IOException {
+        Path a = file("a", new byte[] {1, 2, 3});
+        try (BlobMappings m = new BlobMappings(4)) {
+            BlobLease faulted = m.acquire("a", a, 3);
+            faulted.retireMapping();                      // a read of it faulted (SEMANTICS.md "When the store's disk fails")
+            BlobLease fresh = m.acquire("a", a, 3);       // the same file at the same size: mapped afresh all the same
+            assertNotSame(faulted.segment(), fresh.segment());
+            assertEquals(3, faulted.segment().get(ValueLayout.JAVA_BYTE, 2), "the old lease keeps its mapping");
+            faulted.close();
+            assertEquals(1, m.mappedCount());
+            fresh.retireMapping();
+            fresh.close();
+            assertEquals(0, m.mappedCount(), "a retired mapping is unmapped with its last lease, not kept idle");
         }
     }
 

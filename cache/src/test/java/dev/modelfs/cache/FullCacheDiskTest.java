@@ -79,6 +79,27 @@ class FullCacheDiskTest {
     }
 
     @Test
+    void aDiskTurnedReadOnlyLosesNoReadAndWritesResumeWhenItIsWritableAgain() throws Exception {
+        Path mp = Files.createDirectories(tmp.resolve("ro"));
+        run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mp.toString());
+        try (DiskChunkStore disk = new DiskChunkStore(mp.resolve("cache"), 64 << 20)) {
+            assertTrue(disk.write(name(0), MemorySegment.ofArray(bytes(0))));
+            run("mount", "-o", "remount,ro", mp.toString());              // EROFS from now on
+            assertFalse(disk.write(name(1), MemorySegment.ofArray(bytes(1))), "a read-only disk takes no chunk");
+            assertFalse(readBack(disk, 1), "the chunk that was not written is a miss");
+            assertTrue(readBack(disk, 0), "a chunk written before is read back whole");
+            run("mount", "-o", "remount,rw", mp.toString());
+            assertTrue(disk.write(name(1), MemorySegment.ofArray(bytes(1))), "writes resume");
+            assertTrue(readBack(disk, 1));
+            try (Stream<Path> s = Files.list(mp.resolve("cache/tmp"))) {
+                assertEquals(0, s.count(), "no temporary left behind");
+            }
+        } finally {
+            run("umount", mp.toString());
+        }
+    }
+
+    @Test
     void aCacheDirectoryRemovedWhileServingIsMadeAgain() throws IOException {
         Path dir = tmp.resolve("cache");
         try (DiskChunkStore disk = new DiskChunkStore(dir, 64 << 20)) {

@@ -193,6 +193,7 @@ public record Gathered(BlobRef blob, long batches, List<Part> parts, OutputType 
             if (f32 == null || f32.byteSize() < bytes) {
                 f32 = arena.allocate(Math.max(bytes, 4096), 64);
             }
+            GuardedPages.touch(src, s.offset() + lo * deq.blockBytes(), s.offset() + hi * deq.blockBytes());
             deq.dequantize(src, s.offset() + lo * deq.blockBytes(), f32, 0, hi - lo);
             return from - lo * be;
         }

@@ -9,7 +9,10 @@ import java.lang.foreign.ValueLayout;
  * filesystem's short read makes the kernel believe the file ends there) raises {@code SIGBUS}; the JVM turns that
  * into an {@link InternalError} for plain memory-segment accesses, but not inside the Vector API's compiled loads,
  * where it ended the process. One read of a byte per page here takes the fault where it is an error, so the read
- * fails with {@code EIO} alone.
+ * fails with {@code EIO} alone. Every family of converted data that reads mapped blob pages calls it on the range it
+ * is about to read: {@link UnitSource.Blocks} (and {@link UnitSource.Shifted} through it), {@link UnitSource.MlxGroups}
+ * and {@link UnitSource.Repacked} (codes, scales and biases, {@link MlxParts#touch}), {@link Gathered} (each source
+ * range before its blocks are dequantized); {@code GuardedPagesTest} checks each over a blob that shrank.
  *
  * <p>Invariants: reads one byte of every 4 KiB page of {@code [from, to)}, nothing else; a page dropped from the page
  * cache and failing between this touch and the kernel's read is not covered (a window of microseconds).

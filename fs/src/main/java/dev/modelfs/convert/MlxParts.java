@@ -80,6 +80,24 @@ public final class MlxParts {
         return blobs;
     }
 
+    /**
+     * Touches every page of the codes, scales and biases of groups {@code [from, to)} in the mapped blobs {@code segs}
+     * ({@link GuardedPages}), so that a page that cannot be read fails here, before a vector kernel loads it.
+     */
+    void touch(List<MemorySegment> segs, long from, long to) {
+        long groups = t.logicalNumel() / t.quant().groupSize();
+        touch(segs.get(codesIdx), t.main(), groups, from, to);
+        touch(segs.get(scalesIdx), t.scale(), groups, from, to);
+        if (biasesIdx >= 0) {
+            touch(segs.get(biasesIdx), t.bias(), groups, from, to);
+        }
+    }
+
+    private static void touch(MemorySegment seg, StoredTensor s, long groups, long from, long to) {
+        long perGroup = s.bytes().length() / groups;
+        GuardedPages.touch(seg, s.bytes().offset() + from * perGroup, s.bytes().offset() + to * perGroup);
+    }
+
     /** The tensor's data in the mapped blobs {@code segs} (in {@link #blobs()} order), with the global scale of group 0. */
     public MlxTensorData data(List<MemorySegment> segs) {
         return data(segs, 0);

@@ -51,6 +51,21 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
         return order == null ? u : order.applyAsLong(u);
     }
 
+    /** The lowest and highest source unit output units {@code [first, first+count)} read. */
+    private static long[] units(long first, long count, LongUnaryOperator order) {
+        long lo = first, hi = first + count - 1;
+        if (order != null) {
+            lo = Long.MAX_VALUE;
+            hi = Long.MIN_VALUE;
+            for (long u = first; u < first + count; u++) {
+                long s = order.applyAsLong(u);
+                lo = Math.min(lo, s);
+                hi = Math.max(hi, s);
+            }
+        }
+        return new long[] {lo, hi};
+    }
+
     /**
      * A GGML-block or plain-float tensor, {@code blocksPerUnit} blocks per unit at {@code offset}: dequantized
      * or cast to {@code out} (one rounding), or, when {@code copy}, copied as stored ({@code out} is its type).
@@ -99,17 +114,8 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
         public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
             MemorySegment src = blobs.getFirst();
             long in = unitInBytes();
-            long lo = first, hi = first + count - 1;                 // the source units read: a failing page faults here
-            if (order != null) {
-                lo = Long.MAX_VALUE;
-                hi = Long.MIN_VALUE;
-                for (long u = first; u < first + count; u++) {
-                    long s = order.applyAsLong(u);
-                    lo = Math.min(lo, s);
-                    hi = Math.max(hi, s);
-                }
-            }
-            GuardedPages.touch(src, offset + lo * in, offset + (hi + 1) * in);
+            long[] units = units(first, count, order);             // the source units read: a failing page faults here
+            GuardedPages.touch(src, offset + units[0] * in, offset + (units[1] + 1) * in);
             if (copy) {
                 long runs = order == null ? 1 : count;             // without an order: one run of count units
                 long perRun = order == null ? count : 1;
@@ -158,6 +164,8 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
         public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
             long per = parts.groupsPerGlobal();
             int elements = unitElements();
+            long[] units = units(first, count, order);             // the source units read: a failing page faults here
+            parts.touch(blobs, units[0] * groupsPerUnit, (units[1] + 1) * groupsPerUnit);
             if (order == null) {
                 long from = first * groupsPerUnit;
                 long to = (first + count) * groupsPerUnit;
@@ -242,6 +250,8 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
         public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
             MlxTensorData data = parts.data(blobs);
             int g = parts.t.quant().groupSize();
+            long[] rows = units(first, count, order);
+            parts.touch(blobs, rows[0] * (rowElems / g), (rows[1] + 1) * (rowElems / g));
             for (long i = 0; i < count; i++) {
                 MlxRepack.row(data, g, rowElems, kind, source(order, first + i), dst, i * outUnitBytes());
             }

@@ -108,6 +108,16 @@ public final class OpenedSource implements AutoCloseable {
         return source.kind();
     }
 
+    /**
+     * After a fault on one of this file's mappings: the next open maps its blobs afresh (the disk may give the pages
+     * again, or the file now at the path may be another), while this open file keeps its mappings until closed.
+     */
+    private void retireMappings() {
+        for (BlobLease l : leases) {
+            l.retireMapping();
+        }
+    }
+
     /** The mapping of {@code ref} (conversions look their blobs up once per chunk computed). */
     private MemorySegment blob(BlobRef ref) {
         return leases[refs.indexOf(ref)].segment();
@@ -151,6 +161,7 @@ public final class OpenedSource implements AutoCloseable {
                 i++;
             }
         } catch (InternalError e) {
+            retireMappings();
             throw TruncatedMapping.of("read at " + offset, e);
         }
         return end - offset;
@@ -348,6 +359,7 @@ public final class OpenedSource implements AutoCloseable {
         try {
             data.compute(chunk, segs, out);
         } catch (InternalError e) {
+            retireMappings();
             throw new UncheckedIOException(TruncatedMapping.of("converting " + data.describe() + " chunk " + chunk, e));
         }
         for (BlobRef r : needed) {      // zeros past a truncation inside the last page do not fault: never cache them

@@ -12,8 +12,6 @@ import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
 import java.io.IOException;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.logging.Logger;
 
@@ -41,7 +39,7 @@ public final class ServePolicy {
     /** The size a directory reports. */
     public static final long DIRECTORY_SIZE = 4096;
 
-    private final Path storeRoot;
+    private final StoreSpace space;
     private final BlobResolver resolver;
     private final ChunkCache chunks;
     private final ReadAhead readAhead;
@@ -79,7 +77,7 @@ public final class ServePolicy {
     public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
                        Telemetry telemetry) {
         this.telemetry = telemetry;
-        this.storeRoot = storeRoot;
+        this.space = new StoreSpace(storeRoot);
         this.resolver = resolver;
         this.chunks = chunks;
         this.readAhead = readAhead;
@@ -98,10 +96,12 @@ public final class ServePolicy {
         return (size + 511) / 512;
     }
 
-    /** The space of the store's file system now. */
+    /**
+     * The space of the store's file system now, or the last the disk reported when it does not answer within
+     * {@link StoreSpace#BOUND} (a stalled store disk holds no {@code statfs}).
+     */
     public Space space() throws IOException {
-        FileStore fs = Files.getFileStore(storeRoot);
-        return new Space(Math.max(1, fs.getBlockSize()), fs.getTotalSpace(), fs.getUnallocatedSpace(), fs.getUsableSpace());
+        return space.space();
     }
 
     /** Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. */

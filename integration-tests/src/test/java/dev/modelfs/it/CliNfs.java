@@ -46,6 +46,11 @@ final class CliNfs implements AutoCloseable {
         return new CliNfs(port, p, log);
     }
 
+    /** A server started by the caller's own command line (e.g. inside a cgroup), serving on {@code port}, its output in {@code log}. */
+    static CliNfs launched(int port, Process process, Path log) {
+        return new CliNfs(port, process, log);
+    }
+
     /** The libnfs URL of {@code path} (relative to the export root) over NFSv3 on this server's port. */
     String url(String path) {
         return url(path, port);

@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * The fault-injecting lower filesystem of the stalled-store tests: {@code integration-tests/faultfs/faultfs.c}
  * (libfuse2), built here with gcc and mounted over a store directory, so that modelfs serves a store whose disk
  * stalls, fails reads with EIO, returns short reads or disconnects on demand (SEMANTICS.md "When the store's disk
- * fails"). {@link #set} writes the control file; {@link #awaitStalled} waits for operations stuck on a stall.
+ * fails"), or a cache directory whose writes fail with {@code EDQUOT}, {@code EROFS} or {@code ENOSPC} ("When the cache
+ * directory's disk fails"). {@link #set} writes the control file; {@link #awaitStalled} waits for operations stuck on a stall.
  *
  * <p>Invariants: {@link #close} clears every fault before it unmounts, so nothing stays stuck on a stall.
  */
@@ -27,8 +28,16 @@ final class FaultFs implements AutoCloseable {
         this.control = control;
     }
 
-    /** Builds faultfs into {@code work} and mounts {@code source} at {@code work/lower}. */
+    /** Builds faultfs into {@code work} and mounts {@code source} at {@code work/lower}, read-only (a store). */
     static FaultFs mount(Path source, Path work) throws IOException, InterruptedException {
+        return mount(source, work, false);
+    }
+
+    /**
+     * Builds faultfs into {@code work} and mounts {@code source} at {@code work/lower}; {@code writable}: writes pass
+     * through (a cache directory whose writes fail as {@code errno PATTERN N} lines say).
+     */
+    static FaultFs mount(Path source, Path work, boolean writable) throws IOException, InterruptedException {
         Env.requireFuse();
         Path exe = work.resolve("faultfs");
         Path src = Path.of(System.getProperty("user.dir")).resolve("faultfs/faultfs.c");
@@ -38,7 +47,7 @@ final class FaultFs implements AutoCloseable {
         Files.writeString(control, "");
         Path mp = Files.createDirectories(work.resolve("lower"));
         Env.Run m = Env.run(30, List.of(exe.toString(), source.toString(), mp.toString(), control.toString(),
-                "-o", "ro,attr_timeout=0,entry_timeout=0,negative_timeout=0"));
+                "-o", (writable ? "rw" : "ro") + ",attr_timeout=0,entry_timeout=0,negative_timeout=0"));
         assertEquals(0, m.exit(), "faultfs mounts:\n" + m.output());
         return new FaultFs(mp, control);
     }

@@ -40,8 +40,10 @@ import org.junit.jupiter.api.io.TempDir;
  * 3600), beside {@code stress-ng --cpu 2} (both CPUs busy all along, {@link CpuLoad}), while models are pulled
  * and removed, hostile models (a GGUF of 100,000 tiny tensors, within the
  * memory budget: its whole directory is built, about 115 MiB of heap; a GGUF whose header claims 2^40
- * tensors) appear and disappear, and the NFS server is killed
- * with SIGKILL and restarted. Readers over FUSE and NFS read converted and passthrough files,
+ * tensors) appear and disappear, the NFS server is killed
+ * with SIGKILL and restarted, and the store's disk stalls for {@link #STALL_FOR} every {@link #STALL_EVERY} (the store is
+ * served through {@link FaultFs}; while it stalls, listing the root, a {@code stat} and reading an in-memory file answer
+ * within {@link #STALLED_BOUND_SECONDS} s on the mount and over NFS, issue 35). Readers over FUSE and NFS read converted and passthrough files,
  * sequentially and at random offsets. Invariants, checked throughout: every byte read equals its oracle
  * (the blob on disk; gguf-py's dequantization of every tensor, from the fixture's {@code .npy} files) or
  * the read fails with an errno (only for files that are being removed or while the NFS server is down);
@@ -66,6 +68,10 @@ class SoakTest {
     private static final Duration PULL_BOUND = Duration.ofSeconds(30);
     /** The pause between two NFS kills: the fault's rhythm, deliberate (the killer also waits for a reader's round first). */
     private static final Duration KILL_EVERY = Duration.ofSeconds(40);
+    /** The pause between two stalls of the store's disk, and how long each lasts: the fault's rhythm, deliberate. */
+    private static final Duration STALL_EVERY = Duration.ofSeconds(20), STALL_FOR = Duration.ofSeconds(5);
+    /** The longest a request that needs no store I/O may take while the store's disk stalls (issue 35). */
+    private static final long STALLED_BOUND_SECONDS = 10;
     private static final String MODEL = "hf-llama:q8_0";
     private static final String PASSTHROUGH = "model.gguf";
     /** The model's fp32 safetensors file (GGUF tensor names), as the fixture's expected.json names it. */
@@ -87,6 +93,15 @@ class SoakTest {
     /** NFS reader rounds completed, so that the killer lets each server be read before it kills it. */
     private final AtomicLong nfsRounds = new AtomicLong();
     private long mountPid;
+    /** The store's disk ({@link FaultFs} over the copied store), unmounted after the test whatever happens. */
+    private FaultFs lower;
+
+    @org.junit.jupiter.api.AfterEach
+    void unmountTheStoresDisk() throws IOException {
+        if (lower != null) {
+            lower.close();
+        }
+    }
 
     private void fail(String failure) {
         failures.add(failure);
@@ -102,9 +117,11 @@ class SoakTest {
         convertedPath = fp32Safetensors(expected.get("converted"));
         Map<String, byte[]> tensorOracles = tensorOracles(expected.get("converted").get(convertedPath).get("tensors"));
         int port = CliNfs.freePort();
-        CliMount mount = CliMount.start(START_BOUND, store, tmp.resolve("mnt"), "--cache-size", "64M");
+        lower = FaultFs.mount(store, tmp);                        // the store's disk, which stalls now and then
+        Path served = lower.mountpoint;
+        CliMount mount = CliMount.start(START_BOUND, served, tmp.resolve("mnt"), "--cache-size", "64M");
         mountPid = mount.process.pid();
-        nfs = CompletableFuture.completedFuture(CliNfs.start(START_BOUND, store, tmp.resolve("nfs.log"), port));
+        nfs = CompletableFuture.completedFuture(CliNfs.start(START_BOUND, served, tmp.resolve("nfs.log"), port));
         Path mp = mount.mountpoint;
         byte[] converted = Files.readAllBytes(mp.resolve(MODEL).resolve(convertedPath));
         checkTensors(converted, tensorOracles, "first read");
@@ -123,7 +140,8 @@ class SoakTest {
             threads.add(worker("fuse-random-converted", r -> randomRead(mp.resolve(MODEL).resolve(convertedPath), converted, r)));
             threads.add(worker("nfs-sequential-and-random", r -> nfsRead(port, blob, converted, tensorOracles, r)));
             threads.add(worker("churn", r -> churn(store, mp, r)));
-            threads.add(worker("nfs-killer", r -> killAndRestartNfs(store, port)));
+            threads.add(worker("nfs-killer", r -> killAndRestartNfs(served, port)));
+            threads.add(worker("store-staller", r -> stallTheStore(lower, mp, port)));
             over.await(SECONDS, TimeUnit.SECONDS);                // the soak's length, or its first failure
             loadedThroughout = load.running();
             stop.set(true);
@@ -143,6 +161,7 @@ class SoakTest {
             last.close();                                        // SIGTERM: exit 0 required
         }
         mount.close();                                           // SIGTERM: exit 0 and unmounted required
+        lower.close();
         assertTrue(failures.isEmpty(), String.join("\n", failures) + "\nmount log:\n" + tail(mount.log()));
         assertTrue(loadedThroughout, "stress-ng kept both CPUs busy for the whole soak");
         assertFalse(MountTable.isMounted(mp), "no mount left behind");
@@ -288,6 +307,47 @@ class SoakTest {
      * once the NFS reader has finished a round against the current server, SIGKILL it and start a new one on the
      * same port, awaited by its own readiness within {@link #START_BOUND}.
      */
+    /**
+     * One stall of the store's disk: after {@link #STALL_EVERY}, every operation of the store's disk waits for
+     * {@link #STALL_FOR}; meanwhile the root lists, a file's {@code stat} and {@code ollama/manifest.json} answer on the
+     * mount within {@link #STALLED_BOUND_SECONDS} s, and so does {@code nfs-ls} of the root when a server is up.
+     */
+    private void stallTheStore(FaultFs lower, Path mp, int port) throws Exception {
+        if (over.await(STALL_EVERY.toSeconds(), TimeUnit.SECONDS)) {
+            return;
+        }
+        long deadline = System.nanoTime() + STALL_FOR.toNanos();
+        lower.set("stall");
+        try {
+            List<String> stalled = new ArrayList<>();
+            StalledStoreTest.bounded(stalled, "ls of the mount's root", "ls", mp.toString());
+            StalledStoreTest.bounded(stalled, "stat of " + PASSTHROUGH, "stat", mp.resolve(MODEL).resolve(PASSTHROUGH).toString());
+            StalledStoreTest.bounded(stalled, "cat of ollama/manifest.json", "cat", mp.resolve(MODEL).resolve("ollama/manifest.json").toString());
+            CompletableFuture<CliNfs> server = nfs;
+            if (server.isDone() && !server.isCompletedExceptionally() && server.join().process.isAlive()) {
+                long restartsBefore = nfsRestarts.get();
+                CliNfs.Out ls;
+                try {
+                    ls = CliNfs.run(STALLED_BOUND_SECONDS, "nfs-ls", CliNfs.url("", port));
+                } catch (AssertionError timedOut) {
+                    ls = null;
+                }
+                if ((ls == null || ls.exit() != 0) && nfsRestarts.get() == restartsBefore) {    // not killed meanwhile
+                    stalled.add("nfs-ls of the root: " + (ls == null ? "no answer within " + STALLED_BOUND_SECONDS + " s" : "exit " + ls.exit()));
+                }
+            }
+            for (String f : stalled) {
+                fail("while the store's disk stalled: " + f);
+            }
+            long left = deadline - System.nanoTime();
+            if (left > 0) {
+                over.await(left, TimeUnit.NANOSECONDS);           // the rest of the stall: the fault's length, deliberate
+            }
+        } finally {
+            lower.set();
+        }
+    }
+
     private void killAndRestartNfs(Path store, int port) throws Exception {
         long roundsBefore = nfsRounds.get();
         if (over.await(KILL_EVERY.toSeconds(), TimeUnit.SECONDS)) {

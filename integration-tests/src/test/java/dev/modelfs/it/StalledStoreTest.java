@@ -24,6 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StalledStoreTest {
     private static final int BOUND_SECONDS = 10;
+    /** Runs each asynchronous client on a thread of its own (the common pool has one thread on 2 CPUs: one stalled call would hold back the next). */
+    private static final java.util.concurrent.Executor OWN_THREAD = r -> Thread.ofPlatform().daemon().start(r);
 
     @TempDir
     Path tmp;
@@ -60,6 +62,9 @@ class StalledStoreTest {
                 bounded(failures, "ls of a built model folder", "ls", mnt.resolve("a").toString());
                 bounded(failures, "listxattr of a converted file", "python3", "-c", "import os, sys; os.listxattr(sys.argv[1])",
                         mnt.resolve("a/fp32/model.safetensors").toString());
+                bounded(failures, "getxattr of a converted file", "python3", "-c",
+                        "import os, sys; os.getxattr(sys.argv[1], 'user.modelfs.source')", mnt.resolve("a/fp32/model.safetensors").toString());
+                bounded(failures, "statfs of the mount", "stat", "-f", mnt.toString());
             } finally {
                 lower.set();                                      // the disk answers again
             }
@@ -93,6 +98,7 @@ class StalledStoreTest {
             List<Thread> readers = new ArrayList<>();
             List<String> failures = new ArrayList<>();
             List<byte[]> got = java.util.Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.CompletableFuture<CliNfs.Out> lsC;
             lower.set("stall");
             try {
                 for (int i = 0; i < 12; i++) {                    // more READs than the server had threads
@@ -105,18 +111,29 @@ class StalledStoreTest {
                     });
                     readers.add(t);
                 }
+                lsC = java.util.concurrent.CompletableFuture.supplyAsync(() -> {   // a folder not built yet: waits for its model alone
+                    try {
+                        return CliNfs.run(60, "nfs-ls", nfs.url("c"));
+                    } catch (IOException | InterruptedException | AssertionError e) {
+                        return new CliNfs.Out(-1, new byte[0], e.toString());
+                    }
+                }, OWN_THREAD);
                 lower.awaitStalled(2, 30);
                 boundedNfs(failures, "nfs-ls of the root", nfs, "nfs-ls", nfs.url(""));
                 CliNfs.Out cat = boundedNfs(failures, "nfs-cat of b/ollama/manifest.json", nfs, "nfs-cat", nfs.url("b/ollama/manifest.json"));
                 if (cat != null && !Arrays.equals(manifestB, cat.stdout())) {
                     failures.add("nfs-cat of b/ollama/manifest.json: other bytes than the manifest");
                 }
+                boundedRpc(failures, "GETATTR of a/fp32/model.safetensors", nfs, 1, converted);
+                boundedRpc(failures, "FSSTAT of the root", nfs, 18, converted);
             } finally {
                 lower.set();
             }
             for (Thread t : readers) {
                 t.join(TimeUnit.SECONDS.toMillis(60));
             }
+            CliNfs.Out listedC = lsC.get(90, TimeUnit.SECONDS);
+            assertTrue(listedC.exit() == 0 && new String(listedC.stdout()).contains("fp32"), "c's folder listed over NFS once built: " + listedC.stderr());
             assertTrue(failures.isEmpty(), "while the store's disk stalled:\n" + String.join("\n", failures) + "\n" + nfs.log());
             for (byte[] b : got) {
                 if (b != null) {                                  // a READ that outlived the client's bound is not checked
@@ -138,6 +155,25 @@ class StalledStoreTest {
             failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
         } else if (p.exitValue() != 0) {
             failures.add(what + ": exit " + p.exitValue());
+        }
+    }
+
+    /** Calls NFS procedure {@code proc} on handle {@code fh} from a fresh client; a failure unless NFS3_OK within the bound. */
+    private static void boundedRpc(List<String> failures, String what, CliNfs nfs, int proc, byte[] fh) throws InterruptedException {
+        var status = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                return c.status(proc, x -> x.xdrEncodeDynamicOpaque(fh));
+            } catch (IOException e) {
+                return -1;
+            }
+        }, OWN_THREAD);
+        try {
+            int st = status.get(BOUND_SECONDS, TimeUnit.SECONDS);
+            if (st != 0) {
+                failures.add(what + ": status " + st);
+            }
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            failures.add(what + ": no answer within " + BOUND_SECONDS + " s");
         }
     }
 

@@ -268,6 +268,11 @@ final class Nfs3Program implements RpcDispatchable {
             } else {
                 readIntoReply(o, a.fh(), f, offset, count, eof, call, start);
             }
+        } catch (Failure e) {
+            if (o != null) {
+                open.failed(f, o);          // opened afresh by the next READ: its blobs may read again
+            }
+            throw e;
         } finally {
             if (o != null) {
                 o.close();

@@ -94,6 +94,15 @@ final class OpenFiles implements AutoCloseable {
         }
     }
 
+    /**
+     * Forgets {@code o}, the source of {@code node}, after a READ of it failed: the next READ opens the file afresh
+     * (maps its blobs again), so a file whose blobs read again is served again (SEMANTICS.md "When the store's disk
+     * fails"); READs still using {@code o} finish with it.
+     */
+    void failed(FileNode node, Opened o) {
+        cache.asMap().remove(node, o);
+    }
+
     /** Files open now (sources cached for READs). */
     int size() {
         return (int) cache.estimatedSize();

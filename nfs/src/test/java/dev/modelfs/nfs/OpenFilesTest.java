@@ -57,6 +57,30 @@ class OpenFilesTest {
         }
     }
 
+    /** After a failed READ the source is forgotten: the next READ opens the file afresh (SEMANTICS.md "When the store's disk fails"). */
+    @Test
+    void aSourceWhoseReadFailedIsOpenedAfreshByTheNextRead() throws Exception {
+        byte[] content = new byte[CHUNK * 2];
+        Digest digest = new Digest("cd".repeat(32));
+        Files.createDirectories(store.resolve("blobs"));
+        Files.write(store.resolve("blobs").resolve(digest.fileName()), content);
+        FileNode node = new FileNode(8, 0, ByteSource.of(new Segment.Converted(new Xor(new BlobRef(digest, content.length)))), Map.of());
+        try (BlobMappings mappings = new BlobMappings(4); ChunkCache chunks = new ChunkCache(1 << 20)) {
+            ServePolicy policy = new ServePolicy(store, BlobResolver.forStore(new OllamaStore(store), mappings), chunks, ReadAhead.NONE, 0, 0);
+            try (OpenFiles open = new OpenFiles(policy, 4)) {
+                OpenFiles.Opened first = open.open(node);
+                first.close();
+                OpenFiles.Opened again = open.open(node);
+                again.close();
+                org.junit.jupiter.api.Assertions.assertSame(first, again, "a file read without failure stays open");
+                open.failed(node, again);
+                OpenFiles.Opened fresh = open.open(node);
+                fresh.close();
+                org.junit.jupiter.api.Assertions.assertNotSame(again, fresh, "opened afresh after a failed READ");
+            }
+        }
+    }
+
     /** Reads the first bytes of a converted file through {@link OpenFiles}; true when chunk 5 gets converted (by someone else) within {@code bound}. */
     private boolean chunkAheadAppears(ReadAhead readAhead, Duration bound) throws Exception {
         byte[] content = new byte[CHUNK * CHUNKS];
