@@ -45,6 +45,7 @@ public final class DiskChunkStore implements AutoCloseable {
 
     private final ChunkDirectory directory;
     private final ChunkWriter writer;
+    private final CompleteFiles completeFiles;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -85,6 +86,8 @@ public final class DiskChunkStore implements AutoCloseable {
             throw new IllegalArgumentException("cache-dir size must be positive: " + maxBytes);
         }
         this.directory = new ChunkDirectory(dir, maxBytes, this::logOnce);
+        this.completeFiles = new CompleteFiles(directory, this::trim);
+        directory.keepInUse(completeFiles::inUse);
         this.writer = new ChunkWriter(this, queuedWrites);
     }
 
@@ -176,6 +179,16 @@ public final class DiskChunkStore implements AutoCloseable {
             ChunkDirectory.deleteQuietly(t);
             return false;
         }
+    }
+
+    /** The complete converted files of the same directory, under the same bound ({@link CompleteFiles}). */
+    public CompleteFiles completeFiles() {
+        return completeFiles;
+    }
+
+    /** Whether chunk {@code name} is on disk now (not verified: {@link #read} does that). */
+    public boolean contains(String name) {
+        return java.nio.file.Files.isRegularFile(fileOf(name));
     }
 
     /** Chunks found valid on disk. */
