@@ -245,7 +245,7 @@ class ConvertOnceTest {
      * Converted once, then at local-file speed (SEMANTICS.md "The chunk cache directory"): a converted file read once
      * through a mount with {@code --cache-dir} is kept whole there; a fresh mount serves it by kernel passthrough of
      * that file (the daemon holds it open while a reader has it open; no byte of it passes through modelfs, no chunk
-     * is converted or read) with the reference bytes; the complete file with one byte flipped (size and mtime kept) is
+     * is converted or read) with the reference bytes, and so does an NFS server (nfs-cat); the complete file with one byte flipped (size and mtime kept) is
      * refused, the file served from its chunks with the reference bytes and assembled again with the reference bytes
      * (that a rebuilt file is then served whole is CompleteFileServingTest's).
      */
@@ -285,6 +285,18 @@ class ConvertOnceTest {
         assertEquals(1, second.wholeServed(), second.toString());
         assertEquals(0, second.converted(), second.toString());
         assertEquals(0, second.fromDisk(), "no chunk read: " + second);
+
+        int port = CliNfs.freePort();                    // NFS reads the same complete file (pread, as a blob)
+        CliNfs s = CliNfs.start(store, work.resolve("nfs-whole.log"), port, "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
+        } finally {
+            s.close();
+        }
+        Stats nfs = Stats.of(s.log());
+        assertTrue(nfs.wholeServed() >= 1, nfs.toString());
+        assertEquals(0, nfs.converted(), nfs.toString());
+        assertEquals(0, nfs.fromDisk(), nfs.toString());
 
         java.nio.file.attribute.FileTime t = Files.getLastModifiedTime(whole);
         byte[] b = Files.readAllBytes(whole);
