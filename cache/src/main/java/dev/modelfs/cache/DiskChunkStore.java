@@ -98,6 +98,18 @@ public final class DiskChunkStore implements AutoCloseable {
      * @return whether {@code dst} now holds the chunk (false: a miss; {@code dst} may hold garbage)
      */
     public boolean read(String name, MemorySegment dst) {
+        return read(name, dst, true);
+    }
+
+    /**
+     * Like {@link #read}, for work that copies the directory's own chunks (assembling a complete file, {@link
+     * CompleteFiles}): not counted as a hit or a miss (a file found invalid is still deleted and counted as rejected).
+     */
+    public boolean copy(String name, MemorySegment dst) {
+        return read(name, dst, false);
+    }
+
+    private boolean read(String name, MemorySegment dst, boolean count) {
         Path file = fileOf(name);
         try {
             ChunkFileFormat.Verdict v = ChunkFileFormat.read(file, dst);
@@ -105,15 +117,21 @@ public final class DiskChunkStore implements AutoCloseable {
                 return corrupt(file, v == ChunkFileFormat.Verdict.SIZE ? "size" : "checksum");
             }
         } catch (NoSuchFileException e) {
-            misses.increment();
+            if (count) {
+                misses.increment();
+            }
             return false;
         } catch (IOException | UncheckedIOException e) {
             logOnce("read", "cannot read cached chunk " + file + ": " + e);
-            misses.increment();
+            if (count) {
+                misses.increment();
+            }
             return false;
         }
         ChunkDirectory.touch(file);
-        hits.increment();
+        if (count) {
+            hits.increment();
+        }
         return true;
     }
 

@@ -22,8 +22,10 @@ import java.util.logging.Logger;
 /**
  * Assembles complete converted files in a {@code --cache-dir} (docs/DESIGN.md §2.7 "Complete files"), on one
  * background thread ({@code modelfs-file-assembler}): a converted file that was closed is written whole once every
- * one of its converted chunks is on disk, from those chunks and the blobs (through the served chunk cache and a
- * fresh open of the file, never a conversion unless a chunk is trimmed meanwhile), 1 MiB at a time.
+ * one of its converted chunks is on disk, segment by segment: converted data from its verified chunk files
+ * ({@link DiskChunkStore#copy}, past the memory chunk cache, which it neither fills nor counts), everything else
+ * through a fresh open of the file (headers, padding, blob ranges by {@code pread}), 1 MiB at a time. Nothing is
+ * converted: a chunk file gone or invalid meanwhile abandons the file.
  *
  * <p>Invariants: one file is assembled at a time, through one native buffer of {@value #BUFFER} bytes allocated once
  * (no file's bytes on the heap); at most {@value #QUEUE} files wait, each once (further offers are dropped: the next
@@ -108,21 +110,52 @@ final class FileAssembler implements AutoCloseable {
             incomplete.increment();
             return;
         }
-        long size = job.source().size();
-        try (OpenedSource src = OpenedSource.open(job.source(), resolver, chunks)) {
-            files.assemble(job.name(), size, sink -> {
-                for (long pos = 0; pos < size; ) {
-                    if (closing) {
-                        throw new InterruptedIOException("stopping");
+        ByteSource source = job.source();
+        try (OpenedSource src = OpenedSource.open(source, resolver, chunks)) {
+            files.assemble(job.name(), source.size(), sink -> {
+                for (int i = 0; i < source.segmentCount(); i++) {
+                    if (source.segment(i) instanceof Segment.Converted c) {
+                        writeChunks(c.data(), sink);
+                    } else {
+                        writeRange(src, source.start(i), source.segment(i).length(), sink);
                     }
-                    long n = src.read(pos, buffer, 0, Math.min(BUFFER, size - pos));
-                    if (n <= 0) {
-                        throw new IOException("short read at " + pos);
-                    }
-                    sink.write(buffer.asSlice(0, n));
-                    pos += n;
                 }
             });
+        }
+    }
+
+    /** Writes every chunk of {@code d} from its chunk file. */
+    private void writeChunks(ConvertedData d, CompleteFiles.Sink sink) throws IOException {
+        for (long ch = 0; ch * d.chunkBytes() < d.length(); ch++) {
+            stopIfClosing();
+            long len = d.chunkLength(ch);
+            if (len > BUFFER) {
+                throw new IOException(d.describe() + ": chunks of " + len + " bytes are larger than the buffer");
+            }
+            MemorySegment slice = buffer.asSlice(0, len);
+            if (!disk.copy(d.persistentName(ch), slice)) {
+                throw new IOException(d.describe() + " chunk " + ch + " is no longer on disk");
+            }
+            sink.write(slice);
+        }
+    }
+
+    /** Writes {@code length} bytes of {@code src} from {@code start} (no converted bytes among them). */
+    private void writeRange(OpenedSource src, long start, long length, CompleteFiles.Sink sink) throws IOException {
+        for (long pos = 0; pos < length; ) {
+            stopIfClosing();
+            long n = src.read(start + pos, buffer, 0, Math.min(BUFFER, length - pos));
+            if (n <= 0) {
+                throw new IOException("short read at " + (start + pos));
+            }
+            sink.write(buffer.asSlice(0, n));
+            pos += n;
+        }
+    }
+
+    private void stopIfClosing() throws InterruptedIOException {
+        if (closing) {
+            throw new InterruptedIOException("stopping");
         }
     }
 

@@ -127,6 +127,11 @@ public final class ServedTree implements AutoCloseable {
         return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete);
     }
 
+    /** The complete converted files of the cache directory, or null without one (tests). */
+    CompleteFileServing completeFiles() {
+        return complete;
+    }
+
     public Telemetry telemetry() {
         return telemetry;
     }

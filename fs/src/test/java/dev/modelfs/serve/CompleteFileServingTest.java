@@ -135,6 +135,29 @@ class CompleteFileServingTest {
     }
 
     @Test
+    void aFileWithAChunkMissingOnDiskIsNotAssembledAndNothingIsConvertedForIt() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, disk)) {
+            FileNode f = wholeable(served).getFirst();
+            String name = FileIdentity.nameOf(f.source());
+            OpenedSource o = served.policy(0, 0).open(f);
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(f.size());
+                assertEquals(f.size(), o.read(0, buf, 0, f.size()));
+            }
+            assertTrue(disk.flush(10_000));
+            var data = f.source().convertedData().getFirst();
+            Files.delete(disk.fileOf(data.persistentName(0)));
+            long converted = served.chunks().conversions();
+            o.close();                                           // asks for the complete file
+            Poll.until("the assembler is done", Duration.ofSeconds(60), () -> served.completeFiles().idle());
+            assertFalse(disk.completeFiles().present(name), "not all its chunks are on disk: not assembled");
+            assertEquals(converted, served.chunks().conversions(), "assembly converts nothing");
+        }
+    }
+
+    @Test
     void filesWithoutConvertedBytesOrWithoutAnIdentityHaveNoCompleteFile() {
         assertNull(FileIdentity.nameOf(ByteSource.literal(new byte[] {1, 2, 3})));
         assertNull(FileIdentity.nameOf(ByteSource.of(new Segment.Zeros(10))));
