@@ -17,7 +17,8 @@ import java.util.logging.Logger;
  * <p>A chunk is the file {@code DIR/chunks/<name[0..2]>/<name>} ({@link ChunkDirectory}: layout, size bound,
  * eviction) in the format of {@link ChunkFileFormat} (its bytes, then a checksummed trailer), written by one
  * background thread ({@link ChunkWriter}: queue and backlog). The name is the caller's (a hash of what the bytes are
- * computed from, never a path: {@code [0-9a-z-]}, checked). This class is the front of the three.
+ * computed from, never a path: {@code [0-9a-z-]}, checked). This class is the front of the three. The same directory
+ * and bound hold complete converted files ({@link CompleteFiles}, {@link #completeFiles()}).
  *
  * <p>Invariants: a file is only ever written under {@code DIR/tmp/} and then renamed into place, so a reader
  * sees a complete file or none, whoever wrote it; {@link #read} accepts a file only when its size is the
