@@ -9,13 +9,19 @@
 #      converted file (server CPU per GB), --cache-dir across a restart, fio random reads;
 #   4. read throughput through one long-lived (warm) mount next to bindfs in the same run:
 #      first reads, page-cache reads, 1 vs 2 cores, 4 parallel readers, fio random reads, peak RSS.
+#   --load runs only 5: whole tools (transformers from_pretrained + forward, llama.cpp to the first token) loading
+#      models from fresh mounts against local copies of the same bytes, cold (page cache dropped) and warm
+#      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
+#      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
+#      third state, a fresh mount over a filled --cache-dir. Needs root (drop_caches).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
 #   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -24,10 +30,26 @@ while [ $# -gt 0 ]; do
     --mount-only) mount_only=1; shift ;;
     --fresh-only) mount_only=1; fresh_only=1; shift ;;
     --work) keep="$2"; shift 2 ;;
+    --load) load=1; shift ;;
+    --load-shape) load_shape="$2"; shift 2 ;;
+    --load-cache-dir) load_cache=--cache-dir; shift ;;
     *) die "unknown argument $1" ;;
   esac
 done
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
+if [ -n "$load" ]; then
+  cd "$MODELFS_TOP"
+  mvn -q -B -Dstyle.color=never -DskipTests package
+  IFS=, read -r h n v <<<"$load_shape"
+  work="${keep:-$(mktemp -d)}"; mkdir -p "$work"
+  echo "## Whole tools: load times from fresh mounts against local copies (issue 37)"
+  rc=0
+  MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/load_time.py \
+    "$MODELFS_JAR" "$work" --hidden "$h" --layers "$n" --vocab "$v" --rounds "$rounds" --java "$JAVA_HOME/bin/java" \
+    --python "$MODELFS_PYTHON" $load_cache || rc=$?
+  [ -n "$keep" ] || rm -rf "$work"
+  exit $rc
+fi
 command -v bindfs >/dev/null || need_root_or_say "bindfs (the C FUSE peer)" bindfs
 command -v fio >/dev/null || need_root_or_say "fio" fio
 command -v vmtouch >/dev/null || need_root_or_say "vmtouch (keeps the blobs in the page cache)" vmtouch

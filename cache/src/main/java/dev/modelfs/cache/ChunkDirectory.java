@@ -16,9 +16,11 @@ import java.util.stream.Stream;
 
 /**
  * The layout and the size bound of a {@code --cache-dir}: chunk {@code name} is the file
- * {@code DIR/chunks/<name[0..2]>/<name>}, written under {@code DIR/tmp/} and renamed into place; the directory is kept
- * near {@code maxBytes} by deleting the least recently used chunks (a hit refreshes a file's mtime) once more than
- * the bound is on disk, down to 90 % of it.
+ * {@code DIR/chunks/<name[0..2]>/<name>}, complete file {@code name} ({@link CompleteFiles}) is
+ * {@code DIR/files/<name[0..2]>/<name>} plus its record {@code <name>.sum}; both are written under {@code DIR/tmp/} and
+ * renamed into place; the directory is kept near {@code maxBytes} by deleting the least recently used chunks and
+ * complete files (a hit refreshes a chunk's mtime, a complete file's record's) once more than the bound is on disk,
+ * down to 90 % of it, never a complete file in use.
  *
  * <p>Invariants: a name is the caller's ({@code [0-9a-z-]}, checked: never a path); temporary files older than an hour
  * are a crashed writer's and removed when the directory is opened; every failure to list is reported to the
@@ -30,7 +32,10 @@ final class ChunkDirectory {
     private static final long STALE_TMP_MILLIS = 3_600_000;
 
     private final Path chunks;
+    private final Path files;
     private final Path tmp;
+    /** Whether a complete file (by file name) is in use and must not be trimmed ({@link CompleteFiles#inUse}). */
+    private volatile java.util.function.Predicate<String> inUse = n -> false;
     private final long maxBytes;
     private final AtomicLong bytesOnDisk = new AtomicLong();
     private final BiConsumer<String, String> log;
@@ -38,6 +43,7 @@ final class ChunkDirectory {
     /** Opens (creating it if needed) {@code dir} bounded to about {@code maxBytes}; failures go to {@code log(kind, message)}. */
     ChunkDirectory(Path dir, long maxBytes, BiConsumer<String, String> log) throws IOException {
         this.chunks = Files.createDirectories(dir.resolve("chunks"));
+        this.files = Files.createDirectories(dir.resolve("files"));
         this.tmp = Files.createDirectories(dir.resolve("tmp"));
         this.maxBytes = maxBytes;
         this.log = log;
@@ -48,6 +54,7 @@ final class ChunkDirectory {
     /** Creates the directory's folders again (the cache directory was removed while serving). */
     void recreate() throws IOException {
         Files.createDirectories(chunks);
+        Files.createDirectories(files);
         Files.createDirectories(tmp);
     }
 
@@ -55,6 +62,22 @@ final class ChunkDirectory {
     Path fileOf(String name) {
         checkName(name);
         return chunks.resolve(name.substring(0, 2)).resolve(name);
+    }
+
+    /** The data file of complete file {@code name}. */
+    Path completeFileOf(String name) {
+        checkName(name);
+        return files.resolve(name.substring(0, 2)).resolve(name);
+    }
+
+    /** From now on {@code inUse} says which complete files (by file name) {@link #trim} keeps. */
+    void keepInUse(java.util.function.Predicate<String> inUse) {
+        this.inUse = inUse;
+    }
+
+    /** Counts {@code bytes} installed by a caller against the bound; whether the directory is now over it. */
+    boolean account(long bytes) {
+        return bytesOnDisk.addAndGet(bytes) > maxBytes;
     }
 
     /** A new temporary file name for chunk {@code name}, unique to this process and thread. */
@@ -90,17 +113,26 @@ final class ChunkDirectory {
 
     /** Deletes the least recently used chunks until the directory holds at most 90 % of the bound (one caller at a time). */
     void trim() {
-        List<Path> files = listChunks();
-        long total = sizeOf(files);
+        List<Path> all = listChunks();
+        long total = sizeOf(all);
         if (total > maxBytes) {
-            List<Path> oldestFirst = new ArrayList<>(files);
-            oldestFirst.sort(Comparator.comparingLong(ChunkDirectory::mtime));
+            List<Path> oldestFirst = new ArrayList<>(all);
+            oldestFirst.sort(Comparator.comparingLong(this::lruTime));
             long target = maxBytes / 10 * 9;
             for (Path p : oldestFirst) {
                 if (total <= target) {
                     break;
                 }
+                boolean record = CompleteFileRecord.isRecord(p);
+                if (p.startsWith(files) && (record || inUse.test(p.getFileName().toString()))) {
+                    continue;                                   // a record goes with its data file; a file in use stays
+                }
                 long size = sizeOrZero(p);
+                if (p.startsWith(files)) {
+                    Path r = CompleteFileRecord.recordOf(p);
+                    size += sizeOrZero(r);
+                    deleteQuietly(r);
+                }
                 if (deleteQuietly(p)) {
                     total -= size;
                 }
@@ -109,13 +141,26 @@ final class ChunkDirectory {
         bytesOnDisk.set(total);
     }
 
+    /** Every chunk file, complete file and record. */
     private List<Path> listChunks() {
-        try (Stream<Path> s = Files.walk(chunks, 2)) {
-            return s.filter(Files::isRegularFile).toList();
-        } catch (IOException | UncheckedIOException e) {
-            log.accept("list", "cannot list " + chunks + ": " + e);
-            return List.of();
+        List<Path> all = new ArrayList<>();
+        for (Path root : List.of(chunks, files)) {
+            try (Stream<Path> s = Files.walk(root, 2)) {
+                s.filter(Files::isRegularFile).forEach(all::add);
+            } catch (IOException | UncheckedIOException e) {
+                log.accept("list", "cannot list " + root + ": " + e);
+            }
         }
+        return all;
+    }
+
+    /** When {@code p} was last used: a chunk's mtime, a complete file's record's (its own never changes). */
+    private long lruTime(Path p) {
+        if (p.startsWith(files) && !CompleteFileRecord.isRecord(p)) {
+            long r = mtime(CompleteFileRecord.recordOf(p));
+            return r == Long.MAX_VALUE ? mtime(p) : r;
+        }
+        return mtime(p);
     }
 
     private void removeStaleTemporaries() {

@@ -17,7 +17,8 @@ import java.util.logging.Logger;
  * <p>A chunk is the file {@code DIR/chunks/<name[0..2]>/<name>} ({@link ChunkDirectory}: layout, size bound,
  * eviction) in the format of {@link ChunkFileFormat} (its bytes, then a checksummed trailer), written by one
  * background thread ({@link ChunkWriter}: queue and backlog). The name is the caller's (a hash of what the bytes are
- * computed from, never a path: {@code [0-9a-z-]}, checked). This class is the front of the three.
+ * computed from, never a path: {@code [0-9a-z-]}, checked). This class is the front of the three. The same directory
+ * and bound hold complete converted files ({@link CompleteFiles}, {@link #completeFiles()}).
  *
  * <p>Invariants: a file is only ever written under {@code DIR/tmp/} and then renamed into place, so a reader
  * sees a complete file or none, whoever wrote it; {@link #read} accepts a file only when its size is the
@@ -45,6 +46,7 @@ public final class DiskChunkStore implements AutoCloseable {
 
     private final ChunkDirectory directory;
     private final ChunkWriter writer;
+    private final CompleteFiles completeFiles;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -85,6 +87,8 @@ public final class DiskChunkStore implements AutoCloseable {
             throw new IllegalArgumentException("cache-dir size must be positive: " + maxBytes);
         }
         this.directory = new ChunkDirectory(dir, maxBytes, this::logOnce);
+        this.completeFiles = new CompleteFiles(directory, this::trim);
+        directory.keepInUse(completeFiles::inUse);
         this.writer = new ChunkWriter(this, queuedWrites);
     }
 
@@ -95,6 +99,18 @@ public final class DiskChunkStore implements AutoCloseable {
      * @return whether {@code dst} now holds the chunk (false: a miss; {@code dst} may hold garbage)
      */
     public boolean read(String name, MemorySegment dst) {
+        return read(name, dst, true);
+    }
+
+    /**
+     * Like {@link #read}, for work that copies the directory's own chunks (assembling a complete file, {@link
+     * CompleteFiles}): not counted as a hit or a miss (a file found invalid is still deleted and counted as rejected).
+     */
+    public boolean copy(String name, MemorySegment dst) {
+        return read(name, dst, false);
+    }
+
+    private boolean read(String name, MemorySegment dst, boolean count) {
         Path file = fileOf(name);
         try {
             ChunkFileFormat.Verdict v = ChunkFileFormat.read(file, dst);
@@ -102,15 +118,21 @@ public final class DiskChunkStore implements AutoCloseable {
                 return corrupt(file, v == ChunkFileFormat.Verdict.SIZE ? "size" : "checksum");
             }
         } catch (NoSuchFileException e) {
-            misses.increment();
+            if (count) {
+                misses.increment();
+            }
             return false;
         } catch (IOException | UncheckedIOException e) {
             logOnce("read", "cannot read cached chunk " + file + ": " + e);
-            misses.increment();
+            if (count) {
+                misses.increment();
+            }
             return false;
         }
         ChunkDirectory.touch(file);
-        hits.increment();
+        if (count) {
+            hits.increment();
+        }
         return true;
     }
 
@@ -176,6 +198,16 @@ public final class DiskChunkStore implements AutoCloseable {
             ChunkDirectory.deleteQuietly(t);
             return false;
         }
+    }
+
+    /** The complete converted files of the same directory, under the same bound ({@link CompleteFiles}). */
+    public CompleteFiles completeFiles() {
+        return completeFiles;
+    }
+
+    /** Whether chunk {@code name} is on disk now (not verified: {@link #read} does that). */
+    public boolean contains(String name) {
+        return java.nio.file.Files.isRegularFile(fileOf(name));
     }
 
     /** Chunks found valid on disk. */

@@ -36,6 +36,34 @@ public record QkPermutation(int heads, int rows) {
         return rows / heads;
     }
 
+    /**
+     * One direction of the permutation as a row order (output row to source row) that says what it is: its
+     * {@link #toString()} is a complete description (the on-disk cache names converted bytes by it, docs/FORMATS.md §11).
+     *
+     * @param toGguf true: GGUF rows from HF rows ({@link #hfRowOf}); false: HF rows from GGUF rows ({@link #ggufRowOf})
+     */
+    public record Order(QkPermutation p, boolean toGguf) implements java.util.function.LongUnaryOperator {
+        @Override
+        public long applyAsLong(long row) {
+            return toGguf ? p.hfRowOf((int) row) : p.ggufRowOf((int) row);
+        }
+
+        @Override
+        public String toString() {
+            return "qk-permutation heads " + p.heads() + " rows " + p.rows() + (toGguf ? " hf->gguf" : " gguf->hf");
+        }
+    }
+
+    /** GGUF row {@code r} from HF row {@link #hfRowOf}{@code (r)}: the order of a GGUF tensor made from an HF one. */
+    public Order ggufOrder() {
+        return new Order(this, true);
+    }
+
+    /** HF row {@code r} from GGUF row {@link #ggufRowOf}{@code (r)}: the order of an HF tensor made from a GGUF one. */
+    public Order hfOrder() {
+        return new Order(this, false);
+    }
+
     /** The HF (source) row stored at GGUF row {@code ggufRow}. */
     public int hfRowOf(int ggufRow) {
         check(ggufRow);

@@ -22,6 +22,8 @@ public final class UnitConverted extends ConvertedData {
     private final UnitSource source;
     private final long units;
     private final LongUnaryOperator order;
+    /** A complete description of {@link #order} (the on-disk identity of reordered data), or null: none. */
+    private final String orderIdentity;
     private final long unitsPerChunk;
     /** The description, or its prefix when {@link #detail} or {@link #to} is set (kept apart so that no string is built per tensor). */
     private final String what;
@@ -35,18 +37,29 @@ public final class UnitConverted extends ConvertedData {
      *              {@code [0, units)}); null: in order
      */
     public UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what) {
-        this(source, units, order, what, null, null);
+        this(source, units, order, null, what, null, null);
+    }
+
+    /**
+     * The same, {@code orderIdentity} describing {@code order} completely (its every row follows from the text, e.g.
+     * {@code "qk-permutation heads 4 rows 256 hf->gguf"}), so that reordered data too has an {@link #identity()} and
+     * its chunks and files go to the on-disk cache; null: none (then reordered data never goes there).
+     */
+    public UnitConverted(UnitSource source, long units, LongUnaryOperator order, String orderIdentity, String what) {
+        this(source, units, order, orderIdentity, what, null, null);
     }
 
     /**
      * {@code what} (shared, e.g. the tensor's name) described as {@code what detail -> to}, or built from the
      * source when null.
      */
-    private UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what, String detail, OutputType to) {
+    private UnitConverted(UnitSource source, long units, LongUnaryOperator order, String orderIdentity, String what, String detail,
+                          OutputType to) {
         source.requireUnits(units, what == null ? "converted data" : what);
         this.source = source;
         this.units = units;
         this.order = order;
+        this.orderIdentity = orderIdentity;
         this.unitsPerChunk = Math.max(1, CHUNK_TARGET / source.outUnitBytes());
         this.what = what;
         this.detail = detail;
@@ -62,13 +75,13 @@ public final class UnitConverted extends ConvertedData {
     /** The same, described as {@code what detail -> out} ({@code detail}: e.g. the source type's name, or null). */
     public static UnitConverted blocks(BlobRef blob, long offset, long blocks, BlockDequantizer deq, OutputType out, String what,
                                        String detail) {
-        return new UnitConverted(UnitSource.Blocks.converted(blob, offset, 1, deq, out), blocks, null, what, detail, out);
+        return new UnitConverted(UnitSource.Blocks.converted(blob, offset, 1, deq, out), blocks, null, null, what, detail, out);
     }
 
     /** An MLX-quantized tensor dequantized to {@code out}, group by group. */
     public static UnitConverted mlx(LogicalTensor t, OutputType out) {
         int g = t.quant().groupSize();
-        return new UnitConverted(UnitSource.MlxGroups.of(t, g, out), t.logicalNumel() / g, null, null, null, out);
+        return new UnitConverted(UnitSource.MlxGroups.of(t, g, out), t.logicalNumel() / g, null, null, null, null, out);
     }
 
     @Override
@@ -102,20 +115,24 @@ public final class UnitConverted extends ConvertedData {
         return to == null ? d : d + " -> " + to.dtype;
     }
 
-    /** In source order, GGML blocks and MLX groups have an identity (the on-disk chunk cache); reordered or derived data has none. */
+    /**
+     * GGML blocks, MLX groups and MLX rows re-packed into GGML blocks have an identity (the on-disk chunk cache); in
+     * another order only with a description of it ({@link #orderIdentity}); shifted and gathered data have none.
+     */
     @Override
     protected String identity() {
-        if (order != null) {
-            return null;
-        }
-        return switch (source) {
+        String base = switch (source) {
             case UnitSource.Blocks b -> "blocks " + b.blob() + " @" + b.offset()
                     + " " + kernelType(b.deq()) + (b.copy() ? " copied" : "") + " -> " + b.out();
             case UnitSource.MlxGroups m -> mlxIdentity(m.parts(), m.out());
             case UnitSource.Shifted sh -> null;
-            case UnitSource.Repacked r -> null;
+            case UnitSource.Repacked r -> "repacked " + r.kind() + " row " + r.rowElems() + " of " + mlxIdentity(r.parts(), null);
             case Gathered g -> null;
         };
+        if (order == null || base == null) {
+            return base;
+        }
+        return orderIdentity == null ? null : base + " | " + units + " units in order " + orderIdentity;
     }
 
     private static String mlxIdentity(MlxParts parts, OutputType out) {

@@ -219,10 +219,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             if (which.isPresent()) {
                 if (t.rank() == 1) {
                     QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[0]));
-                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[0], r -> q.ggufRowOf((int) r)));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[0], q.hfOrder()));
                 } else if (t.rank() == 2) {
                     QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[1]));
-                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[1], r -> q.ggufRowOf((int) r)));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[1], q.hfOrder()));
                 } else {
                     throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
                 }

@@ -39,6 +39,8 @@ public final class OpenedSource implements AutoCloseable {
     private final BlobLease[] leases;
     private final List<BlobRef> refs;
     private final Telemetry telemetry;
+    /** Runs once, after the leases are released (the last hold let go). */
+    private final Runnable released;
     private volatile boolean closed;
     /** 1 for the open file itself, plus one per running read-ahead task; 0 = leases released. */
     private final AtomicInteger pins = new AtomicInteger(1);
@@ -47,8 +49,10 @@ public final class OpenedSource implements AutoCloseable {
     /** End offset of the previous read (sequential-reader detection for read-ahead). */
     private volatile long lastEnd;
 
-    private OpenedSource(ByteSource source, ChunkCache chunks, ReadAhead readAhead, BlobLease[] leases, Telemetry telemetry) {
+    private OpenedSource(ByteSource source, ChunkCache chunks, ReadAhead readAhead, BlobLease[] leases, Telemetry telemetry,
+                         Runnable released) {
         this.source = source;
+        this.released = released;
         this.telemetry = telemetry;
         this.chunks = chunks;
         this.readAhead = readAhead;
@@ -73,6 +77,15 @@ public final class OpenedSource implements AutoCloseable {
      */
     public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead,
                                     Telemetry telemetry) throws IOException {
+        return open(source, resolver, chunks, readAhead, telemetry, () -> { });
+    }
+
+    /**
+     * Like {@link #open(ByteSource, BlobResolver, ChunkCache, ReadAhead, Telemetry)}; {@code released} runs once when
+     * the file is closed and no read-ahead task holds it any more (after its leases are let go), not when the open fails.
+     */
+    public static OpenedSource open(ByteSource source, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead,
+                                    Telemetry telemetry, Runnable released) throws IOException {
         List<BlobRef> refs = source.blobs();
         BlobLease[] leases = new BlobLease[refs.size()];
         try {
@@ -87,7 +100,7 @@ public final class OpenedSource implements AutoCloseable {
             }
             throw e;
         }
-        return new OpenedSource(source, chunks, readAhead, leases, telemetry);
+        return new OpenedSource(source, chunks, readAhead, leases, telemetry, released);
     }
 
     public long size() {
@@ -399,6 +412,7 @@ public final class OpenedSource implements AutoCloseable {
             for (BlobLease l : leases) {
                 l.close();
             }
+            released.run();
         }
     }
 

@@ -46,6 +46,8 @@ public final class ServePolicy {
     private final long uid;
     private final long gid;
     private final Telemetry telemetry;
+    /** Complete converted files of the cache directory (null without {@code --cache-dir}). */
+    private final CompleteFileServing complete;
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     /** The attributes every front end shows for one node. */
@@ -76,6 +78,13 @@ public final class ServePolicy {
     /** The same, reporting conversions and failures to {@code telemetry}. */
     public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
                        Telemetry telemetry) {
+        this(storeRoot, resolver, chunks, readAhead, uid, gid, telemetry, null);
+    }
+
+    /** The same, opening converted files from their complete files in the cache directory when {@code complete} is not null. */
+    public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
+                       Telemetry telemetry, CompleteFileServing complete) {
+        this.complete = complete;
         this.telemetry = telemetry;
         this.space = new StoreSpace(storeRoot);
         this.resolver = resolver;
@@ -104,9 +113,21 @@ public final class ServePolicy {
         return space.space();
     }
 
-    /** Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. */
+    /**
+     * Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. With a cache
+     * directory, a converted file whose complete file is there and intact is opened as that one file (served as a
+     * blob: kernel passthrough on FUSE), and one opened from chunks asks for its complete file when closed
+     * ({@link CompleteFileServing}).
+     */
     public OpenedSource open(FileNode file) throws IOException {
-        return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
+        if (complete == null || file.source().kind() != dev.modelfs.telemetry.FileKind.CONVERTED) {
+            return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
+        }
+        OpenedSource whole = complete.open(file.source(), chunks, telemetry);
+        if (whole != null) {
+            return whole;
+        }
+        return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry, complete.assembleAfterClose(file.source()));
     }
 
     /** Where the front ends report reads and calls (and this policy failures and conversions). */

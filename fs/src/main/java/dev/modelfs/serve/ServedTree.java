@@ -39,11 +39,14 @@ public final class ServedTree implements AutoCloseable {
     private final ReadAhead readAhead;
     private final ScheduledExecutorService refresher;
     private final Telemetry telemetry;
+    /** Complete converted files of the cache directory (null without one). */
+    private final CompleteFileServing complete;
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
                        ReadAhead readAhead, ScheduledExecutorService refresher, Telemetry telemetry) {
         this.telemetry = telemetry;
+        this.complete = chunks.disk() == null ? null : new CompleteFileServing(chunks.disk(), resolver, chunks);
         this.tree = tree;
         this.mappings = mappings;
         this.resolver = resolver;
@@ -107,7 +110,7 @@ public final class ServedTree implements AutoCloseable {
     /**
      * What was converted since start, for the front ends' last line: {@code "12 chunks converted, 11 ahead of
      * readers"}, with a cache directory {@code "12 chunks converted, 30 read from and 12 written to the cache
-     * directory, 11 ahead of readers"}.
+     * directory, 11 ahead of readers; 1 files served from and 1 assembled in the cache directory"}.
      */
     public String conversionSummary() {
         String s = chunks.conversions() + " chunks converted";
@@ -115,12 +118,18 @@ public final class ServedTree implements AutoCloseable {
         if (disk != null) {
             s += ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
         }
-        return s + ", " + readAhead.chunksAhead() + " ahead of readers";
+        s += ", " + readAhead.chunksAhead() + " ahead of readers";
+        return complete == null ? s : s + "; " + complete.summary();
     }
 
     /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
     public ServePolicy policy(long uid, long gid) {
-        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry);
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete);
+    }
+
+    /** The complete converted files of the cache directory, or null without one (tests). */
+    CompleteFileServing completeFiles() {
+        return complete;
     }
 
     public Telemetry telemetry() {
@@ -134,6 +143,9 @@ public final class ServedTree implements AutoCloseable {
         }
         closed = true;
         refresher.shutdownNow();
+        if (complete != null) {
+            complete.close();
+        }
         readAhead.close();
         mappings.close();
         chunks.close();

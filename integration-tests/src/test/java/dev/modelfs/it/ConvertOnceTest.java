@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ConvertOnceTest {
     private static final String FILE = "big-gguf/model.fp32.gguf";
     private static final Pattern SUMMARY = Pattern.compile(
-            "\\((\\d+) chunks converted(?:, (\\d+) read from and (\\d+) written to the cache directory)?, (\\d+) ahead of readers\\)");
+            "\\((\\d+) chunks converted(?:, (\\d+) read from and (\\d+) written to the cache directory)?, (\\d+) ahead of readers"
+            + "(?:; (\\d+) files served from and (\\d+) assembled in the cache directory)?\\)");
 
     @TempDir
     static Path work;
@@ -52,14 +53,15 @@ class ConvertOnceTest {
     static Stats alone;
 
     /** The counts a server printed when it stopped. */
-    record Stats(long converted, long fromDisk, long toDisk, long ahead) {
+    record Stats(long converted, long fromDisk, long toDisk, long ahead, long wholeServed, long wholeAssembled) {
         static Stats of(String log) {
             Matcher m = SUMMARY.matcher(log);
             if (!m.find()) {
                 fail("no conversion summary in the log:\n" + log);
             }
             return new Stats(Long.parseLong(m.group(1)), m.group(2) == null ? -1 : Long.parseLong(m.group(2)),
-                    m.group(3) == null ? -1 : Long.parseLong(m.group(3)), Long.parseLong(m.group(4)));
+                    m.group(3) == null ? -1 : Long.parseLong(m.group(3)), Long.parseLong(m.group(4)),
+                    m.group(5) == null ? -1 : Long.parseLong(m.group(5)), m.group(6) == null ? -1 : Long.parseLong(m.group(6)));
         }
     }
 
@@ -183,6 +185,7 @@ class ConvertOnceTest {
         long onDisk = chunkFiles(dir).size();
         assertTrue(onDisk > 0 && onDisk == first.toDisk(), onDisk + " files, " + first);
 
+        dropCompleteFiles(dir);                          // this test is about chunks: each mount finds no complete file
         Stats restart = readOnce("cached-2", dir);
         assertEquals(total - onDisk, restart.converted(), "after a restart, only chunks not on disk are converted");
         assertEquals(onDisk, restart.fromDisk());
@@ -202,11 +205,13 @@ class ConvertOnceTest {
             }
             damaged++;
         }
+        dropCompleteFiles(dir);
         Stats repaired = readOnce("cached-3", dir);
         assertEquals(total - files.size() + damaged, repaired.converted(), "exactly the damaged (and missing) chunks converted again");
         assertEquals(files.size() - damaged, repaired.fromDisk());
 
         long valid = chunkFiles(dir).size();
+        dropCompleteFiles(dir);
         int port = CliNfs.freePort();
         CliNfs s = CliNfs.start(store, work.resolve("nfs-cached.log"), port, "--no-warmup", "--cache-dir", dir.toString());
         try {
@@ -217,6 +222,126 @@ class ConvertOnceTest {
         Stats nfs = Stats.of(s.log());
         assertEquals(total - valid, nfs.converted(), "another kind of process reads the same chunk files");
         assertEquals(valid, nfs.fromDisk());
+    }
+
+    /** Removes the cache directory's complete files (and their records). */
+    private static void dropCompleteFiles(Path dir) throws IOException {
+        for (Path p : completeFiles(dir)) {
+            Files.delete(p);
+            Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".sum"));
+        }
+    }
+
+    /** The cache directory's complete data files that have their record. */
+    private static List<Path> completeFiles(Path dir) throws IOException {
+        if (!Files.isDirectory(dir.resolve("files"))) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.walk(dir.resolve("files"))) {
+            return s.filter(Files::isRegularFile).filter(p -> !p.getFileName().toString().endsWith(".sum"))
+                    .filter(p -> Files.isRegularFile(p.resolveSibling(p.getFileName() + ".sum"))).sorted().toList();
+        }
+    }
+
+    /**
+     * Converted once, then at local-file speed (SEMANTICS.md "The chunk cache directory"): a converted file read once
+     * through a mount with {@code --cache-dir} is kept whole there; a fresh mount serves it by kernel passthrough of
+     * that file (the daemon holds it open while a reader has it open; no byte of it passes through modelfs, no chunk
+     * is converted or read) with the reference bytes, and so does an NFS server (nfs-cat); the complete file with one byte flipped (size and mtime kept) is
+     * refused, the file served from its chunks with the reference bytes and assembled again with the reference bytes
+     * (that a rebuilt file is then served whole is CompleteFileServingTest's).
+     */
+    @Test
+    void aConvertedFileIsKeptWholeAndAFreshMountServesItByPassthroughButNeverWhenCorrupt() throws Exception {
+        Path dir = work.resolve("complete-cache");
+        CliMount m = CliMount.start(store, work.resolve("whole-1"), "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
+            Poll.until("the complete file assembled", Duration.ofSeconds(120), () -> completeFiles(dir).size() == 1,
+                    () -> CliMount.readQuietly(m.log));
+        } finally {
+            m.close();
+        }
+        Path whole = completeFiles(dir).getFirst();
+        assertEquals(1, Stats.of(m.log()).wholeAssembled());
+
+        CliMount m2 = CliMount.start(store, work.resolve("whole-2"), "--no-warmup", "--metrics", "127.0.0.1:0",
+                "--cache-dir", dir.toString());
+        try (InputStream in = Files.newInputStream(m2.mountpoint.resolve(FILE))) {
+            assertTrue(holdsOpen(m2.process.toHandle(), whole), "the daemon serves the open file from " + whole);
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 17];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                md.update(buf, 0, n);
+            }
+            assertEquals(reference, HexFormat.of().formatHex(md.digest()));
+            assertTrue(KernelPassthroughTest.metric(m2, "modelfs_kernel_passthrough_opens_total") >= 1, m2.log());
+            assertEquals(0, KernelPassthroughTest.metric(m2, "modelfs_read_bytes_total{kind=\"converted\"}"),
+                    "no converted byte served by modelfs");
+            assertEquals(0, KernelPassthroughTest.metric(m2, "modelfs_read_bytes_total{kind=\"passthrough\"}"),
+                    "the kernel read the complete file, not modelfs");
+        } finally {
+            m2.close();
+        }
+        Stats second = Stats.of(m2.log());
+        assertEquals(1, second.wholeServed(), second.toString());
+        assertEquals(0, second.converted(), second.toString());
+        assertEquals(0, second.fromDisk(), "no chunk read: " + second);
+
+        int port = CliNfs.freePort();                    // NFS reads the same complete file (pread, as a blob)
+        CliNfs s = CliNfs.start(store, work.resolve("nfs-whole.log"), port, "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
+        } finally {
+            s.close();
+        }
+        Stats nfs = Stats.of(s.log());
+        assertTrue(nfs.wholeServed() >= 1, nfs.toString());
+        assertEquals(0, nfs.converted(), nfs.toString());
+        assertEquals(0, nfs.fromDisk(), nfs.toString());
+
+        java.nio.file.attribute.FileTime t = Files.getLastModifiedTime(whole);
+        byte[] b = Files.readAllBytes(whole);
+        b[b.length / 2] ^= 0x20;
+        Files.write(whole, b);
+        Files.setLastModifiedTime(whole, t);
+        CliMount m3 = CliMount.start(store, work.resolve("whole-3"), "--no-warmup", "--cache-dir", dir.toString());
+        try {
+            assertEquals(reference, sha256(m3.mountpoint.resolve(FILE)), "the corrupt complete file is never served");
+            Poll.until("the complete file assembled again", Duration.ofSeconds(120), () -> completeFiles(dir).size() == 1,
+                    () -> CliMount.readQuietly(m3.log));
+        } finally {
+            m3.close();
+        }
+        assertEquals(reference, sha256(whole), "rebuilt with the reference bytes");
+        Stats third = Stats.of(m3.log());
+        assertEquals(0, third.wholeServed(), third.toString());
+        assertEquals(alone.converted(), third.fromDisk(), "served from its chunks on disk: " + third);
+        assertEquals(1, third.wholeAssembled(), third.toString());
+        assertTrue(m3.log().contains("is invalid (checksum)"), m3.log());
+
+    }
+
+    /** Whether {@code process} or one of its descendants has {@code file} open ({@code /proc/<pid>/fd}). */
+    private static boolean holdsOpen(ProcessHandle process, Path file) throws IOException {
+        Path real = file.toRealPath();
+        for (ProcessHandle h : Stream.concat(Stream.of(process), process.descendants()).toList()) {
+            Path fds = Path.of("/proc", Long.toString(h.pid()), "fd");
+            try (Stream<Path> s = Files.list(fds)) {
+                for (Path fd : s.toList()) {
+                    try {
+                        if (Files.readSymbolicLink(fd).equals(real)) {
+                            return true;
+                        }
+                    } catch (IOException gone) {
+                        // closed meanwhile
+                    }
+                }
+            } catch (IOException gone) {
+                // the process ended
+            }
+        }
+        return false;
     }
 
     private static List<Path> chunkFiles(Path dir) throws IOException {
@@ -232,12 +357,17 @@ class ConvertOnceTest {
             CliMount m = CliMount.start(Fixture.store(), work.resolve("fixture-" + round), "--no-warmup", "--cache-dir", dir.toString());
             try {
                 m.requireChecker(900, "check_views.py", Fixture.dir().toString());
+                if (round == 1) {
+                    Poll.until("complete files assembled", Duration.ofSeconds(120), () -> !completeFiles(dir).isEmpty(),
+                            () -> CliMount.readQuietly(m.log));
+                }
             } finally {
                 m.close();
             }
             Stats st = Stats.of(m.log());
             if (round == 2) {
                 assertTrue(st.fromDisk() > 0, "the second mount read converted chunks from disk: " + st);
+                assertTrue(st.wholeServed() > 0, "the second mount served converted files whole, checked by the checker: " + st);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.modelfs.view.gguf;
 
+import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
@@ -163,7 +164,8 @@ final class GgufHfFiles {
                 seg = new Segment.Converted(t.sourceRow() == null
                         ? UnitConverted.blocks(blob, start, t.sourceElements() / deq.blockElements(), deq, o, t.name(), src.type().name())
                         : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.sourceElements() / t.rows() / deq.blockElements(), deq, o),
-                                t.rows(), t.sourceRow(), t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
+                                t.rows(), t.sourceRow(), t.sourceRow() instanceof QkPermutation.Order q ? q.toString() : null,
+                                t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
             }
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
             data.put(t.name(), t.zeroRows() == 0 ? List.of(seg)

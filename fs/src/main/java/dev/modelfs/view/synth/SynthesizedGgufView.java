@@ -210,7 +210,7 @@ public final class SynthesizedGgufView implements ModelView {
                 return new Segment.BlobSlice(new BlobRef(r.blob(), r.blobSize()), r.offset(), r.length());
             }
             return new Segment.Converted(new UnitConverted(UnitSource.Blocks.stored(src.main(), t.rowLength(), out), t.rows(),
-                    order(t, what), what));
+                    order(t, what), orderIdentity(t), what));
         }
         UnitSource rows = switch (type) {
             case MXFP4 -> new UnitSource.Repacked(new MlxParts(src), t.rowLength(), MlxRepack.Kind.MXFP4);
@@ -218,7 +218,16 @@ public final class SynthesizedGgufView implements ModelView {
             case Q4_1 -> new UnitSource.Repacked(new MlxParts(src), t.rowLength(), MlxRepack.Kind.Q4_1);
             default -> UnitSource.MlxGroups.of(src, t.rowLength(), OutputType.of(type));
         };
-        return new Segment.Converted(new UnitConverted(rows, t.rows(), order(t, what), what));
+        return new Segment.Converted(new UnitConverted(rows, t.rows(), order(t, what), orderIdentity(t), what));
+    }
+
+    /** What {@link #order} is, completely (the on-disk cache's identity, docs/FORMATS.md §11); null in source order. */
+    private static String orderIdentity(TensorPlan t) {
+        if (t.split() != null) {
+            SynthesizedGgufPlanner.RowSplit s = t.split();
+            return "row-split block " + s.blockRows() + " offset " + s.offset() + " rows " + s.rows();
+        }
+        return t.permutation() == null ? null : t.permutation().ggufOrder().toString();
     }
 
     /**
@@ -237,6 +246,6 @@ public final class SynthesizedGgufView implements ModelView {
         if (p.rows() != t.rows()) {
             throw new IllegalArgumentException(what + ": permutation of " + p.rows() + " rows for " + t.rows() + " rows");
         }
-        return r -> p.hfRowOf((int) r);
+        return p.ggufOrder();
     }
 }

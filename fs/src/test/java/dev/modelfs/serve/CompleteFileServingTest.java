@@ -1,0 +1,192 @@
+package dev.modelfs.serve;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.modelfs.bytes.ByteSource;
+import dev.modelfs.bytes.FileIdentity;
+import dev.modelfs.bytes.Segment;
+import dev.modelfs.cache.CompleteFiles;
+import dev.modelfs.cache.DiskChunkStore;
+import dev.modelfs.read.OpenedSource;
+import dev.modelfs.store.OllamaStore;
+import dev.modelfs.telemetry.FileKind;
+import dev.modelfs.telemetry.Telemetry;
+import dev.modelfs.testing.Poll;
+import dev.modelfs.tree.FileNode;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Converted once, then served whole ({@link CompleteFileServing}): with a cache directory, a converted file read and
+ * closed is assembled as one complete file once its chunks are on disk; a restarted tree opens it as one blob (kind
+ * passthrough, which FUSE hands to the kernel) with the bytes of a tree without any cache, converting and reading no
+ * chunk; a complete file with a flipped byte is refused, the file served from chunks with the same bytes, and
+ * assembled again. The oracle is the tree without a cache directory.
+ */
+@Timeout(120)
+class CompleteFileServingTest {
+    @TempDir
+    Path root;
+    @TempDir
+    Path cacheDir;
+
+    private static String read(ServePolicy policy, FileNode f, FileKind expected) throws Exception {
+        try (OpenedSource o = policy.open(f); Arena a = Arena.ofConfined()) {
+            assertEquals(expected, o.kind(), f.source() + " opened as");
+            MemorySegment buf = a.allocate(Math.max(1, f.size()));
+            for (long at = 0; at < f.size(); at += 128 * 1024) {     // FUSE-sized reads
+                assertEquals(Math.min(128 * 1024, f.size() - at), o.read(at, buf, at, 128 * 1024));
+            }
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(buf.asSlice(0, f.size()).toArray(ValueLayout.JAVA_BYTE)));
+        }
+    }
+
+    private static List<FileNode> wholeable(ServedTree served) {
+        return TinyGgufStore.files(served.tree()).stream().filter(f -> FileIdentity.nameOf(f.source()) != null).toList();
+    }
+
+    private static void awaitComplete(ServedTree served, CompleteFiles files) throws InterruptedException {
+        Poll.until("every complete file assembled", Duration.ofSeconds(60),
+                () -> wholeable(served).stream().allMatch(f -> files.present(FileIdentity.nameOf(f.source()))));
+    }
+
+    @Test
+    void aClosedConvertedFileIsAssembledAndARestartServesItWholeWithTheSameBytes() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        Map<Long, String> plain;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
+            plain = TinyGgufStore.digests(served);
+        }
+        DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        int n;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
+            List<FileNode> files = wholeable(served);
+            n = files.size();
+            assertTrue(n > 0, "the tiny store has converted files with a complete identity");
+            ServePolicy p = served.policy(0, 0);
+            for (FileNode f : files) {
+                assertEquals(plain.get(f.inode()), read(p, f, FileKind.CONVERTED));
+            }
+            awaitComplete(served, first.completeFiles());
+            assertEquals(0, first.completeFiles().served());
+        }
+        DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
+            ServePolicy p = served.policy(0, 0);
+            for (FileNode f : wholeable(served)) {
+                assertEquals(plain.get(f.inode()), read(p, f, FileKind.PASSTHROUGH));
+            }
+            assertEquals(0, served.chunks().conversions(), "nothing converted");
+            assertEquals(0, second.hits(), "no chunk read");
+            assertEquals(n, second.completeFiles().served());
+            assertTrue(served.conversionSummary().endsWith("; " + n + " files served from and 0 assembled in the cache directory"),
+                    served.conversionSummary());
+        }
+    }
+
+    @Test
+    void aCorruptCompleteFileIsRefusedServedFromChunksAndAssembledAgain() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        Map<Long, String> plain;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
+            plain = TinyGgufStore.digests(served);
+        }
+        FileNode victim;
+        Path data;
+        DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
+            victim = wholeable(served).getFirst();
+            read(served.policy(0, 0), victim, FileKind.CONVERTED);
+            String name = FileIdentity.nameOf(victim.source());
+            Poll.until("assembled", Duration.ofSeconds(60), () -> first.completeFiles().present(name));
+            data = first.completeFiles().fileOf(name);
+        }
+        byte[] b = Files.readAllBytes(data);
+        FileTime t = Files.getLastModifiedTime(data);
+        b[b.length - 1] ^= 1;
+        Files.write(data, b);
+        Files.setLastModifiedTime(data, t);
+        DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
+            FileNode f = TinyGgufStore.files(served.tree()).stream().filter(x -> x.inode() == victim.inode()).findFirst().orElseThrow();
+            ServePolicy p = served.policy(0, 0);
+            assertEquals(plain.get(f.inode()), read(p, f, FileKind.CONVERTED), "refused: served from chunks");
+            assertEquals(1, second.completeFiles().rejected());
+            assertTrue(second.hits() > 0, "its chunks came from disk");
+            Poll.until("assembled again", Duration.ofSeconds(60), () -> second.completeFiles().present(FileIdentity.nameOf(f.source())));
+            assertEquals(plain.get(f.inode()), read(p, f, FileKind.PASSTHROUGH), "the rebuilt file is served");
+        }
+    }
+
+    @Test
+    void aFileWithAChunkMissingOnDiskIsNotAssembledAndNothingIsConvertedForIt() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, disk)) {
+            FileNode f = wholeable(served).getFirst();
+            String name = FileIdentity.nameOf(f.source());
+            OpenedSource o = served.policy(0, 0).open(f);
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(f.size());
+                assertEquals(f.size(), o.read(0, buf, 0, f.size()));
+            }
+            assertTrue(disk.flush(10_000));
+            var data = f.source().convertedData().getFirst();
+            Files.delete(disk.fileOf(data.persistentName(0)));
+            long converted = served.chunks().conversions();
+            o.close();                                           // asks for the complete file
+            Poll.until("the assembler is done", Duration.ofSeconds(60), () -> served.completeFiles().idle());
+            assertFalse(disk.completeFiles().present(name), "not all its chunks are on disk: not assembled");
+            assertEquals(converted, served.chunks().conversions(), "assembly converts nothing");
+        }
+    }
+
+    @Test
+    void filesWithoutConvertedBytesOrWithoutAnIdentityHaveNoCompleteFile() {
+        assertNull(FileIdentity.nameOf(ByteSource.literal(new byte[] {1, 2, 3})));
+        assertNull(FileIdentity.nameOf(ByteSource.of(new Segment.Zeros(10))));
+        // a converted file's name covers every segment: another header byte, another name
+        OllamaStore store;
+        try {
+            store = TinyGgufStore.create(root);
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
+            FileNode f = wholeable(served).getFirst();
+            String name = FileIdentity.nameOf(f.source());
+            assertEquals(64, name.length());
+            assertEquals(name, FileIdentity.nameOf(f.source()), "stable");
+            List<Segment> segs = new java.util.ArrayList<>();
+            boolean changed = false;
+            for (int i = 0; i < f.source().segmentCount(); i++) {
+                Segment s = f.source().segment(i);
+                if (!changed && s instanceof Segment.Literal l && l.bytes().length > 0) {
+                    byte[] c = l.bytes().clone();
+                    c[0] ^= 1;
+                    s = new Segment.Literal(c);
+                    changed = true;
+                }
+                segs.add(s);
+            }
+            assertTrue(changed);
+            assertFalse(name.equals(FileIdentity.nameOf(new ByteSource(segs))));
+        }
+    }
+}

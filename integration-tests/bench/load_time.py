@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Whole tools loading models from a fresh modelfs mount against local copies of the same bytes (issue 37, point 1).
+
+Usage: load_time.py JAR WORKDIR [--hidden H --layers N --vocab V] [--rounds R] [--java JAVA] [--node DIR]
+                    [--cache-dir] [--timeout S]
+
+Store: make_load_store.py's (an `x/create` int4 Llama `load-st` and a Q4_K GGUF Llama `load-gguf` of the same shape),
+made in WORKDIR/store-<shape> unless there. Local copies: each measured file or folder copied once from a mount to
+WORKDIR/local (the same bytes the mount serves). For every round, case and state, one measurement = a fresh
+`modelfs mount` (default warm-up; the time before it is listed is not counted), then the tool run on the mount, then
+on the local copy, each a new process timed from its start (interpreter start and imports included, the same on
+both sides) to:
+  * transformers: `AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto")` and one forward pass of 4
+    tokens (`load-st/bf16/`, converted from int4; `load-gguf/fp32/`, the GGUF's Hugging Face folder, f32);
+  * llama.cpp (node-llama-cpp, mmap): the first generated token of a 5-token prompt (`load-st/model.gguf`,
+    synthesized; `load-gguf/model.gguf`, kernel passthrough of the blob);
+states: cold = `sync; echo 3 > /proc/sys/vm/drop_caches` (root) right before each side's run, so blobs, local
+copies and everything else come from disk; warm = the store's blobs and the local copy read once before (page
+cache), but a fresh mount (nothing converted yet). With --cache-dir, a third state: a fresh mount with
+`--cache-dir` that a previous mount filled (every case read once, then waited for its complete files), page cache
+warm (issue 37 point 2, "converted once, then at local-file speed").
+Prints one Markdown table: medians over --rounds of the seconds on the mount and locally, and local / mount
+(1.00 = as fast as local files; targets: cold >= 0.8, warm >= 0.95).
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+TRANSFORMERS = r"""
+import sys, time
+t0 = time.perf_counter()
+import torch, transformers
+torch.set_num_threads(2)
+m = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1], torch_dtype="auto")
+loaded = time.perf_counter()
+with torch.no_grad():
+    out = m(torch.tensor([[1, 17, 42, 99]]))
+print(loaded - t0, time.perf_counter() - t0)
+"""
+
+CASES = [  # (label, path in the mount, tool)
+    ("transformers `from_pretrained(load-st/bf16/)` + forward (int4 -> bf16)", "load-st/bf16", "transformers"),
+    ("transformers `from_pretrained(load-gguf/fp32/)` + forward (Q4_K GGUF -> f32)", "load-gguf/fp32", "transformers"),
+    ("llama.cpp, synthesized `load-st/model.gguf`, to the first token", "load-st/model.gguf", "llama"),
+    ("llama.cpp, passthrough `load-gguf/model.gguf`, to the first token", "load-gguf/model.gguf", "llama"),
+]
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+
+
+def read_all(paths):
+    for p in paths:
+        for f in ([p] if os.path.isfile(p) else sorted(glob.glob(os.path.join(p, "**"), recursive=True))):
+            if os.path.isfile(f):
+                with open(f, "rb") as fh:
+                    while fh.read(1 << 20):
+                        pass
+
+
+class Mount:
+    """A fresh `modelfs mount` of the store, listed before it returns."""
+
+    def __init__(self, a, store, mnt, *extra):
+        os.makedirs(mnt, exist_ok=True)
+        self.mnt = mnt
+        self.log = tempfile.NamedTemporaryFile(prefix="modelfs-load-", suffix=".log", delete=False).name
+        flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow "
+                               "-Xms32m -XX:+UseSerialGC --add-modules jdk.incubator.vector").split()
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *extra, mnt],
+                                         stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.time() + 120
+        while not os.path.isdir(os.path.join(mnt, "load-gguf")):
+            if time.time() > deadline or self.proc.poll() is not None:
+                sys.exit("modelfs did not start: " + open(self.log).read())
+            time.sleep(0.02)
+
+    def stop(self):
+        subprocess.run(["fusermount", "-u", self.mnt], stderr=subprocess.DEVNULL)
+        self.proc.terminate()
+        self.proc.wait(60)
+        text = open(self.log).read()
+        os.unlink(self.log)
+        return text
+
+
+def run_tool(a, tool, path):
+    """Seconds from the tool's process start to its model loaded and (forward pass | first token)."""
+    t0 = time.perf_counter()
+    if tool == "transformers":
+        r = subprocess.run([a.python, "-c", TRANSFORMERS, path], capture_output=True, text=True, timeout=a.timeout)
+    else:
+        r = subprocess.run(["node", os.path.join(TOP, "integration-tests/node/llama_first_token.mjs"), path],
+                           capture_output=True, text=True, timeout=a.timeout, cwd=os.path.join(TOP, "integration-tests/node"))
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"{tool} on {path} failed:\n{r.stdout}\n{r.stderr}")
+    return wall
+
+
+def prepare_cache_dir(a, store, cache):
+    """Fills `cache` through one mount: every case read once, then waits until no complete file appears for 5 s."""
+    shutil.rmtree(cache, ignore_errors=True)
+    m = Mount(a, store, os.path.join(a.work, "mnt-fill"), "--cache-dir", cache)
+    try:
+        read_all([os.path.join(m.mnt, p) for _, p, _ in CASES])
+        last, since = -1, time.time()
+        while time.time() - since < 5 and time.time() - since < 600:
+            n = len(glob.glob(os.path.join(cache, "files", "*", "*.sum")))
+            if n != last:
+                last, since = n, time.time()
+            time.sleep(0.2)
+    finally:
+        m.stop()
+    return last
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("jar")
+    ap.add_argument("work")
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--vocab", type=int, default=512)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--java", default="java")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--cache-dir", action="store_true")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
+    a = ap.parse_args()
+    a.work = os.path.abspath(a.work)
+    if os.geteuid() != 0:
+        sys.exit("load_time.py drops the page cache for its cold runs: run it as root")
+    out = os.path.join(a.work, f"store-{a.hidden}x{a.layers}x{a.vocab}")
+    store = os.path.join(out, "store")
+    if not os.path.isdir(store):
+        subprocess.run([a.python, os.path.join(HERE, "make_load_store.py"), out, "--hidden", str(a.hidden),
+                        "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
+    local = os.path.join(out, "local")
+    mnt = os.path.join(a.work, "mnt")
+    if not os.path.isdir(local):
+        m = Mount(a, store, mnt)
+        try:
+            for _, p, _ in CASES:
+                src, dst = os.path.join(mnt, p), os.path.join(local, p)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                (shutil.copytree if os.path.isdir(src) else shutil.copyfile)(src, dst)
+        finally:
+            m.stop()
+    blobs = sorted(glob.glob(os.path.join(store, "blobs", "sha256-*")))
+    states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else [])
+    cache = os.path.join(a.work, "cache-dir")
+    if a.cache_dir:
+        print(f"(--cache-dir filled: {prepare_cache_dir(a, store, cache)} complete files)", file=sys.stderr)
+    times = {(c, s): ([], []) for c in range(len(CASES)) for s in states}
+    for r in range(a.rounds):
+        for ci, (label, p, tool) in enumerate(CASES):
+            for s in states:
+                m = Mount(a, store, mnt, *(["--cache-dir", cache] if s == "cache-dir" else []))
+                try:
+                    if s == "cold":
+                        drop_caches()
+                    else:
+                        read_all(blobs + [os.path.join(local, p)])
+                    mine = run_tool(a, tool, os.path.join(mnt, p))
+                finally:
+                    m.stop()
+                if s == "cold":
+                    drop_caches()
+                ref = run_tool(a, tool, os.path.join(local, p))
+                times[(ci, s)][0].append(mine)
+                times[(ci, s)][1].append(ref)
+                print(f"round {r + 1} {s:9} {p:24} mount {mine:7.2f} s  local {ref:7.2f} s", file=sys.stderr, flush=True)
+    shape = json.load(open(os.path.join(out, "shape.json")))
+    params = sum(os.path.getsize(b) for b in blobs)
+    print(f"Store: hidden {shape['hidden']}, {shape['layers']} layers, vocab {shape['vocab']} ({params / 1e6:.0f} MB of blobs); "
+          f"medians of {a.rounds} rounds; ratio = local seconds / mount seconds.\n")
+    print("| load | " + " | ".join(f"{s}: mount s | local s | ratio" for s in states) + " |")
+    print("|---|" + "---|---|---|" * len(states))
+    for ci, (label, _, _) in enumerate(CASES):
+        cells = []
+        for s in states:
+            mine, ref = median(times[(ci, s)][0]), median(times[(ci, s)][1])
+            cells.append(f"{mine:.2f} | {ref:.2f} | {ref / mine:.2f}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Writes the store of bench/load_time.py into OUT/store: two Llama models of the same shape, stored as Ollama
+stores them, with random weights (load time does not depend on their values):
+
+  load-st   an `x/create` import: int4 g64 (MLX affine, bf16 scales and biases) q/k/v/o/gate/up/down, bf16 norms,
+            embeddings and head, one tensor blob each, config.json; modelfs shows bf16/ (transformers) and a
+            synthesized model.gguf (llama.cpp)
+  load-gguf a GGUF blob (Q4_K matrices, Q6_K head, f32 norms, a 259+ token SPM vocabulary); modelfs shows it as
+            model.gguf (kernel passthrough) and as a Hugging Face folder (f32/ for transformers)
+
+Usage: make_load_store.py OUT [--hidden H] [--layers N] [--vocab V]
+  defaults: H 256, N 2, V 512 (a smoke size); ~1e9 parameters: --hidden 2048 --layers 16 --vocab 32000.
+Writes manifests and blobs only (no expected tree: the benchmark compares the mount with local copies of its own
+files, and the test suite checks the conversions).
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import make_fixture as F  # noqa: E402
+
+
+def write_manifest(m):
+    data = m.manifest_bytes("go")
+    path = os.path.join(m.fx.store, m.manifest_rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def shapes(h, n, v, inter):
+    kv = h          # no grouped-query attention: llama.cpp and transformers agree without extra keys
+    out = {"model.embed_tokens.weight": (v, h), "model.norm.weight": (h,), "lm_head.weight": (v, h)}
+    for i in range(n):
+        p = f"model.layers.{i}."
+        out.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+                    p + "self_attn.q_proj.weight": (h, h), p + "self_attn.k_proj.weight": (kv, h),
+                    p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
+                    p + "mlp.gate_proj.weight": (inter, h), p + "mlp.up_proj.weight": (inter, h),
+                    p + "mlp.down_proj.weight": (h, inter)})
+    return out
+
+
+def byte_level_tokenizer(v):
+    """A byte-level BPE tokenizer.json of v tokens: <s>, </s>, the 256 byte symbols, then two-symbol merges."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    alphabet.sort()
+    vocab = {"<s>": 0, "</s>": 1}
+    for c in alphabet:
+        vocab[c] = len(vocab)
+    merges = []
+    for a in alphabet:
+        for b in alphabet:
+            if len(vocab) >= v:
+                break
+            vocab[a + b] = len(vocab)
+            merges.append((a, b))
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return json.loads(tok.to_str())
+
+
+def build_st(fx, h, n, v, inter):
+    rng = np.random.default_rng(7)
+    m = fx.model("registry.ollama.ai", "library", "load-st", "latest", "load-time benchmark: x/create int4 Llama")
+    for i, (k, shape) in enumerate(sorted(shapes(h, n, v, inter).items())):
+        w = F.gaussian(rng, shape, 0.02 if len(shape) == 2 else 0.0) + (1.0 if len(shape) == 1 else 0.0)
+        if k.endswith("_proj.weight"):
+            m.tensor_blob(k, [(F.lt_affine(k, w, 4, 64, "BF16", "int4"), k)], writer="mlx", metadata=F.qmeta("int4", 64),
+                          seed=i, register=False)
+        else:
+            m.tensor_blob(k, [(F.lt_plain(k, w, "BF16"), k)], register=False)
+    m.json_layer("config.json", F.llm_config(hidden_size=h, num_hidden_layers=n, vocab_size=v, intermediate_size=inter,
+                                              num_attention_heads=h // 64, num_key_value_heads=h // 64,
+                                              max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=10000.0,
+                                              tie_word_embeddings=False, hidden_act="silu"))
+    m.json_layer("tokenizer.json", byte_level_tokenizer(v))
+    m.json_layer("tokenizer_config.json", {"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": True,
+                                           "tokenizer_class": "PreTrainedTokenizerFast"})
+    m.set_config(F.st_config("int4"))
+    write_manifest(m)
+
+
+def build_gguf(fx, h, n, v, inter):
+    rng = np.random.default_rng(8)
+    m = fx.model("registry.ollama.ai", "library", "load-gguf", "latest", "load-time benchmark: Q4_K GGUF Llama")
+    kvs = [("general.name", "STRING", "load-gguf"), ("general.file_type", "UINT32", 15),
+           ("llama.context_length", "UINT32", 2048), ("llama.embedding_length", "UINT32", h),
+           ("llama.block_count", "UINT32", n), ("llama.feed_forward_length", "UINT32", inter),
+           ("llama.attention.head_count", "UINT32", h // 64), ("llama.attention.head_count_kv", "UINT32", h // 64),
+           ("llama.attention.layer_norm_rms_epsilon", "FLOAT32", 1e-5),
+           ("llama.rope.dimension_count", "UINT32", 64), ("llama.rope.freq_base", "FLOAT32", 10000.0),
+           ("general.quantization_version", "UINT32", 2)] + F.llama_tokenizer_kvs(v)
+    t = [F.ggml_tensor(rng, "token_embd.weight", [h, v], "Q4_K")]
+    for i in range(n):
+        b = f"blk.{i}."
+        t += [F.ggml_tensor(rng, b + "attn_norm.weight", [h], "F32"), F.ggml_tensor(rng, b + "attn_q.weight", [h, h], "Q4_K"),
+              F.ggml_tensor(rng, b + "attn_k.weight", [h, h], "Q4_K"), F.ggml_tensor(rng, b + "attn_v.weight", [h, h], "Q4_K"),
+              F.ggml_tensor(rng, b + "attn_output.weight", [h, h], "Q4_K"), F.ggml_tensor(rng, b + "ffn_norm.weight", [h], "F32"),
+              F.ggml_tensor(rng, b + "ffn_gate.weight", [h, inter], "Q4_K"), F.ggml_tensor(rng, b + "ffn_up.weight", [h, inter], "Q4_K"),
+              F.ggml_tensor(rng, b + "ffn_down.weight", [inter, h], "Q4_K")]
+    t += [F.ggml_tensor(rng, "output_norm.weight", [h], "F32"), F.ggml_tensor(rng, "output.weight", [h, v], "Q6_K")]
+    m.layer(F.MT_MODEL, fx.gguf_pywriter("llama", kvs, t))
+    m.set_config(F.gguf_config("llama", "bench", "Q4_K_M"), newline=True)
+    write_manifest(m)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--vocab", type=int, default=512)
+    a = ap.parse_args()
+    if a.hidden % 256:
+        sys.exit("--hidden must be a multiple of 256 (Q4_K blocks, 64-wide heads)")
+    inter = (a.hidden * 11 // 4 + 255) // 256 * 256
+    fx = F.Fixture(a.out)
+    build_st(fx, a.hidden, a.layers, a.vocab, inter)
+    build_gguf(fx, a.hidden, a.layers, a.vocab, inter)
+    with open(os.path.join(a.out, "shape.json"), "w") as f:
+        json.dump({"hidden": a.hidden, "layers": a.layers, "vocab": a.vocab, "intermediate": inter}, f)
+    print(f"load-time store written to {fx.store}")
+
+
+if __name__ == "__main__":
+    main()
