@@ -18,6 +18,8 @@ Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
 written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py).
+Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
+gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
 from __future__ import annotations
 
@@ -429,8 +431,16 @@ def main(argv) -> int:
     qwen35 = {arch: (os.path.join(work, arch), os.path.join(out, "ref", arch + ".gguf")) for arch in ("qwen35", "qwen35moe")}
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
+    import dialect_gptoss as GO
+    import dialect_olmo3 as O3
+    # text-only cases, one module each: (handler, GGUF family, source maker, dialect writer, reference pre-tokenizer)
+    simple = {"gptoss": (GO.make_gptoss, GO.gptoss_dialect, GO.REF_PRE), "olmo3": (O3.make_olmo3, O3.olmo3_dialect, O3.REF_PRE)}
+    for case, (make, _, _) in simple.items():
+        make(os.path.join(work, case))
     convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False)]
-                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()])
+                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
+                      + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
+                         for case, (_, _, pre) in simple.items()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -468,6 +478,22 @@ def main(argv) -> int:
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
+    # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
+    # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
+    # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
+    # converter did not write (the llama.cpp defaults, 32 and 1, are gpt-oss's values); OLMo 3's sliding-window rope
+    # base, which llama.cpp's converter writes and llama.cpp defaults to the rope base (the same value)
+    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
+                                     "gpt-oss.rope.scaling.yarn_beta_slow"], "olmo3": ["olmo2.rope.freq_base_swa"]}
+    for case, (_, dialect_writer, _) in simple.items():
+        ref, dialect_file = os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-dialect.gguf")
+        dialect_writer(os.path.join(work, case), ref, dialect_file)
+        with open(dialect_file, "rb") as f:
+            blob = f.read()
+        expected["models"]["dialect-" + case] = {
+            "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
+            "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
+            **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
