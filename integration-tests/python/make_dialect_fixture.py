@@ -22,6 +22,8 @@ Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
 written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py).
+Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
+gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
 from __future__ import annotations
 
@@ -439,9 +441,17 @@ def main(argv) -> int:
     hf_g4 = os.path.join(work, "gemma4")
     G4.make_gemma4(hf_g4)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
+    import dialect_gptoss as GO
+    import dialect_olmo3 as O3
+    # text-only cases, one module each: (handler, GGUF family, source maker, dialect writer, reference pre-tokenizer)
+    simple = {"gptoss": (GO.make_gptoss, GO.gptoss_dialect, GO.REF_PRE), "olmo3": (O3.make_olmo3, O3.olmo3_dialect, O3.REF_PRE)}
+    for case, (make, _, _) in simple.items():
+        make(os.path.join(work, case))
     convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
                             ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)]
-                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()])
+                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
+                      + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
+                         for case, (_, _, pre) in simple.items()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
     info = gemma3_dialect(hf, ref_text, dialect)
     with open(dialect, "rb") as f:
@@ -480,41 +490,20 @@ def main(argv) -> int:
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
-    g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
-    info = G4.gemma4_dialect(hf_g4, g4_file)
-    with open(g4_file, "rb") as f:
-        blob = f.read()
-    tok = AutoTokenizer.from_pretrained(hf_g4)
-    expected["models"]["dialect-gemma4"] = {
-        "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
-        "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
-        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
-        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
-        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
-        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
-        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
-        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
-        # the tokenization of strings instead
-        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
-                            "tokenizer.ggml.add_sep_token"]}
-    # --- vision dialects (dialect_vision.py): one block per architecture ---
-    import dialect_vision as V
-    hf_m3 = os.path.join(work, "mistral3")
-    V.make_mistral3(hf_m3)
-    ref_m3, ref_m3_mmproj = os.path.join(out, "ref", "mistral3.gguf"), os.path.join(out, "ref", "mistral3-mmproj.gguf")
-    convert_reference(src, [("tekken", hf_m3, ref_m3, False), ("tekken", hf_m3, ref_m3_mmproj, True)])
-    m3_file = os.path.join(out, "ref", "mistral3-dialect.gguf")
-    V.mistral3_dialect(hf_m3, ref_m3, m3_file)
-    with open(m3_file, "rb") as f:
-        blob = f.read()
-    expected["models"]["dialect-mistral3"] = {
-        "handler": "mistral3", "ref_gguf": ref_m3, "ref_mmproj": ref_m3_mmproj, "dialect_file": m3_file,
-        "blob": put_model(store, "dialect-mistral3", blob, "mistral3"), "texts": H.SAMPLE_TEXTS, "mmproj": True,
-        "mtmd_template": "mistral-v7",
-        # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
-        "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
-    # --- end of the vision dialects ---
+    hf_g4 = os.path.join(work, "gemma4")
+    G4.make_gemma4(hf_g4)
+    ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
+    import dialect_gptoss as GO
+    import dialect_olmo3 as O3
+    # text-only cases, one module each: (handler, GGUF family, source maker, dialect writer, reference pre-tokenizer)
+    simple = {"gptoss": (GO.make_gptoss, GO.gptoss_dialect, GO.REF_PRE), "olmo3": (O3.make_olmo3, O3.olmo3_dialect, O3.REF_PRE)}
+    for case, (make, _, _) in simple.items():
+        make(os.path.join(work, case))
+    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
+                            ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)]
+                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
+                      + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
+                         for case, (_, _, pre) in simple.items()])
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
- * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe) written in Ollama's dialect by
+ * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3) written
+ * in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference; llama.cpp's
