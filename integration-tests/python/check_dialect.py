@@ -32,6 +32,9 @@ import tempfile
 
 import numpy as np
 
+# mmproj tensors the dialect stores as F16 and the translation widens to F32 (the patch embedding, or its temporal
+# slices, and the position table); each one the reference has must be F32 in mmproj.gguf
+PROMOTED = ("v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight")
 # KVs of llama.cpp's conversion a translated file may lack or hold otherwise (FORMATS.md §12.2)
 REF_DIFFERENCES = {"general.name", "general.size_label", "general.type", "tokenizer.chat_template"}
 GEN_PROMPT = [300, 120, 250, 80, 33]
@@ -128,12 +131,12 @@ def check_model(r, mount, d, e):
         if not r.ok(list(a.shape) == list(b.shape), f"{d}/mmproj.gguf {name}: shape {list(a.shape)} vs {list(b.shape)}"):
             continue
         want = values(b)
-        if b.tensor_type.name == "F32" and a.tensor_type.name == "F32" and name in ("v.patch_embd.weight", "v.position_embd.weight"):
+        if b.tensor_type.name == "F32" and a.tensor_type.name == "F32" and name in PROMOTED:
             want = want.astype(np.float16).astype(np.float32)   # promoted from the F16 the dialect stores
         elif a.tensor_type.name == "F16" and b.tensor_type.name == "F32":
             want = want.astype(np.float16).astype(np.float32)
         r.ok(np.array_equal(values(a), want), f"{d}/mmproj.gguf {name}: values differ from the reference mmproj")
-    for name in ("v.patch_embd.weight", "v.position_embd.weight"):
+    for name in (n for n in PROMOTED if n in rmt):
         r.ok(name in mt and mt[name].tensor_type.name == "F32", f"{d}/mmproj.gguf {name} not promoted to F32")
     r.ok(any(n.startswith(("v.", "mm.")) for n in stored), f"{d}: the dialect blob holds no vision tensors")
     ck, rck = kvs(mm), kvs(rmm)

@@ -13,7 +13,8 @@ import dev.modelfs.format.gguf.GgufFile;
  */
 public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tokenizer, ClipProjectorType, GptOss, Lfm2, Olmo3, Laguna, Qwen3Next,
         SnowflakeCharsmap,
-        Qwen35, Qwen35Moe {
+        Qwen35, Qwen35Moe,
+        Qwen35Clip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

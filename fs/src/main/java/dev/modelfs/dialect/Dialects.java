@@ -20,7 +20,8 @@ public final class Dialects {
             new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(), new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
-    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip());
+    private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(),
+            new Qwen35Clip());
 
     private Dialects() {}
 
