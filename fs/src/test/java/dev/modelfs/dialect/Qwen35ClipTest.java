@@ -151,6 +151,43 @@ class Qwen35ClipTest {
     }
 
     @Test
+    void aSliceLargerThanOneChunkIsComputedChunkByChunk() {
+        int cin = 3, cout = 400, hw = 256;               // 1200 units of 1 KiB output: two chunks, the second partial
+        TinyGguf tiny = new TinyGguf().str("general.architecture", "qwen35").u32("qwen35.embedding_length", 16)
+                .u32("qwen35.vision.block_count", 1).u32("qwen35.vision.embedding_length", 8).u32("qwen35.vision.attention.head_count", 2)
+                .u32("qwen35.vision.patch_size", 16)
+                .tensor("v.patch_embed.weight", GgmlType.F16, 16, 16, 2, (long) cout * cin);
+        GgufFile src = tiny.header();
+        byte[] blob = tiny.bytes();
+        ByteSource file = TranslatedGguf.assemble(translated(src), new BlobRef(BLOB.digest(), blob.length));
+        ByteBuffer in = ByteBuffer.wrap(blob).order(ByteOrder.LITTLE_ENDIAN);
+        long base = src.dataStart() + src.tensor("v.patch_embed.weight").offset();
+        int slices = 0;
+        for (int i = 0; i < file.segmentCount(); i++) {
+            if (!(file.segment(i) instanceof Segment.Converted c)) {
+                continue;
+            }
+            int slice = c.data().describe().startsWith("v.patch_embd.weight.1 ") ? 1 : 0;
+            assertEquals((long) hw * cin * cout * 4, c.length());
+            long chunks = (c.length() + c.data().chunkBytes() - 1) / c.data().chunkBytes();
+            assertEquals(2, chunks);
+            long at = 0;
+            for (long chunk = 0; chunk < chunks; chunk++) {
+                float[] got = new float[(int) (c.data().chunkLength(chunk) / 4)];
+                c.data().compute(chunk, List.of(MemorySegment.ofArray(blob)), MemorySegment.ofArray(got));
+                for (int k = 0; k < got.length; k++, at++) {
+                    long unit = at / hw;                 // output unit c_out * cin + c_in
+                    long srcIdx = at % hw + (long) hw * (slice + 2 * unit);
+                    assertEquals(Float.floatToRawIntBits(Float.float16ToFloat(in.getShort((int) (base + 2 * srcIdx)))),
+                            Float.floatToRawIntBits(got[k]), "slice " + slice + " element " + at);
+                }
+            }
+            slices++;
+        }
+        assertEquals(2, slices);
+    }
+
+    @Test
     void aTextOnlyFileOrLlamaCppsOwnFormHasNoClipFace() {
         GgufFile text = new TinyGguf().str("general.architecture", "qwen35").kv("qwen35.ssm.v_head_reordered", GgufValueType.BOOL, true)
                 .tensor("blk.0.attn_norm.weight", GgmlType.F32, 8).header();
