@@ -39,6 +39,8 @@ import tempfile
 
 import numpy as np
 
+# mmproj tensors the dialect stores as F16 and the translation widens to F32 (the patch embedding, or its temporal
+# slices, and the position table); each one the reference has must be F32 in mmproj.gguf
 # KVs of llama.cpp's conversion a translated file may lack or hold otherwise (FORMATS.md §12.2)
 REF_DIFFERENCES = {"general.name", "general.size_label", "general.type", "tokenizer.chat_template"}
 GEN_PROMPT = [300, 120, 250, 80, 33]

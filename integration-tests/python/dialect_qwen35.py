@@ -12,6 +12,11 @@ attention.head_count_kv array, the 3-element rope.dimension_sections, ssm_dt wit
 embedded, the MTP head (mtp.*, added to the source checkpoint as the published ones carry it) under its own
 names, its layer norms shifted by addOne like every other *_norm.weight. Each step names the Go function (or branch
 of qwen3NextModel.Tensors) it follows. The reference is llama.cpp's conversion with the MTP head (blk.4.*, nextn).
+The vision tower is embedded as the published files carry it (v.*: attn_qkv split into attn_q/k/v, the Conv3D
+patch embedding flattened to [out*in, t, h, w], the merger under v.merger.*), with the vision keys parseMore and KV
+write; its reference is llama.cpp's --mmproj conversion of the same model (handle_qwen35_clip's side). The vision
+config uses the published tower's patch size (16), position grid (48 x 48) and MLP width (4304), the values
+handle_qwen35_clip injects since Ollama's converter writes no image_size or feed_forward_length.
 Nothing here uses modelfs code.
 """
 from __future__ import annotations
@@ -25,6 +30,7 @@ import hf_models as H
 
 MROPE_SECTION = [2, 1, 1]   # sums to the rotary half-width: head_dim 32 x partial_rotary_factor 0.25 / 2
 FULL_ATTENTION_INTERVAL = 4
+QWEN35_VISION_FFN = 4304    # the published vision tower's intermediate_size
 
 
 def _text_config(vocab: int, tok, moe: bool) -> dict:
@@ -61,8 +67,10 @@ def make_qwen35(out_dir: str, moe: bool) -> None:
     if moe:
         model = T.Qwen3_5MoeForCausalLM(T.Qwen3_5MoeTextConfig(**text))
     else:
-        vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, in_channels=3, patch_size=4,
-                      spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=64)
+        # the published vision tower's patch size, position grid (48 x 48: image_size 768) and MLP width, the
+        # values handle_qwen35_clip injects when the file lacks them (Ollama's converter writes none of them)
+        vision = dict(depth=1, hidden_size=32, intermediate_size=QWEN35_VISION_FFN, num_heads=2, in_channels=3, patch_size=16,
+                      spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=48 * 48)
         model = T.Qwen3_5ForConditionalGeneration(T.Qwen3_5Config(text_config=text, vision_config=vision,
                                                                   image_token_id=len(tok) - 1))
     with torch.no_grad():
@@ -84,6 +92,11 @@ def make_qwen35(out_dir: str, moe: bool) -> None:
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
+    if not moe:   # the published preprocessor_config.json's normalisation (llama.cpp's --mmproj reads it)
+        with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+            json.dump({"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "patch_size": 16,
+                       "size": {"longest_edge": 16777216, "shortest_edge": 65536},
+                       "temporal_patch_size": 2, "merge_size": 2, "image_processor_type": "Qwen2VLImageProcessorFast"}, f)
     add_mtp(out_dir, text, moe)
     p = os.path.join(out_dir, "config.json")
     cfg = json.load(open(p))
@@ -252,7 +265,20 @@ def qwen35_dialect(hf_dir: str, ref_text: str, out_path: str, arch: str) -> dict
         w.add_uint32(f"{arch}.vision.spatial_merge_size", vis["spatial_merge_size"])
         w.add_uint32(f"{arch}.vision.temporal_patch_size", vis["temporal_patch_size"])
         # vision.deepstack_visual_indexes: Qwen 3.5's vision config has none; Go writes the nil slice as an empty
-        # array, which gguf-py refuses to write, so the fixture leaves the (vision-only) key out
+        # array, which gguf-py refuses to write, so the fixture leaves the (vision-only) key out.
+        # parseMore: size and image_mean/std from preprocessor_config.json (the vision config has none of them;
+        # it has no layer_norm_epsilon and no top-level rope_theta either, so those keys are not written)
+        pre = {}
+        if os.path.exists(os.path.join(hf_dir, "preprocessor_config.json")):
+            pre = json.load(open(os.path.join(hf_dir, "preprocessor_config.json")))
+        size = vis.get("size") or pre.get("size") or {}
+        for k in ("shortest_edge", "longest_edge"):
+            if size.get(k):
+                w.add_uint32(f"{arch}.vision.{k}", size[k])
+        for k in ("image_mean", "image_std"):
+            if vis.get(k) or pre.get(k):
+                w.add_key_value(f"{arch}.vision.{k}", [float(x) for x in vis.get(k) or pre[k]], gguf.GGUFValueType.ARRAY,
+                                gguf.GGUFValueType.FLOAT32)
     for k in ("image_token_id", "vision_start_token_id", "vision_end_token_id"):
         if top.get(k):
             w.add_uint32(f"{arch}.{k}", top[k])

@@ -21,7 +21,8 @@ Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
 adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
-written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py).
+written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py); qwen35's reference
+also has its --mmproj conversion (OUT/ref/qwen35-mmproj.gguf).
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
@@ -450,6 +451,7 @@ def main(argv) -> int:
     convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
                             ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)]
                       + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
+                      + [("qwen35", qwen35["qwen35"][0], os.path.join(out, "ref", "qwen35-mmproj.gguf"), True)]
                       + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
                          for case, (_, _, pre) in simple.items()])
     dialect = os.path.join(work, "gemma3-dialect.gguf")
@@ -484,7 +486,11 @@ def main(argv) -> int:
         expected["models"]["dialect-" + arch] = {
             "handler": arch, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + arch, blob, arch),
             "texts": H.SAMPLE_TEXTS, "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))], "mmproj": False,
+            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))],
+            # the dense model carries the vision tower: mmproj.gguf against llama.cpp's --mmproj conversion
+            "mmproj": arch == "qwen35", **({"ref_mmproj": os.path.join(out, "ref", "qwen35-mmproj.gguf"),
+                                            "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight"]}
+                                           if arch == "qwen35" else {}),
             # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
             # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,

@@ -34,7 +34,8 @@ public final class UnitConverted extends ConvertedData {
 
     /**
      * @param order output unit {@code u} is source unit {@code order.applyAsLong(u)} (a permutation of
-     *              {@code [0, units)}); null: in order
+     *              {@code [0, units)}, or a strided selection of source units the caller has checked lie in the
+     *              blob: a temporal slice, docs/FORMATS.md §12.8); null: in order
      */
     public UnitConverted(UnitSource source, long units, LongUnaryOperator order, String what) {
         this(source, units, order, null, what, null, null);

@@ -23,7 +23,8 @@ public final class Dialects {
             new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
-            new Mistral3Clip());
+            new Mistral3Clip(),
+            new Qwen35Clip());
 
     private Dialects() {}
 

@@ -44,11 +44,15 @@ final class HeaderEdit {
         String derived;
 
         Slot(GgufTensorInfo t) {
-            this.from = t.name();
-            this.offset = t.offset();
-            this.name = t.name();
-            this.ne = t.ne();
-            this.type = t.type();
+            this(t.name(), t.offset(), t.name(), t.ne(), t.type());
+        }
+
+        Slot(String from, long offset, String name, long[] ne, GgmlType type) {
+            this.from = from;
+            this.offset = offset;
+            this.name = name;
+            this.ne = ne;
+            this.type = type;
         }
 
         Slot(String from, String name, long[] ne, GgmlType type, long offset, String derived) {
@@ -271,6 +275,65 @@ final class HeaderEdit {
      * @throws FormatException when a source is missing, of rank above 2, or differs from the first in type or shape
      */
     void concat(List<String> names, String dest) {
+        List<Slot> parts = stackable(names, dest);
+        Slot first = parts.getFirst();
+        long[] ne = {first.ne[0], first.ne.length > 1 ? first.ne[1] : 1, parts.size()};
+        stack(parts, names, dest, ne);
+    }
+
+    /**
+     * {@code register_concat_load} + {@code rename_tensor} + {@code set_tensor_shape} along the slowest axis (the
+     * QKV merge of {@code register_qwen35moe_qkv_merge}): the kept tensors {@code names}, of one type and shape
+     * ({@code [ne0, ne1]} or {@code [ne0]}), stored one after another as {@code dest} of {@code [ne0, ne1 * n]} (or
+     * {@code [ne0 * n]}); the first source carries the new name, the others are left out.
+     *
+     * @throws FormatException as {@link #concat}
+     */
+    void concatSlowest(List<String> names, String dest) {
+        List<Slot> parts = stackable(names, dest);
+        Slot first = parts.getFirst();
+        long n = parts.size();
+        long[] ne = first.ne.length == 1 ? new long[] {Math.multiplyExact(first.ne[0], n)}
+                : new long[] {first.ne[0], Math.multiplyExact(first.ne[1], n)};
+        stack(parts, names, dest, ne);
+    }
+
+    /**
+     * {@code register_qwen35moe_patch_embed_split}: the kept F16 tensor {@code from} of {@code [w, h, 2, cout * cin]}
+     * (a Conv3D kernel with the HF {@code [out, in]} pair flattened) becomes two F32 tensors of {@code [w, h, cin,
+     * cout]}, one per temporal slice: {@code dest0} (the source renamed) and {@code dest1} (new), computed on read.
+     *
+     * @throws FormatException when the source is missing, not F16, or not of that shape
+     */
+    void splitTemporal(String from, String dest0, String dest1, long cin) {
+        Slot src = null;
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(from)) {
+                src = s;
+            }
+        }
+        if (src == null) {
+            throw new FormatException("no " + from + " to split");
+        }
+        if (src.type != GgmlType.F16) {
+            throw new FormatException(from + " is " + src.type + ", not F16");
+        }
+        if (src.ne.length != 4 || cin <= 0 || src.ne[2] != 2 || src.ne[3] % cin != 0) {
+            throw new FormatException(from + " has shape " + java.util.Arrays.toString(src.ne) + ", not [w, h, 2, out * " + cin + "]");
+        }
+        long hw = Math.multiplyExact(src.ne[0], src.ne[1]);
+        long cout = src.ne[3] / cin;
+        long[] ne = {src.ne[0], src.ne[1], cin, cout};
+        src.name = dest0;
+        src.ne = ne;
+        src.type = GgmlType.F32;
+        tensors.add(tensors.indexOf(src) + 1, new Slot(src.from, src.offset, dest1, ne.clone(), GgmlType.F32));
+        ops.put(dest0, new TensorOp.TemporalSlice(0, hw, 2, cin * cout));
+        ops.put(dest1, new TensorOp.TemporalSlice(1, hw, 2, cin * cout));
+    }
+
+    /** The kept tensors {@code names}, checked to be stackable: present, of rank at most 2, one type and shape. */
+    private List<Slot> stackable(List<String> names, String dest) {
         List<Slot> parts = new ArrayList<>();
         for (String n : names) {
             Slot found = null;
@@ -288,10 +351,15 @@ final class HeaderEdit {
             }
             parts.add(found);
         }
+        return parts;
+    }
+
+    /** The first of {@code parts} renamed {@code dest} with shape {@code ne}, the others left out, the bytes concatenated. */
+    private void stack(List<Slot> parts, List<String> names, String dest, long[] ne) {
         Slot first = parts.getFirst();
         long bytes = first.type.rowBytes(first.ne[0]) * (first.ne.length > 1 ? first.ne[1] : 1);
         first.name = dest;
-        first.ne = new long[] {first.ne[0], first.ne.length > 1 ? first.ne[1] : 1, parts.size()};
+        first.ne = ne;
         for (Slot s : parts.subList(1, parts.size())) {
             s.dropped = "stacked into " + dest;
         }
@@ -392,6 +460,7 @@ final class HeaderEdit {
             case TensorOp.ShiftToF32 p -> p.source() + " + " + p.shift() + " -> F32";
             case TensorOp.Concat c -> "stacked from " + c.from().size() + " tensors";
             case TensorOp.QkRowPermute q -> "rows in llama.cpp's q/k order (" + q.heads() + " heads)";
+            case TensorOp.TemporalSlice t -> "temporal slice " + t.slice() + " of F16 -> F32";
         };
     }
 }

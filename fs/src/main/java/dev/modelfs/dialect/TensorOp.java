@@ -45,4 +45,18 @@ public sealed interface TensorOp {
      * {@code r} is stored row {@code hfRowOf(r)}. Ollama's {@code register_mistral3_vision_qk_permute}.
      */
     record QkRowPermute(int heads) implements TensorOp {}
+
+    /**
+     * One temporal slice of a Conv3D patch embedding stored in F16 as {@code [w, h, frames, units]} (each unit one
+     * {@code (out, in)} channel pair, HF's row-major flattening), widened to F32 as {@code [w, h, units]}: output
+     * unit {@code u} is the {@code hw} elements at source unit {@code slice + frames * u}
+     * ({@code register_qwen35moe_patch_embed_split}'s slice load op). Computed per chunk of whole units.
+     */
+    record TemporalSlice(int slice, long hw, long frames, long units) implements TensorOp {
+        public TemporalSlice {
+            if (slice < 0 || slice >= frames || hw <= 0 || units <= 0) {
+                throw new IllegalArgumentException("slice " + slice + " of " + frames + " frames, " + hw + " x " + units);
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@ import dev.modelfs.bytes.Segment;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
 import dev.modelfs.convert.UnitSource;
+import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufTensorInfo;
@@ -59,6 +60,7 @@ public final class TranslatedGguf {
             case TensorOp.ShiftToF32 s -> List.of(new Segment.Converted(new UnitConverted(new UnitSource.Shifted(UnitSource.Blocks.converted(
                     blob, at, 1, GgmlDequantizers.forType(s.source()), OutputType.F32), s.shift(), OutputType.F32),
                     info.elements() / s.source().blockElements(), null, info.name() + " " + s.source().name() + " + " + s.shift() + " -> F32")));
+            case TensorOp.TemporalSlice ts -> List.of(new Segment.Converted(temporalSlice(ts, at, info.name(), blob)));
             case TensorOp.Concat c -> c.offsets().stream()
                     .<Segment>map(o -> new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), o), c.bytesEach())).toList();
             case TensorOp.QkRowPermute q -> {
@@ -70,5 +72,22 @@ public final class TranslatedGguf {
                 yield List.of(new Segment.Converted(new UnitConverted(source, rows, r -> perm.hfRowOf((int) r), info.name() + " q/k rows permuted")));
             }
         };
+    }
+
+    /**
+     * A {@link TensorOp.TemporalSlice} of the F16 tensor at {@code blob@at}: units of {@code hw} elements, output unit
+     * {@code u} the source unit {@code slice + frames * u}, widened to F32.
+     *
+     * @throws IllegalArgumentException when the whole source tensor does not lie inside the blob
+     */
+    private static UnitConverted temporalSlice(TensorOp.TemporalSlice ts, long at, String name, BlobRef blob) {
+        long sourceBytes = Math.multiplyExact(Math.multiplyExact(Math.multiplyExact(ts.hw(), ts.frames()), ts.units()), 2L);
+        if (Math.addExact(at, sourceBytes) > blob.expectedSize()) {
+            throw new IllegalArgumentException(name + ": tensor data outside its blob");
+        }
+        long frames = ts.frames();
+        return new UnitConverted(UnitSource.Blocks.converted(blob, at + ts.slice() * ts.hw() * 2L, ts.hw(),
+                GgmlDequantizers.forType(GgmlType.F16), OutputType.F32), ts.units(), u -> frames * u,
+                name + " temporal slice " + ts.slice() + " F16 -> F32");
     }
 }

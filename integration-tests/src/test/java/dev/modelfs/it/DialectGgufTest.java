@@ -108,13 +108,23 @@ class DialectGgufTest {
     @Test
     void showListsQwen35sRenamesAndTheVisionTowerLeftOut() throws Exception {
         JsonNode d = show("dialect-qwen35", true).get("gguf_dialect");
-        assertEquals(1, d.size(), "no clip face yet: " + d);
+        assertEquals(2, d.size(), "text and clip faces: " + d);
         assertTrue(d.get(0).get("translation").asText().startsWith("qwen35: "), d.toString());
+        assertEquals("mmproj.gguf", d.get(1).get("file").asText());
+        assertTrue(d.get(1).get("translation").asText().startsWith("qwen35 (clip): "), d.toString());
+        List<String> clip = new ArrayList<>();
+        d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        for (String c : new String[] {"computed v.blk.0.attn_q.weight v.blk.0.attn_qkv.weight", "dropped v.blk.0.attn_k.weight ",
+                "computed v.patch_embed.weight v.patch_embd.weight", "computed v.patch_embed.weight v.patch_embd.weight.1",
+                "renamed v.merger.linear_fc1.weight mm.0.weight", "computed v.pos_embed.weight v.position_embd.weight"}) {
+            assertTrue(clip.contains(c), c + " in " + clip);
+        }
         List<String> text = new ArrayList<>();
         d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
         assertTrue(text.contains("renamed blk.0.ssm_dt blk.0.ssm_dt.bias") && text.contains("dropped v.patch_embed.weight "), text.toString());
         assertTrue(text.contains("computed mtp.pre_fc_norm_embedding.weight blk.4.nextn.enorm.weight")
                 && text.contains("renamed mtp.layers.0.attn_norm.weight blk.4.attn_norm.weight"), text.toString());
+        assertEquals(1, show("dialect-qwen35moe", true).get("gguf_dialect").size(), "a text-only qwen35moe has no clip face");
         JsonNode moe = show("dialect-qwen35moe", true).get("gguf_dialect").get(0);
         assertTrue(moe.get("translation").asText().startsWith("qwen35moe: "), moe.toString());
         List<String> experts = new ArrayList<>();
