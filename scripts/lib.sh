@@ -58,7 +58,8 @@ ensure_faultfs_build() {
 }
 
 # llama.cpp's multimodal CLI of the image checks (DialectGgufTest; integration-tests/mtmd/build-mtmd-cli.sh builds it
-# once from the bundled llama.cpp source into ~/.cache/modelfs/llama-mtmd): cmake and a C++ compiler.
+# once from the bundled llama.cpp source into ~/.cache/modelfs/llama-mtmd, linked against node-llama-cpp's prebuilt
+# libraries): a C++ compiler, and cmake for the whole-llama.cpp fallback on platforms without them.
 ensure_mtmd_build() {
   { command -v cmake >/dev/null && command -v c++ >/dev/null; } \
     || need_root_or_say "cmake and g++ (llama-mtmd-cli for the image checks)" cmake g++
