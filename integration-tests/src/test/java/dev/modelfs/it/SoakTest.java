@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The soak test (issue 21): a real mount and a real {@code modelfs nfs} over a writable copy of the
- * fixture store, for {@code -Dmodelfs.soak.seconds} (default 180; a developer runs it for an hour with
+ * fixture store, for {@code -Dmodelfs.soak.seconds} (default 120: two NFS kills, five store stalls; a developer runs it
+ * for an hour with
  * 3600), beside {@code stress-ng --cpu 2} (both CPUs busy all along, {@link CpuLoad}), while models are pulled
  * and removed, hostile models (a GGUF of 100,000 tiny tensors, within the
  * memory budget: its whole directory is built, about 115 MiB of heap; a GGUF whose header claims 2^40
@@ -55,7 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * 0 and no mount is left behind.
  */
 class SoakTest {
-    private static final long SECONDS = Long.getLong("modelfs.soak.seconds", 180);
+    private static final long SECONDS = Long.getLong("modelfs.soak.seconds", 120);
     private static final long RSS_BOUND_KIB = 700 * 1024;
     /** The longest one request may take: a read of at most 4 MiB or one RPC, on a loaded 2-CPU machine. */
     private static final Duration REQUEST_BOUND = Duration.ofSeconds(60);
