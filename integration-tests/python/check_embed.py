@@ -78,14 +78,12 @@ def check_files(r, d, mdir, e):
             a, b = os.path.join(mdir, f), os.path.join(mdir, v + f)
             if v and os.path.isfile(a) and os.path.isfile(b):
                 with open(a, "rb") as fa, open(b, "rb") as fb:
-                    if f == "config.json":   # the folder's own dtype, every other field the top folder's
-                        top, var = json.load(fa), json.load(fb)
-                        want = VARIANT_DTYPE[v]
-                        r.ok(var.get("torch_dtype") == want, f"{d}/{v}{f}: torch_dtype {var.get('torch_dtype')}, not {want}")
-                        top.pop("torch_dtype", None), var.pop("torch_dtype", None)
-                        r.ok(top == var, f"{d}/{v}{f}: differs from {d}/{f} beyond torch_dtype")
-                    else:
-                        r.ok(fa.read() == fb.read(), f"{d}/{v}{f}: differs from {d}/{f}")
+                    top, var = fa.read(), fb.read()
+                problem = L.variant_copy_problem(top, var, f, v.rstrip("/"))
+                r.ok(problem is None, f"{d}/{v}{f}: {problem} ({d}/{f})")
+                if f == "config.json":   # an F16 GGUF's folder says float16: its fp32/ must say float32
+                    r.ok(json.loads(var).get("torch_dtype") == VARIANT_DTYPE[v],
+                         f"{d}/{v}{f}: torch_dtype {json.loads(var).get('torch_dtype')}, not {VARIANT_DTYPE[v]}")
     try:
         with open(os.path.join(mdir, "1_Pooling/config.json")) as f:
             pool = json.load(f)

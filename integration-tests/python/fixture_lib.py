@@ -864,3 +864,17 @@ def retyped_config(config_bytes: bytes, variant: str):
     retype(obj)
     return obj if changed else None
 
+
+def variant_copy_problem(top: bytes, copy: bytes, rel: str, variant: str):
+    """What is wrong with a variant folder's copy of the top folder's file rel (docs/SEMANTICS.md "One weight set
+    per folder"), or None: the same bytes, but a config.json that names another dtype names the folder's
+    (retyped_config)."""
+    import json as _json
+    want = retyped_config(top, variant) if rel.rsplit("/", 1)[-1] == "config.json" else None
+    if want is None:
+        return None if copy == top else "differs from the top folder's"
+    try:
+        return None if _json.loads(copy) == want else f"is not the top folder's with the {variant} dtype"
+    except ValueError as e:
+        return f"is not JSON: {e}"
+
