@@ -229,6 +229,8 @@ def run_mtmd(r, mount, exp, cli):
         for d, e in exp["models"].items():
             if not e.get("mmproj"):
                 continue
+            if not r.ok("mtmd_template" in e, f"{d}: has an mmproj.gguf but no mtmd_template in the fixture (every mmproj is image-checked)"):
+                continue
             base = os.path.join(mount, d)
             got = mtmd_describe(cli, os.path.join(base, "model.gguf"), os.path.join(base, "mmproj.gguf"), image, e["mtmd_template"])
             ref = mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], image, e["mtmd_template"])

@@ -506,7 +506,7 @@ def main(argv) -> int:
         "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
         "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True, "mtmd_template": "gemma",
         "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
         "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
         # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
