@@ -1,6 +1,7 @@
-"""Qwen 2.5-VL (GGUF architecture qwen25vl) for make_dialect_fixture.py (docs/FORMATS.md §12.11).
+"""Qwen 2.5-VL and Qwen3-VL (GGUF architectures qwen25vl, qwen3vl) for make_dialect_fixture.py (docs/FORMATS.md
+§12.11, §12.12).
 
-    dialect_qwenvl.py OUT [LLAMA_CPP_SRC]   # this case alone: OUT/store, OUT/ref, OUT/dialect_expected.json
+    dialect_qwenvl.py OUT [LLAMA_CPP_SRC [CASE]]   # these cases alone: OUT/store, OUT/ref, OUT/dialect_expected.json
 
 The source model is transformers' own Qwen2_5_VLForConditionalGeneration: a 2-layer text model (M-RoPE sections
 [2, 3, 3] of its 16-wide heads) and a 3-block vision tower (window attention, block 2 full attention; three blocks
@@ -12,6 +13,15 @@ the split helper's argument type and the default of fullatt_block_indexes, which
 as qwen2Model writes it under qwen25vl.*, the vision keys, the vision tower embedded with its fused QKV split into
 attn_q/k/v and its Conv3D patch embedding split into two temporal slices v.patch_embd_0/1. Each step names the Go
 function it follows. The reference is llama.cpp's conversion (text, and --mmproj for the vision tower).
+
+qwen3vl: Qwen3VLForConditionalGeneration, a 2-layer text model with 128-wide heads (the M-RoPE sections [24, 20, 20]
+that Ollama's handle_qwen3vl injects, as the published family has them) and a 2-block vision tower with one
+deepstack adapter (after block 0) and a 4 x 4 position grid; written as Ollama's convert/convert_qwen3vl.go wrote
+the published qwen3-vl files at commit 7d25b9e19 ("feat(model): add qwen3vl", October 2025; later commits write
+llama.cpp's layout): the qwen3Model keys without rope sections (the published configs name their rope type
+rope_type, which qwen3Model's rope_scaling.type did not read), the vision keys and parseMore's
+preprocessor_config.json values, the vision tower embedded with attn_qkv split into attn_q/k/v and the Conv3D patch
+embedding flattened to [out * in, t, h, w].
 Nothing here uses modelfs code.
 """
 from __future__ import annotations
@@ -191,6 +201,172 @@ def add_qwen25vl(src: str, work: str, out: str, store: str, expected: dict) -> N
         "mtmd_template": "chatml"}
 
 
+# --- qwen3vl: convert/convert_qwen3vl.go at 7d25b9e19 -------------------------------------------------------
+
+QWEN3VL_SECTIONS = [24, 20, 20]   # handle_qwen3vl's hard-coded sections (head width 128: 64 rotary pairs)
+
+
+def make_qwen3vl(out_dir: str) -> None:
+    """The tiny source model saved with save_pretrained, hf_models' Qwen2 byte-level BPE with the vision tokens, and a
+    preprocessor_config.json as Qwen3-VL ships one (statistics 0.5, the pixel limits in "size")."""
+    import torch
+    import transformers as T
+    tok = H.train_qwen_tokenizer()
+    tok.add_special_tokens({"additional_special_tokens": VISION_TOKENS})
+    ids = {t: tok.convert_tokens_to_ids(t) for t in VISION_TOKENS}
+    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+                num_key_value_heads=1, head_dim=128, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                rope_parameters={"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": QWEN3VL_SECTIONS,
+                                 "mrope_interleaved": True})
+    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, in_channels=3, patch_size=16, spatial_merge_size=2,
+                  temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=16, deepstack_visual_indexes=[0])
+    cfg = T.Qwen3VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+                          video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+                          vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
+    torch.manual_seed(30)
+    model = T.Qwen3VLForConditionalGeneration(cfg)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.25)
+    os.makedirs(out_dir, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tok.save_pretrained(out_dir)
+    for extra in ("special_tokens_map.json", "chat_template.jinja"):
+        if os.path.exists(os.path.join(out_dir, extra)):
+            os.remove(os.path.join(out_dir, extra))
+    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+        json.dump({"image_processor_type": "Qwen2VLImageProcessorFast", "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+                   "patch_size": 16, "merge_size": 2, "temporal_patch_size": 2,
+                   "size": {"shortest_edge": 65536, "longest_edge": 16777216}}, f, indent=1)
+
+
+QWEN3VL_REPLACEMENTS = [   # qwen3VLModel.Replacements() at 7d25b9e19: qwen3Model.Replacements() and the vision names
+    "lm_head", "output",
+    "model.embed_tokens", "token_embd",
+    "model.layers", "blk",
+    "input_layernorm", "attn_norm",
+    "self_attn.k_proj", "attn_k",
+    "self_attn.k_norm", "attn_k_norm",
+    "self_attn.v_proj", "attn_v",
+    "self_attn.q_proj", "attn_q",
+    "self_attn.q_norm", "attn_q_norm",
+    "self_attn.o_proj", "attn_output",
+    "mlp.down_proj", "ffn_down",
+    "mlp.gate_proj", "ffn_gate",
+    "mlp.up_proj", "ffn_up",
+    "mlp.gate.weight", "ffn_gate_inp.weight",
+    "mlp.experts.down_proj", "ffn_down_exps.weight",
+    "mlp.experts.gate_up_proj", "ffn_gate_up_exps.weight",
+    "post_attention_layernorm", "ffn_norm",
+    "model.norm", "output_norm",
+    "model.language_", "",
+    "model.visual", "v",
+    "patch_embed.proj", "patch_embed",
+    "blocks", "blk",
+    "attn.qkv", "attn_qkv",
+    "attn.proj", "attn_out",
+    "deepstack_merger_list", "deepstack_merger",
+]
+
+
+def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
+    import gguf
+    from safetensors.numpy import load_file
+    import make_dialect_fixture as M
+    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
+    text, vision = cfg["text_config"], dict(cfg["vision_config"])
+    vision.update(json.load(open(os.path.join(hf_dir, "preprocessor_config.json"))))   # parseMore: over vision_config
+    rope = text.get("rope_scaling") or text.get("rope_parameters") or {}
+    tok, _ = M.ref_tokenizer_kvs(ref_text, "qwen3vl")
+    A = "qwen3vl"                                  # qwen3VLModel.KV: NumExperts 0
+    w = gguf.GGUFWriter(out_path, A)
+    M.model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])   # ModelParameters.KV
+    # qwen3Model.KV (text_config); WriteGGUF prefixes the keys with the architecture
+    w.add_uint32(A + ".block_count", text["num_hidden_layers"])
+    w.add_uint32(A + ".context_length", text["max_position_embeddings"])
+    w.add_uint32(A + ".embedding_length", text["hidden_size"])
+    w.add_uint32(A + ".feed_forward_length", text["intermediate_size"])
+    w.add_uint32(A + ".attention.head_count", text["num_attention_heads"])
+    w.add_uint32(A + ".attention.head_count_kv", text["num_key_value_heads"])
+    w.add_uint32(A + ".attention.key_length", text["head_dim"])
+    w.add_uint32(A + ".attention.value_length", text["head_dim"])
+    w.add_float32(A + ".rope.freq_base", text.get("rope_theta") or rope["rope_theta"])
+    w.add_float32(A + ".attention.layer_norm_rms_epsilon", text["rms_norm_eps"])
+    assert "type" not in rope   # RopeScaling.Type "": no rope keys (the published configs say rope_type)
+    # the vision keys, cmp.Or giving the defaults of absent fields
+    w.add_uint32(A + ".vision.block_count", vision.get("depth") or 32)
+    w.add_uint32(A + ".vision.embedding_length", vision["hidden_size"])
+    w.add_uint32(A + ".vision.attention.head_count", vision.get("num_heads") or 16)
+    w.add_uint32(A + ".vision.num_channels", vision.get("in_channels", 0))
+    w.add_uint32(A + ".vision.patch_size", vision.get("patch_size") or 14)
+    w.add_uint32(A + ".vision.spatial_merge_size", vision.get("spatial_merge_size") or 2)
+    w.add_float32(A + ".vision.attention.layer_norm_epsilon", vision.get("layer_norm_epsilon") or 1e-6)
+    w.add_float32(A + ".vision.rope.freq_base", vision.get("rope_theta") or 1e4)
+    w.add_uint32(A + ".vision.temporal_patch_size", vision.get("temporal_patch_size") or 2)
+    w.add_array(A + ".vision.deepstack_visual_indexes", [int(x) for x in vision["deepstack_visual_indexes"]])
+    w.add_uint32(A + ".vision.shortest_edge", vision["size"]["shortest_edge"])
+    w.add_uint32(A + ".vision.longest_edge", vision["size"]["longest_edge"])
+    w.add_array(A + ".vision.image_mean", [float(x) for x in vision["image_mean"]])
+    w.add_array(A + ".vision.image_std", [float(x) for x in vision["image_std"]])
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    written = []
+
+    def add(name, data):
+        # tensorBase.Kind() at 7d25b9e19: .bias and 1-D F32, else F16
+        w.add_tensor(name, data.astype(np.float32 if name.endswith(".bias") or data.ndim == 1 else np.float16))
+        written.append(name)
+    for key in sorted(sd):
+        name = M.go_replace(key, QWEN3VL_REPLACEMENTS)   # the reader's Replacements (the published names are these)
+        data = sd[key].astype(np.float32)
+        if "attn_qkv" in name:
+            # qwen3VLModel.Tensors: splitDim(t, 0, attn_q, attn_k, attn_v)
+            for leaf, part in zip(("attn_q", "attn_k", "attn_v"), np.split(data, 3, axis=0)):
+                add(name.replace("attn_qkv", leaf), part)
+        elif "patch_embed" in name and name.endswith("weight"):
+            # qwen3VLModel.Tensors: shape [out * in, t, h, w], the same data
+            add(name, data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]))
+        else:
+            add(name, data)                          # qwen3Model.Tensors (dense: as is)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"tensors": written}
+
+
+def add_qwen3vl(src: str, work: str, out: str, store: str, expected: dict) -> None:
+    """The qwen3vl case for make_dialect_fixture.py, as add_qwen25vl."""
+    import make_dialect_fixture as M
+    from transformers import AutoTokenizer
+    hf = os.path.join(work, "qwen3vl")
+    make_qwen3vl(hf)
+    ref, ref_mmproj = os.path.join(out, "ref", "qwen3vl.gguf"), os.path.join(out, "ref", "qwen3vl-mmproj.gguf")
+    M.convert_reference(src, [("qwen2", hf, ref, False), ("qwen2", hf, ref_mmproj, True)])
+    dialect_file = os.path.join(out, "ref", "qwen3vl-dialect.gguf")
+    info = qwen3vl_dialect(hf, ref, dialect_file)
+    with open(dialect_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf)
+    expected["models"]["dialect-qwen3vl"] = {
+        "handler": "qwen3vl", "ref_gguf": ref, "ref_mmproj": ref_mmproj, "dialect_file": dialect_file,
+        "blob": M.put_model(store, "dialect-qwen3vl", blob, "qwen3vl"), "texts": H.SAMPLE_TEXTS,
+        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight"],
+        # handle_qwen3vl_clip copies or injects these, which llama.cpp's converter does not write (clip.cpp reads no
+        # rope base or temporal patch size for this projector; the pixel limits are the published preprocessor's)
+        "clip_extra": ["clip.vision.image_max_pixels", "clip.vision.image_min_pixels", "clip.vision.rope.freq_base",
+                       "clip.vision.temporal_patch_size"],
+        "mtmd_template": "chatml"}
+
+
 def main(argv) -> int:
     import tempfile
     import make_dialect_fixture as M
@@ -198,7 +374,9 @@ def main(argv) -> int:
     src = M.llama_cpp_src(argv)
     os.makedirs(os.path.join(out, "ref"), exist_ok=True)
     expected = {"models": {}}
-    add_qwen25vl(src, tempfile.mkdtemp(prefix="modelfs-qwenvl-"), out, os.path.join(out, "store"), expected)
+    work = tempfile.mkdtemp(prefix="modelfs-qwenvl-")
+    for add in (add_qwen25vl, add_qwen3vl) if len(argv) < 4 else [globals()["add_" + argv[3]]]:
+        add(src, work, out, os.path.join(out, "store"), expected)
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     return 0
