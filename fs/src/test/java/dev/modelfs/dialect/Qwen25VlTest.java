@@ -134,4 +134,16 @@ class Qwen25VlTest {
         Outcome.Refused r = assertInstanceOf(Outcome.Refused.class, Dialects.clip(noMerger));
         assertTrue(r.reason().contains("no mm.0.weight"), r.reason());
     }
+
+    @Test
+    void hostileHeadersAreRefusedWhole() {
+        GgufFile stringSections = dialect(false, true).str("qwen25vl.rope.mrope_section", "2,3,3").header();
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.text(stringSections)).reason().contains("mrope_section"));
+        GgufFile floatEmbedding = new TinyGguf().str("general.architecture", "qwen25vl").f32("qwen25vl.embedding_length", 16f)
+                .tensor("v.patch_embd_0.weight", GgmlType.F16, 2, 2, 3, 8).header();   // the text width as FLOAT32
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.clip(floatEmbedding)).reason().contains("qwen25vl.embedding_length"));
+        GgufFile floatFull = dialect(true, false)
+                .kv("qwen25vl.vision.fullatt_block_indexes", GgufValueType.ARRAY, new GgufArray(GgufValueType.FLOAT32, List.of(1f))).header();
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.clip(floatFull)).reason().contains("fullatt_block_indexes"));
+    }
 }

@@ -28,10 +28,14 @@ import org.junit.jupiter.api.Test;
 class Qwen3VlTest {
     /** A qwen3vl(moe) file as Ollama's convert_qwen3vl.go at 7d25b9e19 writes it: one text block, two vision blocks, a deepstack adapter after block 1. */
     static TinyGguf dialect(String arch, boolean merger) {
+        return dialect(arch, merger, new GgufArray(GgufValueType.INT32, List.of(1)));
+    }
+
+    static TinyGguf dialect(String arch, boolean merger, GgufArray deepstack) {
         TinyGguf g = new TinyGguf().str("general.architecture", arch).u32(arch + ".block_count", 1).u32(arch + ".embedding_length", 16)
                 .u32(arch + ".vision.block_count", 2).u32(arch + ".vision.embedding_length", 8).u32(arch + ".vision.attention.head_count", 2)
                 .u32(arch + ".vision.num_channels", 3).u32(arch + ".vision.patch_size", 4).u32(arch + ".vision.spatial_merge_size", 2)
-                .kv(arch + ".vision.deepstack_visual_indexes", GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, List.of(1)))
+                .kv(arch + ".vision.deepstack_visual_indexes", GgufValueType.ARRAY, deepstack)
                 .u32(arch + ".vision.shortest_edge", 1024).vocab(12)
                 .tensor("token_embd.weight", GgmlType.F16, 16, 12).tensor("output_norm.weight", GgmlType.F32, 16)
                 .tensor("v.patch_embed.weight", GgmlType.F16, 4, 4, 2, 24).tensor("v.patch_embed.bias", GgmlType.F32, 8)
@@ -135,5 +139,18 @@ class Qwen3VlTest {
         Outcome.Refused r = assertInstanceOf(Outcome.Refused.class, Dialects.clip(dialect("qwen3vl", false).header()));
         assertTrue(r.reason().contains("no mm.0.weight"), r.reason());
         translated(Dialects.text(dialect("qwen3vl", false).header()));   // the text face does not need it
+    }
+
+    @Test
+    void hostileClipHeadersAreRefusedWhole() {
+        GgufFile floatIndexes = dialect("qwen3vl", true, new GgufArray(GgufValueType.FLOAT32, List.of(1f))).header();
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.clip(floatIndexes)).reason().contains("deepstack_visual_indexes"));
+        GgufFile stringEpsilon = dialect("qwen3vl", true).str("qwen3vl.vision.attention.layer_norm_epsilon", "1e-6").header();
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.clip(stringEpsilon)).reason().contains("layer_norm_epsilon"));
+        GgufFile f32Patch = new TinyGguf().str("general.architecture", "qwen3vl").u32("qwen3vl.embedding_length", 16)
+                .u32("qwen3vl.vision.block_count", 1).u32("qwen3vl.vision.embedding_length", 8).u32("qwen3vl.vision.attention.head_count", 2)
+                .u32("qwen3vl.vision.patch_size", 4).tensor("v.patch_embed.weight", GgmlType.F32, 4, 4, 2, 24)
+                .tensor("v.pos_embed.weight", GgmlType.F16, 8, 9).tensor("v.blk.0.mlp.linear_fc1.weight", GgmlType.F16, 8, 24).header();
+        assertTrue(assertInstanceOf(Outcome.Refused.class, Dialects.clip(f32Patch)).reason().contains("not F16"));
     }
 }
