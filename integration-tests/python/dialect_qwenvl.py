@@ -175,32 +175,6 @@ def qwen25vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     return {"tensors": written}
 
 
-def add_qwen25vl(src: str, work: str, out: str, store: str, expected: dict) -> None:
-    """The case for make_dialect_fixture.py: source model, llama.cpp's text and --mmproj conversions, the dialect
-    blob in the store and its entry in dialect_expected.json."""
-    import make_dialect_fixture as M
-    from transformers import AutoTokenizer
-    hf = os.path.join(work, "qwen25vl")
-    make_qwen25vl(hf)
-    ref, ref_mmproj = os.path.join(out, "ref", "qwen25vl.gguf"), os.path.join(out, "ref", "qwen25vl-mmproj.gguf")
-    M.convert_reference(src, [("qwen2", hf, ref, False), ("qwen2", hf, ref_mmproj, True)])
-    dialect_file = os.path.join(out, "ref", "qwen25vl-dialect.gguf")
-    info = qwen25vl_dialect(hf, ref, dialect_file)
-    with open(dialect_file, "rb") as f:
-        blob = f.read()
-    tok = AutoTokenizer.from_pretrained(hf)
-    expected["models"]["dialect-qwen25vl"] = {
-        "handler": "qwen25vl", "ref_gguf": ref, "ref_mmproj": ref_mmproj, "dialect_file": dialect_file,
-        "blob": M.put_model(store, "dialect-qwen25vl", blob, "qwen25vl"), "texts": H.SAMPLE_TEXTS,
-        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
-        "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1"],
-        # handle_qwen25vl_clip copies these two, which llama.cpp's converter does not write (clip.cpp reads no
-        # window size for this projector, and its spatial merge default is the same 2)
-        "clip_extra": ["clip.vision.spatial_merge_size", "clip.vision.window_size"],
-        "mtmd_template": "chatml"}
-
-
 # --- qwen3vl: convert/convert_qwen3vl.go at 7d25b9e19 -------------------------------------------------------
 
 QWEN3VL_SECTIONS = [24, 20, 20]   # handle_qwen3vl's hard-coded sections (head width 128: 64 rotary pairs)
@@ -341,30 +315,48 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     return {"tensors": written}
 
 
-def add_qwen3vl(src: str, work: str, out: str, store: str, expected: dict) -> None:
-    """The qwen3vl case for make_dialect_fixture.py, as add_qwen25vl."""
-    import make_dialect_fixture as M
-    from transformers import AutoTokenizer
-    hf = os.path.join(work, "qwen3vl")
-    make_qwen3vl(hf)
-    ref, ref_mmproj = os.path.join(out, "ref", "qwen3vl.gguf"), os.path.join(out, "ref", "qwen3vl-mmproj.gguf")
-    M.convert_reference(src, [("qwen2", hf, ref, False), ("qwen2", hf, ref_mmproj, True)])
-    dialect_file = os.path.join(out, "ref", "qwen3vl-dialect.gguf")
-    info = qwen3vl_dialect(hf, ref, dialect_file)
-    with open(dialect_file, "rb") as f:
-        blob = f.read()
-    tok = AutoTokenizer.from_pretrained(hf)
-    expected["models"]["dialect-qwen3vl"] = {
-        "handler": "qwen3vl", "ref_gguf": ref, "ref_mmproj": ref_mmproj, "dialect_file": dialect_file,
-        "blob": M.put_model(store, "dialect-qwen3vl", blob, "qwen3vl"), "texts": H.SAMPLE_TEXTS,
-        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+# --- the cases ----------------------------------------------------------------------------------------
+
+# per case: the source maker, the dialect writer, and what its dialect_expected.json entry adds to the common fields
+CASES = {
+    "qwen25vl": (make_qwen25vl, qwen25vl_dialect, {
+        "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1"],
+        # handle_qwen25vl_clip copies these two, which llama.cpp's converter does not write (clip.cpp reads no
+        # window size for this projector, and its spatial merge default is the same 2)
+        "clip_extra": ["clip.vision.spatial_merge_size", "clip.vision.window_size"]}),
+    "qwen3vl": (make_qwen3vl, qwen3vl_dialect, {
         "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight"],
         # handle_qwen3vl_clip copies or injects these, which llama.cpp's converter does not write (clip.cpp reads no
         # rope base or temporal patch size for this projector; the pixel limits are the published preprocessor's)
         "clip_extra": ["clip.vision.image_max_pixels", "clip.vision.image_min_pixels", "clip.vision.rope.freq_base",
-                       "clip.vision.temporal_patch_size"],
-        "mtmd_template": "chatml"}
+                       "clip.vision.temporal_patch_size"]}),
+}
+
+
+def add_cases(src: str, work: str, out: str, store: str, expected: dict, cases=tuple(CASES)) -> None:
+    """The cases for make_dialect_fixture.py: the source models, llama.cpp's text and --mmproj conversions of all of
+    them in one converter process, the dialect blobs in the store and their entries in dialect_expected.json."""
+    import make_dialect_fixture as M
+    from transformers import AutoTokenizer
+    paths = {}
+    for case in cases:
+        hf = os.path.join(work, case)
+        CASES[case][0](hf)
+        paths[case] = (hf, os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-mmproj.gguf"))
+    M.convert_reference(src, [job for hf, ref, mmproj in paths.values() for job in (("qwen2", hf, ref, False), ("qwen2", hf, mmproj, True))])
+    for case, (hf, ref, ref_mmproj) in paths.items():
+        dialect_file = os.path.join(out, "ref", case + "-dialect.gguf")
+        info = CASES[case][1](hf, ref, dialect_file)
+        with open(dialect_file, "rb") as f:
+            blob = f.read()
+        tok = AutoTokenizer.from_pretrained(hf)
+        expected["models"]["dialect-" + case] = {
+            "handler": case, "ref_gguf": ref, "ref_mmproj": ref_mmproj, "dialect_file": dialect_file,
+            "blob": M.put_model(store, "dialect-" + case, blob, case), "texts": H.SAMPLE_TEXTS,
+            "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+            "mtmd_template": "chatml",   # llama.cpp's built-in ChatML for the image check (check_dialect.py --mtmd)
+            **CASES[case][2]}
 
 
 def main(argv) -> int:
@@ -375,8 +367,7 @@ def main(argv) -> int:
     os.makedirs(os.path.join(out, "ref"), exist_ok=True)
     expected = {"models": {}}
     work = tempfile.mkdtemp(prefix="modelfs-qwenvl-")
-    for add in (add_qwen25vl, add_qwen3vl) if len(argv) < 4 else [globals()["add_" + argv[3]]]:
-        add(src, work, out, os.path.join(out, "store"), expected)
+    add_cases(src, work, out, os.path.join(out, "store"), expected, tuple(argv[3:]) or tuple(CASES))
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     return 0

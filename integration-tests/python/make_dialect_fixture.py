@@ -514,8 +514,7 @@ def main(argv) -> int:
                       + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
                          for case, (_, _, pre) in simple.items()])
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
-    VL.add_qwen25vl(src, work, out, store, expected)
-    VL.add_qwen3vl(src, work, out, store, expected)
+    VL.add_cases(src, work, out, store, expected)
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
