@@ -23,6 +23,9 @@ adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
 written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py); qwen35's reference
 also has its --mmproj conversion (OUT/ref/qwen35-mmproj.gguf).
+Cases qwen25vl, qwen3vl (dialect_qwenvl.py): Qwen2_5_VLForConditionalGeneration and Qwen3VLForConditionalGeneration,
+written as Ollama's convert_qwen25vl.go / convert_qwen3vl.go wrote the published qwen2.5vl and qwen3-vl files; their
+references are llama.cpp's text and --mmproj conversions.
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
@@ -548,6 +551,8 @@ def main(argv) -> int:
             "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
             "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
             **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
+    import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
+    VL.add_cases(src, work, out, store, expected)
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

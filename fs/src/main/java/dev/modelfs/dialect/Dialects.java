@@ -20,11 +20,15 @@ public final class Dialects {
             new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(),
             new Mistral3Text(),
+            new Qwen25VlText(),
+            new Qwen3VlText(),
             new Llama3Tokenizer());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
             new Mistral3Clip(),
-            new Qwen35Clip());
+            new Qwen35Clip(),
+            new Qwen25VlClip(),
+            new Qwen3VlClip());
 
     private Dialects() {}
 

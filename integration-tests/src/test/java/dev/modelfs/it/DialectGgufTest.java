@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
- * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3) written
+ * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3,
+ * qwen25vl and qwen3vl with their vision towers) written
  * in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
@@ -133,6 +134,37 @@ class DialectGgufTest {
                 && experts.contains("dropped mtp.layers.0.mlp.experts.3.gate_proj.weight "), experts.toString());
         JsonNode bad = show("dialect-qwen35moe-bad", false).get("gguf_dialect").get(0);
         assertTrue(bad.get("translation").asText().contains("non-contiguous qwen35moe MTP experts for layer 0"), bad.toString());
+    }
+
+    @Test
+    void showListsQwen25VlsRenamesAndPromotions() throws Exception {
+        JsonNode d = show("dialect-qwen25vl", true).get("gguf_dialect");
+        assertEquals(2, d.size(), "text and clip faces: " + d);
+        assertTrue(d.get(0).get("translation").asText().startsWith("qwen25vl: "), d.toString());
+        assertTrue(d.get(1).get("translation").asText().startsWith("qwen25vl (clip): "), d.toString());
+        List<String> text = new ArrayList<>();
+        d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText()));
+        assertTrue(text.contains("dropped v.patch_embd_0.weight") && text.contains("dropped v.merger.mlp.0.weight"), text.toString());
+        List<String> clip = new ArrayList<>();
+        d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        for (String c : new String[] {"computed v.patch_embd_1.weight v.patch_embd.weight.1", "renamed v.merger.ln_q.weight v.post_ln.weight",
+                "renamed v.merger.mlp.2.bias mm.2.bias", "dropped token_embd.weight "}) {
+            assertTrue(clip.contains(c), c + " in " + clip);
+        }
+    }
+
+    @Test
+    void showListsQwen3VlsMergesSplitsAndDeepstackRenames() throws Exception {
+        JsonNode d = show("dialect-qwen3vl", true).get("gguf_dialect");
+        assertEquals(2, d.size(), "text and clip faces: " + d);
+        assertTrue(d.get(0).get("translation").asText().startsWith("qwen3vl: "), d.toString());
+        assertTrue(d.get(1).get("translation").asText().startsWith("qwen3vl (clip): "), d.toString());
+        List<String> clip = new ArrayList<>();
+        d.get(1).get("tensors").forEach(t -> clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        for (String c : new String[] {"computed v.blk.0.attn_q.weight v.blk.0.attn_qkv.weight", "computed v.patch_embed.weight v.patch_embd.weight.1",
+                "renamed v.deepstack_merger.0.linear_fc1.weight v.deepstack.0.fc1.weight", "computed v.pos_embed.weight v.position_embd.weight"}) {
+            assertTrue(clip.contains(c), c + " in " + clip);
+        }
     }
 
     static JsonNode show(String model, boolean tensors) throws Exception {
