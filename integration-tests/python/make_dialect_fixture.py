@@ -23,6 +23,8 @@ adopted llama.cpp's tensor name (commit 01cf7445f of Ollama's repository).
 Cases qwen35, qwen35moe: Qwen3_5ForConditionalGeneration (with a tiny vision tower) and Qwen3_5MoeForCausalLM,
 written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_qwen35.py); qwen35's reference
 also has its --mmproj conversion (OUT/ref/qwen35-mmproj.gguf).
+Case embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel with sentence-transformers Dense modules, written in
+the layout of Ollama's published embeddinggemma files; compared by the embeddings llama.cpp computes.
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
@@ -107,9 +109,10 @@ def published_layout(out_dir: str) -> None:
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
 def convert_reference(src: str, jobs) -> None:
-    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not, or
+    "st": --sentence-transformers-dense-modules),
     in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
-    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
+    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, mmproj if isinstance(mmproj, str) else "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -128,7 +131,7 @@ def _convert_main(args) -> None:
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
-            (["--mmproj"] if face == "mmproj" else [])
+            (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -510,7 +513,18 @@ def main(argv) -> int:
                       + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
                       + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
                          for case, (_, _, pre) in simple.items()])
-    bad = os.path.join(work, "gemma3-bad.gguf")
+    # embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel + sentence-transformers Dense modules, compared by embedding
+    import dialect_embeddinggemma as EG
+    hf_eg, ref_eg, eg_file = os.path.join(work, "embeddinggemma"), os.path.join(out, "ref", "embeddinggemma.gguf"), os.path.join(out, "ref", "embeddinggemma-dialect.gguf")
+    EG.make_embeddinggemma(hf_eg)
+    convert_reference(src, [(EG.REF_PRE, hf_eg, ref_eg, "st")])
+    info = EG.embeddinggemma_dialect(hf_eg, ref_eg, eg_file)
+    with open(eg_file, "rb") as f:
+        expected["models"]["dialect-embeddinggemma"] = {
+            "handler": "embeddinggemma", "ref_gguf": ref_eg, "dialect_file": eg_file, "texts": H.SAMPLE_TEXTS, "mmproj": False,
+            "blob": put_model(store, "dialect-embeddinggemma", f.read(), "gemma3"), "embedding": 64,
+            "dropped": [], "tensors": info["tensors"]}
+
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
         expected["refused"] = {"dialect-gemma3-bad": {"blob": put_model(store, "dialect-gemma3-bad", f.read(), "gemma3"),
