@@ -17,7 +17,7 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Gemma4Text, Gemma4Clip,
         Mistral3Text, Mistral3Clip,
         Qwen35Clip,
-        EmbeddingGemma {
+        EmbeddingGemma, Gemma3n {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();
