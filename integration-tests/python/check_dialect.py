@@ -19,7 +19,8 @@ For every model of OUT/dialect_expected.json:
 and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
 there is no ollama/model.gguf.
 llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf), and model.gguf tokenizes the sample
-texts and continues a prompt greedily exactly as the reference GGUF does.
+texts and continues a prompt greedily exactly as the reference GGUF does (an embedding model, "embedding": its
+dimension: gives every sample text the same embedding as the reference GGUF instead).
 mtmd mode: for every model with an mmproj, llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
 describes a test image made here (numpy + PIL, a fixed seed) greedily in MTMD_N tokens from model.gguf +
 mmproj.gguf of the mount exactly as from llama.cpp's own conversion (the reference GGUF + reference mmproj), and
@@ -174,7 +175,7 @@ def run_llama(r, mount, exp, node_dir):
     jobs = []
     for d, e in exp["models"].items():
         for f in (os.path.join(mount, d, "model.gguf"), os.path.join(mount, d, "ollama", "model.gguf"), e["ref_gguf"]):
-            jobs.append({"file": f, "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N})
+            jobs.append({"file": f, "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N, "embed": bool(e.get("embedding"))})
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(jobs, fh)
     p = subprocess.run(["node", os.path.join(node_dir, "llama_synth.mjs"), fh.name], capture_output=True, text=True, timeout=600)
@@ -197,6 +198,12 @@ def run_llama(r, mount, exp, node_dir):
             r.ok(a == b, f"{d}/model.gguf tokenizes {text!r} as {a}, the reference as {b}")
             if e.get("hf_tokens"):
                 r.ok(b == e["hf_tokens"][i], f"{d}: the reference tokenizes {text!r} as {b}, HF as {e['hf_tokens'][i]}")
+        if e.get("embedding"):   # an embedding model: the same vector for every text, and not a trivial one
+            for text, a, b in zip(e["texts"], got["embeddings"], ref["embeddings"]):
+                r.ok(a == b and len(b) == e["embedding"] and np.linalg.norm(b) > 0.5,
+                     f"{d}/model.gguf embeds {text!r} as {a[:4]}... ({len(a)}), the reference as {b[:4]}... ({len(b)})")
+            print(f"{d}: model.gguf embeds {e['texts'][0]!r} as {got['embeddings'][0][:3]}...; ollama/model.gguf: {str(raw.get('error'))[:120]}")
+            continue
         r.ok(len(ref["tokens"]) == GEN_N and got["tokens"] == ref["tokens"],
              f"{d}/model.gguf greedy tokens {got['tokens']}, reference {ref['tokens']}")
         print(f"{d}: model.gguf continues {GEN_PROMPT} with {got['tokens']}; ollama/model.gguf: {str(raw.get('error'))[:120]}")

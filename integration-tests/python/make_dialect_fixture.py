@@ -26,6 +26,8 @@ also has its --mmproj conversion (OUT/ref/qwen35-mmproj.gguf).
 Cases qwen25vl, qwen3vl (dialect_qwenvl.py): Qwen2_5_VLForConditionalGeneration and Qwen3VLForConditionalGeneration,
 written as Ollama's convert_qwen25vl.go / convert_qwen3vl.go wrote the published qwen2.5vl and qwen3-vl files; their
 references are llama.cpp's text and --mmproj conversions.
+Case embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel with sentence-transformers Dense modules, written in
+the layout of Ollama's published embeddinggemma files; compared by the embeddings llama.cpp computes.
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 """
@@ -110,9 +112,10 @@ def published_layout(out_dir: str) -> None:
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
 def convert_reference(src: str, jobs) -> None:
-    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not),
+    """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not, or
+    "st": --sentence-transformers-dense-modules),
     in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
-    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, "mmproj" if mmproj else "text")]
+    args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, mmproj if isinstance(mmproj, str) else "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -131,7 +134,7 @@ def _convert_main(args) -> None:
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
-            (["--mmproj"] if face == "mmproj" else [])
+            (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -553,6 +556,17 @@ def main(argv) -> int:
             **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)
+    # embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel + sentence-transformers Dense modules, compared by embedding
+    import dialect_embeddinggemma as EG
+    hf_eg, ref_eg, eg_file = os.path.join(work, "embeddinggemma"), os.path.join(out, "ref", "embeddinggemma.gguf"), os.path.join(out, "ref", "embeddinggemma-dialect.gguf")
+    EG.make_embeddinggemma(hf_eg)
+    convert_reference(src, [(EG.REF_PRE, hf_eg, ref_eg, "st")])
+    info = EG.embeddinggemma_dialect(hf_eg, ref_eg, eg_file)
+    with open(eg_file, "rb") as f:
+        expected["models"]["dialect-embeddinggemma"] = {
+            "handler": "embeddinggemma", "ref_gguf": ref_eg, "dialect_file": eg_file, "texts": H.SAMPLE_TEXTS, "mmproj": False,
+            "blob": put_model(store, "dialect-embeddinggemma", f.read(), "gemma3"), "embedding": 64,
+            "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))]}   # none: no tower in an embedding model
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

@@ -18,7 +18,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Mistral3Text, Mistral3Clip,
         Qwen35Clip,
         Qwen25VlText, Qwen25VlClip,
-        Qwen3VlText, Qwen3VlClip {
+        Qwen3VlText, Qwen3VlClip,
+        EmbeddingGemma, Gemma3n {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

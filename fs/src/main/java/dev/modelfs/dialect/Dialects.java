@@ -15,7 +15,10 @@ import java.util.List;
  */
 public final class Dialects {
     /** Text handlers, in Ollama's dispatch order. */
-    private static final List<DialectHandler> TEXT = List.of(new Gemma3Text(), new Gemma4Text(), new SnowflakeCharsmap(),
+    private static final List<DialectHandler> TEXT = List.of(
+            new EmbeddingGemma(),
+            new Gemma3Text(), new Gemma4Text(), new SnowflakeCharsmap(),
+            new Gemma3n(),
             new Qwen35Moe(), new Qwen35(),
             new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(),

@@ -391,6 +391,28 @@ final class HeaderEdit {
     }
 
     /**
+     * {@code set_tensor_shape} to fewer rows: the kept 2-D tensor {@code name} keeps its first {@code rows} rows, a
+     * prefix of its bytes at the same blob offset (no data is computed).
+     *
+     * @throws FormatException when the tensor is missing, not 2-D, or has fewer than {@code rows} rows
+     */
+    void keepFirstRows(String name, long rows) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                if (s.ne.length != 2 || rows <= 0 || rows > s.ne[1]) {
+                    throw new FormatException(name + " of dimensions " + java.util.Arrays.toString(s.ne) + " has no first " + rows + " rows");
+                }
+                if (rows < s.ne[1]) {
+                    s.derived = "first " + rows + " of " + s.ne[1] + " rows (a prefix of the stored bytes)";
+                    s.ne = new long[] {s.ne[0], rows};
+                }
+                return;
+            }
+        }
+        throw new FormatException("no " + name);
+    }
+
+    /**
      * A new 1-D F32 tensor {@code to}: row {@code row} of the blob's 2-D tensor {@code from} (kept or dropped),
      * widened to F32 on read unless stored as F32 (then the blob's bytes). {@code what} says which row it is.
      *

@@ -74,9 +74,10 @@ class DialectsTest {
 
     @Test
     void embeddinggemmaIsNotTakenForGemma3() {
+        // dense.0.weight makes it embeddinggemma's (EmbeddingGemmaTest), never gemma3's; without dense.1.weight it is refused
         GgufFile g = new TinyGguf().str("general.architecture", "gemma3").vocab(4).tensor("token_embd.weight", GgmlType.F32, 8, 4)
                 .tensor("dense.0.weight", GgmlType.F32, 8, 8).header();
-        assertInstanceOf(Outcome.Untouched.class, Dialects.text(g));
+        assertEquals("embeddinggemma", assertInstanceOf(Outcome.Refused.class, Dialects.text(g)).handler());
     }
 
     @Test

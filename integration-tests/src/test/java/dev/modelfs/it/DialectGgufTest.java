@@ -167,6 +167,16 @@ class DialectGgufTest {
         }
     }
 
+    @Test
+    void showSaysEmbeddingGemmaIsReadAsGemmaEmbedding() throws Exception {
+        JsonNode d = show("dialect-embeddinggemma", true).get("gguf_dialect");
+        assertEquals(1, d.size(), "no clip face: " + d);
+        assertTrue(d.get(0).get("translation").asText().startsWith("embeddinggemma: "), d.toString());
+        List<String> text = new ArrayList<>();
+        d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertEquals(List.of("renamed dense.0.weight dense_2.weight", "renamed dense.1.weight dense_3.weight"), text);
+    }
+
     static JsonNode show(String model, boolean tensors) throws Exception {
         return CliMount.showJson(out.resolve("store"), model, tensors);
     }
