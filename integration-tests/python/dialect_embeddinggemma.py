@@ -125,10 +125,7 @@ def embeddinggemma_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     # parseMore: the Pooling module's mode (1 = mean)
     pooling = json.load(open(os.path.join(hf_dir, "1_Pooling", "config.json")))
     w.add_uint32(a + "pooling_type", 1 if pooling.get("pooling_mode_mean_tokens") else 2 if pooling.get("pooling_mode_cls_token") else 1)
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     written = []
     for key in sorted(sd):                        # Tensors: names by Replacements, norm.weight -> output_norm, +1 on norms
         name = M.go_replace(key, REPLACEMENTS)
@@ -137,15 +134,11 @@ def embeddinggemma_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
         data = sd[key].astype(np.float32)
         if name.endswith("_norm.weight"):
             data = data + 1.0                     # gemmaModel.addOne
-        kind = M.ollama_kind(name, data.shape)    # tensorBase.Kind()
-        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if kind == "F16" else np.float32)))
+        M.add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
     for i, path in enumerate(("2_Dense", "3_Dense")):   # extraTensors: linear.weight of each Dense module, as dense.<i>
         data = load_file(os.path.join(hf_dir, path, "model.safetensors"))["linear.weight"].astype(np.float32)
         w.add_tensor(f"dense.{i}.weight", np.ascontiguousarray(data.astype(np.float16)))
         written.append(f"dense.{i}.weight")
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}

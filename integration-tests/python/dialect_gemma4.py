@@ -215,16 +215,12 @@ def gemma4_dialect(hf_dir: str, out_path: str, merges: bool = True) -> dict:
     """The dialect file; merges=False leaves tokenizer.ggml.merges out (a header handle_gemma4 would turn into a
     BPE vocabulary without merges, which llama.cpp refuses: served as stored)."""
     import gguf
-    from safetensors.numpy import load_file
     import make_dialect_fixture as M
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     kv = gemma4_kv(cfg, parse_tokenizer(hf_dir))
     if not merges:
         del kv["tokenizer.ggml.merges"]
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     # gemma4Model.Tensors; the names come from Replacements (parseTensors' strings.Replacer)
     out = []
     for key in sd:
@@ -272,8 +268,5 @@ def gemma4_dialect(hf_dir: str, out_path: str, merges: bool = True) -> dict:
     out.sort(key=lambda t: (block(t[0]), t[0]))
     for name, data in out:
         w.add_tensor(name, data)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": [n for n, _ in out]}

@@ -103,7 +103,6 @@ def ollama_pre(hf_dir: str) -> str:
 
 def gptoss_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     import make_dialect_fixture as M
     c = json.load(open(os.path.join(hf_dir, "config.json")))
     rs = c.get("rope_scaling") or {}
@@ -139,10 +138,7 @@ def gptoss_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     kv["tokenizer.ggml.eos_token_ids"] = V([199999, 200002, 200012], gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.INT32)
     kv["tokenizer.ggml.add_eos_token"] = V(False, gguf.GGUFValueType.BOOL)
 
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     out = []
     for key in sorted(sd):
         name = M.go_replace(key, GPTOSS_REPLACEMENTS)    # parseTensors: the replacer
@@ -161,11 +157,7 @@ def gptoss_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
             out.append((name, t))
     written = []
     for name, data in out:
-        kind = M.ollama_kind(name, data.shape)            # tensorBase.Kind()
-        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if kind == "F16" else np.float32)))
+        M.add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}

@@ -75,7 +75,6 @@ OLMO_REPLACEMENTS = [   # olmoModel.Replacements(), in Go's order
 
 def olmo3_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     import dialect_gptoss as G
     import make_dialect_fixture as M
     c = json.load(open(os.path.join(hf_dir, "config.json")))
@@ -99,19 +98,12 @@ def olmo3_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
         w.add_uint32(a + "attention.sliding_window", c["sliding_window"])
     if c.get("layer_types"):
         w.add_array(a + "attention.sliding_window_pattern", [t == "sliding_attention" for t in c["layer_types"]])
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     written = []
     for key in sorted(sd):                               # olmoModel.Tensors: every tensor as it is, renamed
         name = M.go_replace(key, OLMO_REPLACEMENTS)
         data = sd[key].astype(np.float32)
-        kind = M.ollama_kind(name, data.shape)           # tensorBase.Kind()
-        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if kind == "F16" else np.float32)))
+        M.add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}

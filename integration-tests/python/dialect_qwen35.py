@@ -283,10 +283,7 @@ def qwen35_dialect(hf_dir: str, ref_text: str, out_path: str, arch: str) -> dict
         if top.get(k):
             w.add_uint32(f"{arch}.{k}", top[k])
 
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     named = {M.go_replace(k, QWEN35_REPLACEMENTS): v.astype(np.float32) for k, v in sd.items()}   # parseTensors
     out = []
     # qwen3NextModel.Tensors: mergeTensors over blk.N.mlp.experts.*.{gate,up,down}_proj.weight, stacked by expert
@@ -326,13 +323,9 @@ def qwen35_dialect(hf_dir: str, ref_text: str, out_path: str, arch: str) -> dict
             out.append((name, t))
     written = []
     for name, data in out:
-        kind = M.ollama_kind(name, data.shape)                           # tensorBase.Kind()
-        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if kind == "F16" else np.float32)))
+        M.add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}
 
 
@@ -347,8 +340,5 @@ def qwen35moe_expert_gap(out_path: str) -> str:
     for k in ("gate_proj", "up_proj", "down_proj"):
         for e in (0, 2):
             w.add_tensor(f"mtp.layers.0.mlp.experts.{e}.{k}.weight", np.zeros((4, 8), np.float16))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return "non-contiguous qwen35moe MTP experts for layer 0"

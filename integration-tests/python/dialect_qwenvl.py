@@ -111,7 +111,6 @@ def checkpoint_name(key: str) -> str:
 
 def qwen25vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     import make_dialect_fixture as M
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     text, vision = cfg.get("text_config") or cfg, cfg["vision_config"]
@@ -145,10 +144,7 @@ def qwen25vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     w.add_float32("qwen25vl.vision.rope.freq_base", vision.get("rope_theta") or 1e4)
     w.add_array("qwen25vl.vision.fullatt_block_indexes", [int(x) for x in vision["fullatt_block_indexes"]])
     w.add_uint32("qwen25vl.vision.temporal_patch_size", vision.get("temporal_patch_size") or 2)
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     written = []
 
     def add(name, data, kind_of):
@@ -168,10 +164,7 @@ def qwen25vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
                 add(name.replace("attn.qkv", leaf), part, data)
         else:
             add(name, data, data)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}
 
 
@@ -249,7 +242,6 @@ QWEN3VL_REPLACEMENTS = [   # qwen3VLModel.Replacements() at 7d25b9e19: qwen3Mode
 
 def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     import make_dialect_fixture as M
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     text, vision = cfg["text_config"], dict(cfg["vision_config"])
@@ -286,10 +278,7 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     w.add_uint32(A + ".vision.longest_edge", vision["size"]["longest_edge"])
     w.add_array(A + ".vision.image_mean", [float(x) for x in vision["image_mean"]])
     w.add_array(A + ".vision.image_std", [float(x) for x in vision["image_std"]])
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     written = []
 
     def add(name, data):
@@ -308,10 +297,7 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
             add(name, data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]))
         else:
             add(name, data)                          # qwen3Model.Tensors (dense: as is)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}
 
 

@@ -120,7 +120,6 @@ def llama_permute(w: np.ndarray, heads: int) -> np.ndarray:
 
 def mistral3_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     import make_dialect_fixture as M
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     text, vision, rope = cfg["text_config"], cfg["vision_config"], cfg["text_config"]["rope_parameters"]
@@ -167,10 +166,7 @@ def mistral3_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     if cfg.get("projector_hidden_act"):
         w.add_string("mistral3.mm.projector_hidden_act", cfg["projector_hidden_act"])
     # mistral3Model.Tensors: names by Replacements; text attn_q/attn_k (not v.*) through repack; kinds by Kind()
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = M.checkpoint_tensors(hf_dir)
     written = []
     for key in sorted(sd):
         name = M.go_replace(mistral3_checkpoint_name(key), MISTRAL3_REPLACEMENTS)
@@ -180,13 +176,9 @@ def mistral3_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
                 data = llama_permute(data, text["num_attention_heads"])
             elif name.endswith(".attn_k.weight"):
                 data = llama_permute(data, text["num_key_value_heads"] or text["num_attention_heads"])
-        kind = M.ollama_kind(name, data.shape)
-        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        M.add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    M.finish(w)
     return {"tensors": written}
 
 

@@ -109,6 +109,29 @@ def published_layout(out_dir: str) -> None:
                       metadata={"format": "pt"})
 
 
+def checkpoint_tensors(hf_dir: str) -> dict:
+    """Every tensor of the safetensors files in hf_dir (the checkpoint Ollama's converters read), by name, as numpy."""
+    from safetensors.numpy import load_file
+    sd = {}
+    for f in sorted(os.listdir(hf_dir)):
+        if f.endswith(".safetensors"):
+            sd.update(load_file(os.path.join(hf_dir, f)))
+    return sd
+
+
+def add_as_kind(w, name: str, data) -> None:
+    """Adds tensor name to the GGUFWriter w in the type Ollama's converter gives it (tensorBase.Kind(): F16 or F32)."""
+    w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if ollama_kind(name, data.shape) == "F16" else np.float32)))
+
+
+def finish(w) -> None:
+    """Writes what was added to the GGUFWriter w (header, KVs, tensors, in WriteGGUF's order) and closes it."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 # --- (a) the reference: llama.cpp's converter -------------------------------------------------------
 
 def convert_reference(src: str, jobs) -> None:
@@ -252,7 +275,6 @@ def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int |
     """The dialect file; with keep_tokens, a hostile one whose vocabulary is cut to fewer tokens than
     token_embd has rows (a header that contradicts itself: served as stored)."""
     import gguf
-    from safetensors.numpy import load_file
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     text, vision = cfg["text_config"], cfg["vision_config"]
     tok, _ = ref_tokenizer_kvs(ref_text)
@@ -285,10 +307,7 @@ def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int |
     w.add_uint32("gemma3.mm.tokens_per_image", cfg["mm_tokens_per_image"])
     # gemma3Model.TensorsWithTokenizer: names by Replacements, +1 on text norms (gemmaModel.addOne),
     # token_embd cut to the vocabulary only when it has more rows (it has fewer here: no cut), kinds by Kind()
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = checkpoint_tensors(hf_dir)
     written = []
     for key in sorted(sd):
         name = go_replace(checkpoint_name(key), GEMMA3_REPLACEMENTS)
@@ -297,13 +316,9 @@ def gemma3_dialect(hf_dir: str, ref_text: str, out_path: str, keep_tokens: int |
         data = sd[key].astype(np.float32)
         if not name.startswith("v.") and name.endswith("_norm.weight"):
             data = data + 1.0                      # gemmaModel.addOne
-        kind = ollama_kind(name, data.shape)
-        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     return {"tensors": written, "extra_tokens": EXTRA_TOKENS}
 
 
@@ -356,7 +371,6 @@ LFM2_REPLACEMENTS = [   # lfm2Model.Replacements() at 01cf7445f: the embedding n
 
 def lfm2_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     import gguf
-    from safetensors.numpy import load_file
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     tok, _ = ref_tokenizer_kvs(ref_text, "lfm2")
     w = gguf.GGUFWriter(out_path, "lfm2")
@@ -377,23 +391,16 @@ def lfm2_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     w.add_float32("lfm2.attention.layer_norm_rms_epsilon", cfg["norm_eps"])
     w.add_float32("lfm2.rope.freq_base", cfg.get("rope_theta") or cfg["rope_parameters"]["rope_theta"])
     w.add_uint32("lfm2.shortconv.l_cache", cfg["conv_L_cache"])
-    sd = {}
-    for f in sorted(os.listdir(hf_dir)):
-        if f.endswith(".safetensors"):
-            sd.update(load_file(os.path.join(hf_dir, f)))
+    sd = checkpoint_tensors(hf_dir)
     written = []
     for key in sorted(sd):   # lfm2Model.Tensors: conv weights [D, 1, K] squeezed to [D, K]
         name = go_replace(key, LFM2_REPLACEMENTS)
         data = sd[key].astype(np.float32)
         if name.endswith("shortconv.conv.weight") and data.ndim == 3 and data.shape[1] == 1:
             data = data.reshape(data.shape[0], data.shape[2])
-        kind = ollama_kind(name, data.shape)
-        w.add_tensor(name, data.astype(np.float16 if kind == "F16" else np.float32))
+        add_as_kind(w, name, data)   # tensorBase.Kind()
         written.append(name)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     return {"tensors": written}
 
 
@@ -588,10 +595,7 @@ def main(argv) -> int:
     w = gguf.GGUFWriter(mllama, "mllama")
     w.add_uint32("mllama.block_count", 1)
     w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     with open(mllama, "rb") as f:
         expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
