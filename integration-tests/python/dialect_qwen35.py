@@ -333,6 +333,7 @@ def qwen35moe_expert_gap(out_path: str) -> str:
     """A qwen35moe dialect header that contradicts itself: MTP experts 0 and 2 of layer 0, no expert 1 (Ollama's
     register_qwen35moe_mtp_expert_merge finds them non-contiguous). Returns the reason modelfs gives."""
     import gguf
+    import make_dialect_fixture as M
     w = gguf.GGUFWriter(out_path, "qwen35moe")
     w.add_uint32("qwen35moe.block_count", 1)
     w.add_bool("qwen35moe.ssm.v_head_reordered", True)
