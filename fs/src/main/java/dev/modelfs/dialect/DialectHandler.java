@@ -16,7 +16,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Qwen35, Qwen35Moe,
         Gemma4Text, Gemma4Clip,
         Mistral3Text, Mistral3Clip,
-        Qwen35Clip {
+        Qwen35Clip,
+        Llama4Text, Llama4Clip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

@@ -20,11 +20,13 @@ public final class Dialects {
             new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(),
             new Mistral3Text(),
-            new Llama3Tokenizer());
+            new Llama3Tokenizer(),
+            new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
             new Mistral3Clip(),
-            new Qwen35Clip());
+            new Qwen35Clip(),
+            new Llama4Clip());
 
     private Dialects() {}
 
