@@ -25,6 +25,8 @@ written as Ollama's converter wrote the published Qwen 3.5 / 3.6 files (dialect_
 also has its --mmproj conversion (OUT/ref/qwen35-mmproj.gguf).
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
+Case llama4 (dialect_llama4.py): Llama4ForConditionalGeneration (MoE text, vision tower and projector in one file), written
+as Ollama's convert_llama4.go wrote the published llama4 files; the reference also has its --mmproj conversion.
 """
 from __future__ import annotations
 
@@ -510,6 +512,8 @@ def main(argv) -> int:
                       + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
                       + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
                          for case, (_, _, pre) in simple.items()])
+    import dialect_llama4 as L4   # llama4 (text + vision): its own module, reference converted in its own child
+    L4.build(src, out, work, store, expected)
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
