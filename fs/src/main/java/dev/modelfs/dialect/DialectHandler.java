@@ -17,7 +17,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Gemma4Text, Gemma4Clip,
         Mistral3Text, Mistral3Clip,
         Qwen35Clip,
-        Llama4Text, Llama4Clip {
+        Llama4Text, Llama4Clip,
+        Glm4MoeLite {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

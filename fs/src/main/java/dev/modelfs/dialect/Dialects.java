@@ -20,6 +20,7 @@ public final class Dialects {
             new Qwen3Next(), new Laguna(),
             new GptOss(), new Lfm2(), new Olmo3(),
             new Mistral3Text(),
+            new Glm4MoeLite(),
             new Llama3Tokenizer(),
             new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
