@@ -27,6 +27,8 @@ Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
 Case llama4 (dialect_llama4.py): Llama4ForConditionalGeneration (MoE text, vision tower and projector in one file), written
 as Ollama's convert_llama4.go wrote the published llama4 files; the reference also has its --mmproj conversion.
+Case glm4moelite (dialect_glm4moelite.py): Glm4MoeLiteForCausalLM (MLA, MoE), written as convert_glm4moelite.go wrote
+GLM-4.7-Flash; checked by gguf-py only (node-llama-cpp's llama.cpp aborts on the reference deepseek2 GGUF itself).
 """
 from __future__ import annotations
 
@@ -514,6 +516,8 @@ def main(argv) -> int:
                          for case, (_, _, pre) in simple.items()])
     import dialect_llama4 as L4   # llama4 (text + vision): its own module, reference converted in its own child
     L4.build(src, out, work, store, expected)
+    import dialect_glm4moelite as GLM   # glm4moelite (GLM-4.7-Flash, translated to deepseek2)
+    GLM.build(src, out, work, store, expected)
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:
