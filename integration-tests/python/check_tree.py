@@ -25,6 +25,7 @@ import argparse
 import errno
 import fnmatch
 import hashlib
+import json
 import os
 import stat
 import sys
@@ -85,6 +86,10 @@ def check_model(r: L.Report, mount, d, m, store_now, store_then, reference):
         what = f"{d}/{rel}"
         st = L.stat_read_only_file(r, p, what)
         if st is None:
+            continue
+        if "variant_config_of" in f:      # the top folder's config.json (itself checked) with the folder's dtype
+            check_variant_config(r, p, os.path.join(base, f["variant_config_of"]), f["variant"], st, what)
+            n += 1
             continue
         exp_size, exp_sha = f["size"], f["sha256"]
         exp_text = f.get("text")
@@ -150,6 +155,25 @@ def check_model(r: L.Report, mount, d, m, store_now, store_then, reference):
                 continue
             r.fail(f"{d}/{rel}: unexpected file")
     return n
+
+
+def check_variant_config(r, path, top_path, variant, st, what):
+    """docs/SEMANTICS.md "One weight set per folder": a variant folder's config.json is the top folder's, its
+    torch_dtype / dtype (top level and *_config sections but quantization_config) naming the folder's dtype; a
+    config that names none, or names this one, is the same bytes."""
+    with open(top_path, "rb") as fh:
+        top = fh.read()
+    with open(path, "rb") as fh:
+        got = fh.read()
+    r.ok(st.st_size == len(got), f"{what}: st_size {st.st_size}, read {len(got)} bytes")
+    want = L.retyped_config(top, variant)
+    if want is None:
+        r.ok(got == top, f"{what}: differs from the top folder's config.json, which names no other dtype")
+    else:
+        try:
+            r.ok(json.loads(got) == want, f"{what}: not the top folder's config.json with the {variant} dtype")
+        except ValueError as e:
+            r.fail(f"{what}: not JSON: {e}")
 
 
 def check_gguf_files(r: L.Report, mount, exp, reference):

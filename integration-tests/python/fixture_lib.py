@@ -832,3 +832,35 @@ def e2e_logits(model_dir: str, input_ids) -> np.ndarray:
     with torch.no_grad():
         out = model(torch.tensor(input_ids, dtype=torch.long))
     return out.logits.detach().to(torch.float32).numpy()
+
+
+TORCH_DTYPE_OF_VARIANT = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def retyped_config(config_bytes: bytes, variant: str):
+    """docs/SEMANTICS.md "One weight set per folder": the JSON object of a config.json as a variant folder's copy
+    holds it (torch_dtype and dtype naming the folder's dtype, at the top and in every *_config section other than
+    quantization_config), or None when the copy is the same bytes (no such key names another dtype, or not a JSON
+    object)."""
+    import json as _json
+    try:
+        obj = _json.loads(config_bytes)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    want = TORCH_DTYPE_OF_VARIANT[variant]
+    changed = False
+
+    def retype(node):
+        nonlocal changed
+        for k in ("torch_dtype", "dtype"):
+            if isinstance(node.get(k), str) and node[k] != want:
+                node[k] = want
+                changed = True
+        for k, v in node.items():
+            if k.endswith("_config") and k != "quantization_config" and isinstance(v, dict):
+                retype(v)
+    retype(obj)
+    return obj if changed else None
+

@@ -493,31 +493,69 @@ def main(argv) -> int:
             "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "mtp."))],
             # the dense model carries the vision tower: mmproj.gguf against llama.cpp's --mmproj conversion
             "mmproj": arch == "qwen35", **({"ref_mmproj": os.path.join(out, "ref", "qwen35-mmproj.gguf"),
-                                            "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight"]}
+                                            "promoted": ["v.patch_embd.weight", "v.patch_embd.weight.1", "v.position_embd.weight"],
+                                            "mtmd_template": "chatml"}
                                            if arch == "qwen35" else {}),
             # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
             # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
-    hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4)
-    ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
-    import dialect_gptoss as GO
-    import dialect_olmo3 as O3
-    # text-only cases, one module each: (handler, GGUF family, source maker, dialect writer, reference pre-tokenizer)
-    simple = {"gptoss": (GO.make_gptoss, GO.gptoss_dialect, GO.REF_PRE), "olmo3": (O3.make_olmo3, O3.olmo3_dialect, O3.REF_PRE)}
-    for case, (make, _, _) in simple.items():
-        make(os.path.join(work, case))
-    convert_reference(src, [("qwen2", hf, ref_text, False), ("qwen2", hf, ref_mmproj, True), ("lfm2", hf_lfm2, ref_lfm2, False),
-                            ("gemma4", hf_g4, ref_g4, False), ("gemma4", hf_g4, ref_g4_mmproj, True)]
-                      + [("qwen35", hf_dir, ref, False) for hf_dir, ref in qwen35.values()]
-                      + [(pre, os.path.join(work, case), os.path.join(out, "ref", case + ".gguf"), False)
-                         for case, (_, _, pre) in simple.items()])
+    g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
+    info = G4.gemma4_dialect(hf_g4, g4_file)
+    with open(g4_file, "rb") as f:
+        blob = f.read()
+    tok = AutoTokenizer.from_pretrained(hf_g4)
+    expected["models"]["dialect-gemma4"] = {
+        "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
+        "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
+        "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
+        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
+        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
+        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
+        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
+        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
+        # the tokenization of strings instead
+        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
+                            "tokenizer.ggml.add_sep_token"]}
+    # --- vision dialects (dialect_vision.py): one block per architecture ---
+    import dialect_vision as V
+    hf_m3 = os.path.join(work, "mistral3")
+    V.make_mistral3(hf_m3)
+    ref_m3, ref_m3_mmproj = os.path.join(out, "ref", "mistral3.gguf"), os.path.join(out, "ref", "mistral3-mmproj.gguf")
+    convert_reference(src, [("tekken", hf_m3, ref_m3, False), ("tekken", hf_m3, ref_m3_mmproj, True)])
+    m3_file = os.path.join(out, "ref", "mistral3-dialect.gguf")
+    V.mistral3_dialect(hf_m3, ref_m3, m3_file)
+    with open(m3_file, "rb") as f:
+        blob = f.read()
+    expected["models"]["dialect-mistral3"] = {
+        "handler": "mistral3", "ref_gguf": ref_m3, "ref_mmproj": ref_m3_mmproj, "dialect_file": m3_file,
+        "blob": put_model(store, "dialect-mistral3", blob, "mistral3"), "texts": H.SAMPLE_TEXTS, "mmproj": True,
+        "mtmd_template": "mistral-v7",
+        # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
+        "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
+    # --- end of the vision dialects ---
     import dialect_llama4 as L4   # llama4 (text + vision): its own module, reference converted in its own child
     L4.build(src, out, work, store, expected)
     import dialect_glm4moelite as GLM   # glm4moelite (GLM-4.7-Flash, translated to deepseek2)
     GLM.build(src, out, work, store, expected)
+    # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
+    # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
+    # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
+    # converter did not write (the llama.cpp defaults, 32 and 1, are gpt-oss's values); OLMo 3's sliding-window rope
+    # base, which llama.cpp's converter writes and llama.cpp defaults to the rope base (the same value)
+    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
+                                     "gpt-oss.rope.scaling.yarn_beta_slow"], "olmo3": ["olmo2.rope.freq_base_swa"]}
+    for case, (_, dialect_writer, _) in simple.items():
+        ref, dialect_file = os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-dialect.gguf")
+        dialect_writer(os.path.join(work, case), ref, dialect_file)
+        with open(dialect_file, "rb") as f:
+            blob = f.read()
+        expected["models"]["dialect-" + case] = {
+            "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
+            "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
+            **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
     bad = os.path.join(work, "gemma3-bad.gguf")
     gemma3_dialect(hf, ref_text, bad, keep_tokens=300)
     with open(bad, "rb") as f:

@@ -631,7 +631,8 @@ def add_bpe_vocab_files(layers, files, dirs):
 def add_variant_copies(files, dirs, converted, optional):
     """docs/SEMANTICS.md "One weight set per folder": every variant folder the converted files create gets
     a copy of each model-folder file a loader reads beside the weights (all but ollama/, tensors/, gguf/,
-    weights and GGUF files), same bytes."""
+    weights and GGUF files), same bytes; a config.json is expected as the top folder's with the variant's dtype
+    (check_tree.py: "variant_config_of", fixture_lib.retyped_config)."""
     variants = [v for v in VARIANTS if any(p.startswith(v + "/") for p in converted)]
     for v in variants:
         dirs.add(v)
@@ -639,7 +640,8 @@ def add_variant_copies(files, dirs, converted, optional):
             top = rel.split("/", 1)[0] if "/" in rel else ""
             if top in ("ollama", "tensors", "gguf") or top in VARIANTS or rel.endswith((".safetensors", ".gguf")):
                 continue
-            files[f"{v}/{rel}"] = dict(e)
+            is_config = rel == "config.json" or rel.endswith("/config.json")
+            files[f"{v}/{rel}"] = {"variant_config_of": rel, "variant": v} if is_config else dict(e)
             p = f"{v}/{rel}".split("/")
             for i in range(1, len(p)):
                 dirs.add("/".join(p[:i]))
