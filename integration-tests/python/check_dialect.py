@@ -20,7 +20,7 @@ and for every "refused" model (a dialect header that contradicts itself): model.
 there is no ollama/model.gguf.
 llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf), and model.gguf tokenizes the sample
 texts and continues a prompt greedily exactly as the reference GGUF does.
-mtmd mode: for every model with an mmproj, llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
+mtmd mode: for every model with an mmproj and an "mtmd_template", llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
 describes a test image made here (numpy + PIL, a fixed seed) greedily in MTMD_N tokens from model.gguf +
 mmproj.gguf of the mount exactly as from llama.cpp's own conversion (the reference GGUF + reference mmproj), and
 both runs encoded the image. The chat template is named on the command line (the model's built-in one in
@@ -232,7 +232,7 @@ def run_mtmd(r, mount, exp, cli):
         image = os.path.join(tmp, "test.png")
         test_image(image)
         for d, e in exp["models"].items():
-            if not e.get("mmproj"):
+            if not e.get("mmproj") or "mtmd_template" not in e:   # a model joins the image check by naming its template
                 continue
             base = os.path.join(mount, d)
             got = mtmd_describe(cli, os.path.join(base, "model.gguf"), os.path.join(base, "mmproj.gguf"), image, e["mtmd_template"])
