@@ -30,6 +30,10 @@ Case embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel with sentence-t
 the layout of Ollama's published embeddinggemma files; compared by the embeddings llama.cpp computes.
 Cases gptoss, olmo3: GptOssForCausalLM and Olmo3ForCausalLM, written as Ollama's converter wrote the published
 gpt-oss and olmo3 files (dialect_gptoss.py, dialect_olmo3.py).
+Case llama4 (dialect_llama4.py): Llama4ForConditionalGeneration (MoE text, vision tower and projector in one file), written
+as Ollama's convert_llama4.go wrote the published llama4 files; the reference also has its --mmproj conversion.
+Case glm4moelite (dialect_glm4moelite.py): Glm4MoeLiteForCausalLM (MLA, MoE), written as convert_glm4moelite.go wrote
+GLM-4.7-Flash; checked by gguf-py only (node-llama-cpp's llama.cpp aborts on the reference deepseek2 GGUF itself).
 """
 from __future__ import annotations
 
@@ -545,6 +549,10 @@ def main(argv) -> int:
         # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
         "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
     # --- end of the vision dialects ---
+    import dialect_llama4 as L4   # llama4 (text + vision): its own module, reference converted in its own child
+    L4.build(src, out, work, store, expected)
+    import dialect_glm4moelite as GLM   # glm4moelite (GLM-4.7-Flash, translated to deepseek2)
+    GLM.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's

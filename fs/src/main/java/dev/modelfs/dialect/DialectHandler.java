@@ -19,7 +19,9 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Qwen35Clip,
         Qwen25VlText, Qwen25VlClip,
         Qwen3VlText, Qwen3VlClip,
-        EmbeddingGemma, Gemma3n {
+        EmbeddingGemma, Gemma3n,
+        Llama4Text, Llama4Clip,
+        Glm4MoeLite {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

@@ -25,13 +25,16 @@ public final class Dialects {
             new Mistral3Text(),
             new Qwen25VlText(),
             new Qwen3VlText(),
-            new Llama3Tokenizer());
+            new Glm4MoeLite(),
+            new Llama3Tokenizer(),
+            new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
             new Mistral3Clip(),
             new Qwen35Clip(),
             new Qwen25VlClip(),
-            new Qwen3VlClip());
+            new Qwen3VlClip(),
+            new Llama4Clip());
 
     private Dialects() {}
 

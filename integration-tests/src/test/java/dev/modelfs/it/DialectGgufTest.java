@@ -90,6 +90,9 @@ class DialectGgufTest {
         assertTrue(m3clip.contains("computed token_embd.weight v.token_embd.img_break")
                 && m3clip.contains("computed v.blk.0.attn_q.weight v.blk.0.attn_q.weight")
                 && m3clip.contains("renamed v.patch_conv.weight v.patch_embd.weight"), m3clip.toString());
+        JsonNode l4 = show("dialect-llama4", true).get("gguf_dialect");
+        assertTrue(l4.get(0).get("translation").asText().startsWith("llama4: ") && l4.get(1).get("translation").asText().startsWith("llama4 (clip): "),
+                l4.toString());
         JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
         assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
