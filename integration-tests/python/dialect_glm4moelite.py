@@ -42,23 +42,12 @@ LAYERS = 2
 
 
 def train_tokenizer(vocab_size: int = 400):
-    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-    tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
-    tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(GLM4_REGEX), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  special_tokens=SPECIALS)
-    tok.train_from_iterator(H._corpus(), trainer=trainer)
-    tok.add_special_tokens(SPECIALS)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>", bos_token=None,
+    return H.train_byte_level_bpe(GLM4_REGEX, SPECIALS, vocab_size, eos_token="<|endoftext|>", pad_token="<|endoftext|>", bos_token=None,
                                    unk_token=None, add_bos_token=False, add_eos_token=False, model_max_length=4096)
 
 
 def make_glm4moelite(out_dir: str) -> None:
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = train_tokenizer()
@@ -72,13 +61,7 @@ def make_glm4moelite(out_dir: str) -> None:
                               bos_token_id=None, eos_token_id=eos, pad_token_id=tok.pad_token_id)
     torch.manual_seed(5)
     model = T.Glm4MoeLiteForCausalLM(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.25)
-            p.copy_(p.half().float())
+    M.randomize(model, f16=True)   # norms near 1, weights N(0, 0.25): greedy decoding does not settle on one token
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)

@@ -40,19 +40,7 @@ HALF = [0.5, 0.5, 0.5]   # Llama 4's image mean and std
 
 def train_tokenizer(vocab_size: int = 400):
     """A byte-level BPE with Llama 4's pre-tokenizer expression and Llama 4's special tokens in the vocabulary."""
-    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-    tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
-    tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(LLAMA4_REGEX), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  special_tokens=SPECIALS)
-    tok.train_from_iterator(H._corpus(), trainer=trainer)
-    tok.add_special_tokens(SPECIALS)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|eot|>",
+    return H.train_byte_level_bpe(LLAMA4_REGEX, SPECIALS, vocab_size, bos_token="<|begin_of_text|>", eos_token="<|eot|>",
                                    pad_token="<|end_of_text|>", unk_token=None, add_bos_token=True, add_eos_token=False,
                                    model_max_length=4096)
 
@@ -61,6 +49,7 @@ def make_llama4(out_dir: str) -> None:
     """The tiny source model (save_pretrained, F32), its tokenizer, a preprocessor_config.json with Llama 4's image
     statistics, and config.json's text_config with the top-level rope_theta the published files carry (transformers 5
     saves rope_parameters only), which Ollama's llamaModel reads."""
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = train_tokenizer()
@@ -78,13 +67,7 @@ def make_llama4(out_dir: str) -> None:
                          boi_token_index=ids["<|image_start|>"], eoi_token_index=ids["<|image_end|>"])
     torch.manual_seed(4)
     model = T.Llama4ForConditionalGeneration(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.25)   # wide enough that greedy decoding does not settle on one token
-            p.copy_(p.half().float())
+    M.randomize(model, f16=True)   # wide enough that greedy decoding does not settle on one token
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)

@@ -43,6 +43,7 @@ CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 def make_qwen25vl(out_dir: str) -> None:
     """The tiny source model saved with save_pretrained, hf_models' Qwen2 byte-level BPE with the vision tokens, and a
     preprocessor_config.json as Qwen 2.5-VL ships one."""
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_qwen_tokenizer()
@@ -59,12 +60,7 @@ def make_qwen25vl(out_dir: str) -> None:
                              vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
     torch.manual_seed(25)
     model = T.Qwen2_5_VLForConditionalGeneration(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.25)   # wide enough that greedy decoding does not settle on one token
+    M.randomize(model)   # wide enough that greedy decoding does not settle on one token
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
@@ -176,6 +172,7 @@ QWEN3VL_SECTIONS = [24, 20, 20]   # handle_qwen3vl's hard-coded sections (head w
 def make_qwen3vl(out_dir: str) -> None:
     """The tiny source model saved with save_pretrained, hf_models' Qwen2 byte-level BPE with the vision tokens, and a
     preprocessor_config.json as Qwen3-VL ships one (statistics 0.5, the pixel limits in "size")."""
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_qwen_tokenizer()
@@ -193,12 +190,7 @@ def make_qwen3vl(out_dir: str) -> None:
                           vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
     torch.manual_seed(30)
     model = T.Qwen3VLForConditionalGeneration(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.25)
+    M.randomize(model)   # norms near 1, weights N(0, 0.25): greedy decoding does not settle on one token
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)

@@ -29,6 +29,7 @@ def make_mistral3(out_dir: str) -> None:
     """A tiny Mistral3ForConditionalGeneration as Ministral 3 ships it (text: ministral3 with YaRN and
     llama_4_scaling_beta; vision: Pixtral with SiLU, spatial merge 2), hf_models' byte-level BPE tokenizer with
     Pixtral's image tokens, and a preprocessor_config.json with Pixtral's (CLIP) image statistics."""
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_qwen_tokenizer(specials_in_vocab=True)
@@ -51,13 +52,7 @@ def make_mistral3(out_dir: str) -> None:
                            multimodal_projector_bias=False)
     torch.manual_seed(2)
     model = T.Mistral3ForConditionalGeneration(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.25)   # wide enough that greedy decoding does not settle on one token
-            p.copy_(p.half().float())   # F16 values: the reference's F32 img_break row equals the dialect's F16 token_embd row
+    M.randomize(model, f16=True)   # F16 values: the reference's F32 img_break row equals the dialect's F16 token_embd row
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)

@@ -111,6 +111,24 @@ def _corpus():
     return [line for _ in range(20) for line in _CORPUS_LINES]
 
 
+def train_byte_level_bpe(regex: str, specials: list, vocab_size: int = 400, **fast_kwargs):
+    """A byte-level BPE (NFC, the pre-tokenizer's split expression `regex`, then byte-level) trained on the sample
+    corpus with `specials` in its vocabulary; returns a PreTrainedTokenizerFast made with `fast_kwargs`."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=specials)
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    tok.add_special_tokens(specials)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **fast_kwargs)
+
+
 def train_qwen_tokenizer(vocab_size: int = 400, specials_in_vocab: bool = False):
     """A byte-level BPE like Qwen2's; returns a transformers PreTrainedTokenizerFast. `specials_in_vocab`:
     the special tokens are also entries of the model vocabulary (ids 0-2), as in Gemma's tokenizer.json."""

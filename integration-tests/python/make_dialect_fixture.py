@@ -123,6 +123,20 @@ def checkpoint_tensors(hf_dir: str) -> dict:
     return sd
 
 
+def randomize(model, f16: bool = False) -> None:
+    """Random weights for a tiny fixture model: 1-D parameters (norms, biases) near 1, the others N(0, 0.25), wide
+    enough that greedy decoding does not settle on one token; with f16, every value one an F16 holds exactly."""
+    import torch
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.25)
+            if f16:
+                p.copy_(p.half().float())
+
+
 def add_as_kind(w, name: str, data) -> None:
     """Adds tensor name to the GGUFWriter w in the type Ollama's converter gives it (tensorBase.Kind(): F16 or F32)."""
     w.add_tensor(name, np.ascontiguousarray(data.astype(np.float16 if ollama_kind(name, data.shape) == "F16" else np.float32)))
