@@ -227,16 +227,8 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
 
 
 def main(argv) -> int:
-    import tempfile
     import make_dialect_fixture as M
-    out = os.path.abspath(argv[1])
-    src = M.llama_cpp_src(argv)
-    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
-    expected = {"models": {}}
-    build(src, out, tempfile.mkdtemp(prefix="modelfs-dialect-glm4moelite-"), os.path.join(out, "store"), expected)
-    with open(os.path.join(out, "dialect_expected.json"), "w") as f:
-        json.dump(expected, f, indent=1)
-    return 0
+    return M.run_alone(argv, build, "modelfs-dialect-glm4moelite-")
 
 
 if __name__ == "__main__":

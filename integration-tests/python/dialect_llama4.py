@@ -258,16 +258,8 @@ def main(argv) -> int:
     if argv[1:2] == ["--convert"]:
         _convert_main(argv[2:])
         return 0
-    import tempfile
     import make_dialect_fixture as M
-    out = os.path.abspath(argv[1])
-    src = M.llama_cpp_src(argv)
-    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
-    expected = {"models": {}}
-    build(src, out, tempfile.mkdtemp(prefix="modelfs-dialect-llama4-"), os.path.join(out, "store"), expected)
-    with open(os.path.join(out, "dialect_expected.json"), "w") as f:
-        json.dump(expected, f, indent=1)
-    return 0
+    return M.run_alone(argv, build, "modelfs-dialect-llama4-")
 
 
 if __name__ == "__main__":

@@ -123,6 +123,20 @@ def checkpoint_tensors(hf_dir: str) -> dict:
     return sd
 
 
+def run_alone(argv, build, prefix: str) -> int:
+    """A dialect module's own main: build(src, out, work, store, expected) for its cases alone into OUT (argv[1]):
+    OUT/store, OUT/ref and OUT/dialect_expected.json, as make_dialect_fixture.py lays them out."""
+    import tempfile
+    out = os.path.abspath(argv[1])
+    src = llama_cpp_src(argv)
+    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
+    expected = {"models": {}}
+    build(src, out, tempfile.mkdtemp(prefix=prefix), os.path.join(out, "store"), expected)
+    with open(os.path.join(out, "dialect_expected.json"), "w") as f:
+        json.dump(expected, f, indent=1)
+    return 0
+
+
 def randomize(model, f16: bool = False) -> None:
     """Random weights for a tiny fixture model: 1-D parameters (norms, biases) near 1, the others N(0, 0.25), wide
     enough that greedy decoding does not settle on one token; with f16, every value one an F16 holds exactly."""
