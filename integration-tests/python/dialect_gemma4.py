@@ -24,6 +24,7 @@ def make_gemma4(out_dir: str) -> None:
     random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
     Gemma 4's image normalization (mean 0, std 1)."""
+    import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_tokenizer("gemma3")
@@ -40,12 +41,8 @@ def make_gemma4(out_dir: str) -> None:
                          eoa_token_index=9, audio_token_id=10)
     torch.manual_seed(4)
     model = T.Gemma4ForConditionalGeneration(cfg)
+    M.randomize(model, std=0.08)
     with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.08)
         for name, b in model.named_buffers():
             if name.endswith("layer_scalar"):
                 b.fill_(0.75)

@@ -27,6 +27,7 @@ REF_PRE = "qwen2"   # the fixture tokenizer's pre-tokenizer (Qwen 2's regex), as
 def make_olmo3(out_dir: str) -> None:
     """The tiny source model, saved with save_pretrained (F32), and its tokenizer."""
     import torch
+    import make_dialect_fixture as M
     import transformers as T
     tok = H.train_tokenizer("qwen3")
     layer_types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(LAYERS)]
@@ -36,12 +37,7 @@ def make_olmo3(out_dir: str) -> None:
                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None)   # rope_theta: the default, 500000
     torch.manual_seed(3)
     model = T.Olmo3ForCausalLM(cfg)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.08)
+    M.randomize(model, std=0.08)
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)

@@ -137,16 +137,16 @@ def run_alone(argv, build, prefix: str) -> int:
     return 0
 
 
-def randomize(model, f16: bool = False) -> None:
-    """Random weights for a tiny fixture model: 1-D parameters (norms, biases) near 1, the others N(0, 0.25), wide
-    enough that greedy decoding does not settle on one token; with f16, every value one an F16 holds exactly."""
+def randomize(model, f16: bool = False, std: float = 0.25) -> None:
+    """Random weights for a tiny fixture model: 1-D parameters (norms, biases) near 1, the others N(0, std) (0.25 is
+    wide enough that greedy decoding does not settle on one token); with f16, every value one an F16 holds exactly."""
     import torch
     with torch.no_grad():
         for _, p in model.named_parameters():
             if p.dim() == 1:
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
             else:
-                p.normal_(0.0, 0.25)
+                p.normal_(0.0, std)
             if f16:
                 p.copy_(p.half().float())
 
@@ -369,12 +369,7 @@ def make_lfm2(out_dir: str) -> None:
                        eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id, pad_token_id=tok.pad_token_id)
     torch.manual_seed(1)
     model = T.Lfm2ForCausalLM(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.08)
+    randomize(model, std=0.08)
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
