@@ -3,10 +3,12 @@ package dev.modelfs.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -171,18 +173,14 @@ class CgroupMemoryTest {
             for (String pid : Files.readAllLines(procs())) {
                 ProcessHandle.of(Long.parseLong(pid.trim())).ifPresent(ProcessHandle::destroyForcibly);
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (true) {
+            Poll.until("cgroup " + dir + " removed once its processes exited", Duration.ofSeconds(10), () -> {
                 try {
                     Files.deleteIfExists(dir);
-                    return;
+                    return true;
                 } catch (IOException busy) {                     // its processes are still exiting
-                    if (System.nanoTime() > deadline) {
-                        throw busy;
-                    }
-                    Thread.sleep(50);
+                    return false;
                 }
-            }
+            });
         }
     }
 }

@@ -1,14 +1,14 @@
 package dev.modelfs.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.modelfs.fuse.MountTable;
+import dev.modelfs.testing.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The fault-injecting lower filesystem of the stalled-store tests: {@code integration-tests/faultfs/faultfs.c}
@@ -67,13 +67,7 @@ final class FaultFs implements AutoCloseable {
 
     /** Waits up to {@code seconds} until at least {@code n} operations wait on a stall; fails otherwise. */
     void awaitStalled(int n, long seconds) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (stalled() < n) {
-            if (System.nanoTime() > deadline) {
-                fail("only " + stalled() + " operations stalled on the lower filesystem after " + seconds + " s, not " + n);
-            }
-            Thread.sleep(20);
-        }
+        Poll.until(n + " operations stalled on the lower filesystem", Duration.ofSeconds(seconds), () -> stalled() >= n);
     }
 
     @Override
