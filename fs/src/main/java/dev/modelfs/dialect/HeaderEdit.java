@@ -91,7 +91,27 @@ final class HeaderEdit {
             return;
         }
         kvs.put(key, kv);
-        keyEdits.add((old == null ? "+" : "~") + key);
+        noteKeyEdit(old == null ? '+' : '~', key);
+    }
+
+    /**
+     * Records one edit of {@code key} for {@code modelfs show}: a key edited twice (copied, then set) is listed once,
+     * as what happened to it relative to the source: {@code +} added, {@code ~} changed, {@code -} removed.
+     */
+    private void noteKeyEdit(char marker, String key) {
+        for (var it = keyEdits.listIterator(); it.hasNext(); ) {
+            String line = it.next();
+            if (line.length() == key.length() + 1 && line.endsWith(key) && "+~-".indexOf(line.charAt(0)) >= 0) {
+                char earlier = line.charAt(0);
+                if (earlier == '+' && marker == '-') {
+                    it.remove();                                  // added, then removed again: no edit
+                } else {
+                    it.set((earlier == '+' ? '+' : earlier == '-' && marker == '+' ? '~' : marker) + key);
+                }
+                return;
+            }
+        }
+        keyEdits.add(marker + key);
     }
 
     /** {@code inject_*_if_missing}. */
@@ -129,7 +149,7 @@ final class HeaderEdit {
 
     void remove(String key) {
         if (kvs.remove(key) != null) {
-            keyEdits.add("-" + key);
+            noteKeyEdit('-', key);
         }
     }
 
