@@ -14,14 +14,18 @@
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
 #      third state, a fresh mount over a filled --cache-dir. Needs root (drop_caches).
+#   --mmap runs only 6: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
+#      MADV_SEQUENTIAL) against read(2), on fresh mounts and local copies, at the mount's read_ahead_kb values --ra-kb
+#      (integration-tests/bench/mmap_load.py, issue 37 point 3; the store and shape of --load). Needs root.
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
 #        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--rounds R] [--work DIR]
+#        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
 #   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=; mmap=; ra_kb=128,1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -33,15 +37,28 @@ while [ $# -gt 0 ]; do
     --load) load=1; shift ;;
     --load-shape) load_shape="$2"; shift 2 ;;
     --load-cache-dir) load_cache=--cache-dir; shift ;;
+    --mmap) mmap=1; shift ;;
+    --ra-kb) ra_kb="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
-if [ -n "$load" ]; then
+if [ -n "$load$mmap" ]; then
   cd "$MODELFS_TOP"
   mvn -q -B -Dstyle.color=never -DskipTests package
   IFS=, read -r h n v <<<"$load_shape"
   work="${keep:-$(mktemp -d)}"; mkdir -p "$work"
+fi
+if [ -n "$mmap" ]; then
+  echo "## mmap through the mount against read (issue 37 point 3)"
+  rc=0
+  MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/mmap_load.py \
+    "$MODELFS_JAR" "$work" --hidden "$h" --layers "$n" --vocab "$v" --rounds "$rounds" --java "$JAVA_HOME/bin/java" \
+    --python "$MODELFS_PYTHON" --ra-kb "$ra_kb" || rc=$?
+  [ -n "$keep" ] || rm -rf "$work"
+  exit $rc
+fi
+if [ -n "$load" ]; then
   echo "## Whole tools: load times from fresh mounts against local copies (issue 37)"
   rc=0
   MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/load_time.py \
