@@ -13,7 +13,8 @@ both sides) to:
   * transformers: `AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto")` and one forward pass of 4
     tokens (`load-st/bf16/`, converted from int4; `load-gguf/fp32/`, the GGUF's Hugging Face folder, f32);
   * llama.cpp (node-llama-cpp, mmap): the first generated token of a 5-token prompt (`load-st/model.gguf`,
-    synthesized; `load-gguf/model.gguf`, kernel passthrough of the blob);
+    synthesized; `load-gguf/model.gguf`, kernel passthrough of the blob; `load-dialect/model.gguf`, translated from
+    Ollama's dialect: a new header, the tensor data read from the blob through modelfs, not passthrough);
 states: cold = `sync; echo 3 > /proc/sys/vm/drop_caches` (root) right before each side's run, so blobs, local
 copies and everything else come from disk; warm = the store's blobs and the local copy read once before (page
 cache), but a fresh mount (nothing converted yet). With --cache-dir, a third state: a fresh mount with
@@ -52,6 +53,8 @@ CASES = [  # (label, path in the mount, tool)
     ("transformers `from_pretrained(load-gguf/fp32/)` + forward (Q4_K GGUF -> f32)", "load-gguf/fp32", "transformers"),
     ("llama.cpp, synthesized `load-st/model.gguf`, to the first token", "load-st/model.gguf", "llama"),
     ("llama.cpp, passthrough `load-gguf/model.gguf`, to the first token", "load-gguf/model.gguf", "llama"),
+    ("llama.cpp, translated `load-dialect/model.gguf` (Ollama's dialect, Llama 3 vocabulary), to the first token",
+     "load-dialect/model.gguf", "llama"),
 ]
 
 
@@ -156,9 +159,12 @@ def main():
                         "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
     local = os.path.join(out, "local")
     mnt = os.path.join(a.work, "mnt")
-    if not os.path.isdir(local):
+    if not os.path.isdir(local) or not os.path.exists(os.path.join(local, "load-dialect")):
+        shutil.rmtree(local, ignore_errors=True)
         m = Mount(a, store, mnt)
         try:
+            if not os.path.isfile(os.path.join(mnt, "load-dialect", "ollama", "model.gguf")):
+                sys.exit("load-dialect/model.gguf is not a translation (no ollama/model.gguf beside it)")
             for _, p, _ in CASES:
                 src, dst = os.path.join(mnt, p), os.path.join(local, p)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)

@@ -7,6 +7,9 @@ stores them, with random weights (load time does not depend on their values):
             synthesized model.gguf (llama.cpp)
   load-gguf a GGUF blob (Q4_K matrices, Q6_K head, f32 norms, a 259+ token SPM vocabulary); modelfs shows it as
             model.gguf (kernel passthrough) and as a Hugging Face folder (f32/ for transformers)
+  load-dialect the same Llama with a Llama 3 vocabulary (128,256 tokens) as Ollama's converter wrote Llama 3 files
+            (its tokenizer metadata gap): modelfs shows model.gguf translated (the tensor data maps onto the blob,
+            the header is new) and the blob as ollama/model.gguf
 
 Usage: make_load_store.py OUT [--hidden H] [--layers N] [--vocab V]
   defaults: H 256, N 2, V 512 (a smoke size); ~1e9 parameters: --hidden 2048 --layers 16 --vocab 32000.
@@ -87,16 +90,8 @@ def build_st(fx, h, n, v, inter):
     write_manifest(m)
 
 
-def build_gguf(fx, h, n, v, inter):
-    rng = np.random.default_rng(8)
-    m = fx.model("registry.ollama.ai", "library", "load-gguf", "latest", "load-time benchmark: Q4_K GGUF Llama")
-    kvs = [("general.name", "STRING", "load-gguf"), ("general.file_type", "UINT32", 15),
-           ("llama.context_length", "UINT32", 2048), ("llama.embedding_length", "UINT32", h),
-           ("llama.block_count", "UINT32", n), ("llama.feed_forward_length", "UINT32", inter),
-           ("llama.attention.head_count", "UINT32", h // 64), ("llama.attention.head_count_kv", "UINT32", h // 64),
-           ("llama.attention.layer_norm_rms_epsilon", "FLOAT32", 1e-5),
-           ("llama.rope.dimension_count", "UINT32", 64), ("llama.rope.freq_base", "FLOAT32", 10000.0),
-           ("general.quantization_version", "UINT32", 2)] + F.llama_tokenizer_kvs(v)
+def llama_gguf_tensors(rng, h, n, v, inter):
+    """A Q4_K_M-style Llama's tensors in llama.cpp's names: Q4_K matrices, Q6_K head, f32 norms."""
     t = [F.ggml_tensor(rng, "token_embd.weight", [h, v], "Q4_K")]
     for i in range(n):
         b = f"blk.{i}."
@@ -105,8 +100,59 @@ def build_gguf(fx, h, n, v, inter):
               F.ggml_tensor(rng, b + "attn_output.weight", [h, h], "Q4_K"), F.ggml_tensor(rng, b + "ffn_norm.weight", [h], "F32"),
               F.ggml_tensor(rng, b + "ffn_gate.weight", [h, inter], "Q4_K"), F.ggml_tensor(rng, b + "ffn_up.weight", [h, inter], "Q4_K"),
               F.ggml_tensor(rng, b + "ffn_down.weight", [inter, h], "Q4_K")]
-    t += [F.ggml_tensor(rng, "output_norm.weight", [h], "F32"), F.ggml_tensor(rng, "output.weight", [h, v], "Q6_K")]
-    m.layer(F.MT_MODEL, fx.gguf_pywriter("llama", kvs, t))
+    return t + [F.ggml_tensor(rng, "output_norm.weight", [h], "F32"), F.ggml_tensor(rng, "output.weight", [h, v], "Q6_K")]
+
+
+def llama_hparams(name, h, n, inter):
+    return [("general.name", "STRING", name), ("general.file_type", "UINT32", 15),
+            ("llama.context_length", "UINT32", 2048), ("llama.embedding_length", "UINT32", h),
+            ("llama.block_count", "UINT32", n), ("llama.feed_forward_length", "UINT32", inter),
+            ("llama.attention.head_count", "UINT32", h // 64), ("llama.attention.head_count_kv", "UINT32", h // 64),
+            ("llama.attention.layer_norm_rms_epsilon", "FLOAT32", 1e-5),
+            ("llama.rope.dimension_count", "UINT32", 64), ("llama.rope.freq_base", "FLOAT32", 10000.0),
+            ("general.quantization_version", "UINT32", 2)]
+
+
+def build_gguf(fx, h, n, v, inter):
+    rng = np.random.default_rng(8)
+    m = fx.model("registry.ollama.ai", "library", "load-gguf", "latest", "load-time benchmark: Q4_K GGUF Llama")
+    kvs = llama_hparams("load-gguf", h, n, inter) + F.llama_tokenizer_kvs(v)
+    m.layer(F.MT_MODEL, fx.gguf_pywriter("llama", kvs, llama_gguf_tensors(rng, h, n, v, inter)))
+    m.set_config(F.gguf_config("llama", "bench", "Q4_K_M"), newline=True)
+    write_manifest(m)
+
+
+LLAMA3_VOCAB = 128256
+
+
+def llama3_tokenizer_kvs_as_ollama_wrote_them():
+    """A Llama 3 byte-level BPE vocabulary (128,256 tokens: the 256 byte symbols first, filler words, then Llama 3's
+    specials at 128000+) with the metadata gap Ollama's converter left in Llama 3 files (docs/FORMATS.md §12.4: no
+    tokenizer.ggml.pre, end of sequence at <|end_of_text|> 128001): modelfs translates such a file (Llama3Tokenizer)."""
+    from tokenizers import pre_tokenizers
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    words = [f"w{i}" for i in range(128000 - len(alphabet))]
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+                "<|finetune_right_pad_id|>", "<|reserved_special_token_2|>", "<|start_header_id|>", "<|end_header_id|>",
+                "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
+    specials += [f"<|reserved_special_token_{i}|>" for i in range(3, 3 + LLAMA3_VOCAB - 128000 - len(specials))]
+    toks = alphabet + words + specials
+    return [("tokenizer.ggml.model", "STRING", "gpt2"),
+            ("tokenizer.ggml.tokens", "ARRAY", toks, "STRING"),
+            ("tokenizer.ggml.token_type", "ARRAY", [1] * 128000 + [3] * (LLAMA3_VOCAB - 128000), "INT32"),
+            ("tokenizer.ggml.merges", "ARRAY", ["w 0", "w 1", "w 2"], "STRING"),
+            ("tokenizer.ggml.bos_token_id", "UINT32", 128000),
+            ("tokenizer.ggml.eos_token_id", "UINT32", 128001),
+            ("tokenizer.chat_template", "STRING",
+             "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n{{ m.content }}<|eot_id|>{% endfor %}")]
+
+
+def build_dialect(fx, h, n, inter):
+    """load-dialect: the Q4_K Llama with a Llama 3 vocabulary in Ollama's dialect; model.gguf is its translation."""
+    rng = np.random.default_rng(9)
+    m = fx.model("registry.ollama.ai", "library", "load-dialect", "latest", "load-time benchmark: Llama 3 in Ollama's dialect")
+    kvs = llama_hparams("load-dialect", h, n, inter) + llama3_tokenizer_kvs_as_ollama_wrote_them()
+    m.layer(F.MT_MODEL, fx.gguf_pywriter("llama", kvs, llama_gguf_tensors(rng, h, n, LLAMA3_VOCAB, inter)))
     m.set_config(F.gguf_config("llama", "bench", "Q4_K_M"), newline=True)
     write_manifest(m)
 
@@ -124,6 +170,7 @@ def main():
     fx = F.Fixture(a.out)
     build_st(fx, a.hidden, a.layers, a.vocab, inter)
     build_gguf(fx, a.hidden, a.layers, a.vocab, inter)
+    build_dialect(fx, a.hidden, a.layers, inter)
     with open(os.path.join(a.out, "shape.json"), "w") as f:
         json.dump({"hidden": a.hidden, "layers": a.layers, "vocab": a.vocab, "intermediate": inter}, f)
     print(f"load-time store written to {fx.store}")
