@@ -12,6 +12,8 @@ on the local copy, each a new process timed from its start (interpreter start an
 both sides) to:
   * transformers: `AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto")` and one forward pass of 4
     tokens (`load-st/bf16/`, converted from int4; `load-gguf/fp32/`, the GGUF's Hugging Face folder, f32);
+  * diffusers: `DiffusionPipeline.from_pretrained(folder, torch_dtype=bfloat16)` of the image model's bf16/
+    (`load-image`, converted from int4), to the loaded pipeline;
   * llama.cpp (node-llama-cpp, mmap): the first generated token of a 5-token prompt (`load-st/model.gguf`,
     synthesized; `load-gguf/model.gguf`, kernel passthrough of the blob; `load-dialect/model.gguf`, translated from
     Ollama's dialect: a new header, the tensor data read from the blob through modelfs, not passthrough);
@@ -48,13 +50,23 @@ with torch.no_grad():
 print(loaded - t0, time.perf_counter() - t0)
 """
 
-CASES = [  # (label, path in the mount, tool)
+DIFFUSERS = r"""
+import sys, time
+t0 = time.perf_counter()
+import torch, diffusers
+torch.set_num_threads(2)
+pipe = diffusers.DiffusionPipeline.from_pretrained(sys.argv[1], torch_dtype=torch.bfloat16)
+print(time.perf_counter() - t0)
+"""
+
+CASES = [  # (label, path in the mount, tool); IMAGE is the image model's folder (shape.json)
     ("transformers `from_pretrained(load-st/bf16/)` + forward (int4 -> bf16)", "load-st/bf16", "transformers"),
     ("transformers `from_pretrained(load-gguf/fp32/)` + forward (Q4_K GGUF -> f32)", "load-gguf/fp32", "transformers"),
     ("llama.cpp, synthesized `load-st/model.gguf`, to the first token", "load-st/model.gguf", "llama"),
     ("llama.cpp, passthrough `load-gguf/model.gguf`, to the first token", "load-gguf/model.gguf", "llama"),
     ("llama.cpp, translated `load-dialect/model.gguf` (Ollama's dialect, Llama 3 vocabulary), to the first token",
      "load-dialect/model.gguf", "llama"),
+    ("diffusers `DiffusionPipeline.from_pretrained(load-image/bf16/)` (int4 -> bf16), loaded", "IMAGE/bf16", "diffusers"),
 ]
 
 
@@ -108,8 +120,10 @@ class Mount:
 def run_tool(a, tool, path):
     """Seconds from the tool's process start to its model loaded and (forward pass | first token)."""
     t0 = time.perf_counter()
-    if tool == "transformers":
-        r = subprocess.run([a.python, "-c", TRANSFORMERS, path], capture_output=True, text=True, timeout=a.timeout)
+    if tool in ("transformers", "diffusers"):
+        script = TRANSFORMERS if tool == "transformers" else DIFFUSERS
+        r = subprocess.run([a.python, "-c", script, path], capture_output=True, text=True, timeout=a.timeout,
+                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
     else:
         r = subprocess.run(["node", os.path.join(TOP, "integration-tests/node/llama_first_token.mjs"), path],
                            capture_output=True, text=True, timeout=a.timeout, cwd=os.path.join(TOP, "integration-tests/node"))
@@ -157,9 +171,14 @@ def main():
     if not os.path.isdir(store):
         subprocess.run([a.python, os.path.join(HERE, "make_load_store.py"), out, "--hidden", str(a.hidden),
                         "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
+    image = json.load(open(os.path.join(out, "shape.json"))).get("image")
+    if image is None:
+        sys.exit(f"{out} was made before load-image existed: remove it and run again")
+    global CASES
+    CASES = [(label, p.replace("IMAGE", image), tool) for label, p, tool in CASES]
     local = os.path.join(out, "local")
     mnt = os.path.join(a.work, "mnt")
-    if not os.path.isdir(local) or not os.path.exists(os.path.join(local, "load-dialect")):
+    if not all(os.path.exists(os.path.join(local, p)) for _, p, _ in CASES):
         shutil.rmtree(local, ignore_errors=True)
         m = Mount(a, store, mnt)
         try:

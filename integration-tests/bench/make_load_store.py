@@ -10,6 +10,8 @@ stores them, with random weights (load time does not depend on their values):
   load-dialect the same Llama with a Llama 3 vocabulary (128,256 tokens) as Ollama's converter wrote Llama 3 files
             (its tokenizer metadata gap): modelfs shows model.gguf translated (the tensor data maps onto the blob,
             the header is new) and the blob as ollama/model.gguf
+  load-image a Z-Image diffusers pipeline (transformer h*3/4 wide, Qwen3 text encoder h/2 wide, N layers each) imported
+            as `x/create --quantize int4` imports image models; modelfs shows bf16/ for DiffusionPipeline
 
 Usage: make_load_store.py OUT [--hidden H] [--layers N] [--vocab V]
   defaults: H 256, N 2, V 512 (a smoke size); ~1e9 parameters: --hidden 2048 --layers 16 --vocab 32000.
@@ -19,6 +21,7 @@ files, and the test suite checks the conversions).
 import argparse
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -157,6 +160,41 @@ def build_dialect(fx, h, n, inter):
     write_manifest(m)
 
 
+def build_image(fx, out, h, n):
+    """load-image: a Z-Image pipeline (diffusers' ZImagePipeline: transformer, Qwen3 text encoder, VAE) with random
+    weights, its transformer and text encoder about as wide as the Llamas (h * 3/4 and h / 2), imported as Ollama's
+    `x/create --quantize int4` imports image models (make_diffusers_fixture.import_pipeline); modelfs shows bf16/
+    (int4 converted to bf16) for DiffusionPipeline.from_pretrained. Returns the model's folder in the mount."""
+    import torch
+    from diffusers import AutoencoderKL, FlowMatchEulerDiscreteScheduler, ZImagePipeline, ZImageTransformer2DModel
+    from transformers import Qwen3Config, Qwen3Model
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import make_diffusers_fixture as D
+    tok = D.train_tokenizer()
+    dim, te_h = max(128, h * 3 // 4 // 64 * 64), max(64, h // 2 // 64 * 64)
+    torch.manual_seed(0)
+    transformer = ZImageTransformer2DModel(all_patch_size=(2,), all_f_patch_size=(1,), in_channels=16, dim=dim,
+                                           n_layers=n, n_refiner_layers=1, n_heads=dim // 64, n_kv_heads=dim // 64,
+                                           norm_eps=1e-5, qk_norm=True, cap_feat_dim=te_h, rope_theta=256.0,
+                                           t_scale=1000.0, axes_dims=[16, 24, 24], axes_lens=[256, 32, 32])
+    with torch.no_grad():
+        transformer.x_pad_token.copy_(torch.ones_like(transformer.x_pad_token))
+        transformer.cap_pad_token.copy_(torch.ones_like(transformer.cap_pad_token))
+    vae = AutoencoderKL(in_channels=3, out_channels=3, down_block_types=["DownEncoderBlock2D", "DownEncoderBlock2D"],
+                        up_block_types=["UpDecoderBlock2D", "UpDecoderBlock2D"], block_out_channels=[32, 64],
+                        layers_per_block=1, latent_channels=16, norm_num_groups=32, sample_size=32,
+                        scaling_factor=0.3611, shift_factor=0.1159)
+    te = Qwen3Model(Qwen3Config(hidden_size=te_h, intermediate_size=te_h * 3, num_hidden_layers=n,
+                                num_attention_heads=te_h // 64, num_key_value_heads=te_h // 64, head_dim=64,
+                                vocab_size=len(tok), max_position_embeddings=512))
+    pipe = ZImagePipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=te, tokenizer=tok,
+                          transformer=transformer)
+    src = D.save_pipeline(pipe, tok, os.path.join(out, "image-src"))
+    d, _ = D.import_pipeline(fx, src, "load-image", "int4")
+    shutil.rmtree(src)
+    return d
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -171,8 +209,9 @@ def main():
     build_st(fx, a.hidden, a.layers, a.vocab, inter)
     build_gguf(fx, a.hidden, a.layers, a.vocab, inter)
     build_dialect(fx, a.hidden, a.layers, inter)
+    image = build_image(fx, a.out, a.hidden, a.layers)
     with open(os.path.join(a.out, "shape.json"), "w") as f:
-        json.dump({"hidden": a.hidden, "layers": a.layers, "vocab": a.vocab, "intermediate": inter}, f)
+        json.dump({"hidden": a.hidden, "layers": a.layers, "vocab": a.vocab, "intermediate": inter, "image": image}, f)
     print(f"load-time store written to {fx.store}")
 
 
