@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The package owns only /usr/bin/modelfs, /usr/lib/modelfs, its units, man page and doc folder, which
  * nothing else on the machine uses; the test purges it whatever happens.
  */
+@SecondLane
 class DebianPackageTest {
     static final Path TOP = Path.of("..").toAbsolutePath().normalize();
     static final List<String> INSTALLED = List.of("/usr/bin/modelfs");

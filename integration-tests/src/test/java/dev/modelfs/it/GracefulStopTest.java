@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the file is closed; after the grace period, open files modelfs serves are cut off instead, while a file open
  * with kernel passthrough reads on.
  */
+@SecondLane
 class GracefulStopTest {
     private static final int SIZE = 48 << 20;
 

@@ -42,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * store (a SIGKILL and restart, then a model removed).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@SecondLane
 class KernelNfsClientTest {
     /** How many models the crowded store holds, all in one namespace folder. */
     static final int CROWD = 5000;
