@@ -14,8 +14,8 @@ For every model of OUT/dialect_expected.json:
   * mmproj.gguf has the reference mmproj's tensor names and shapes, its values (a tensor the reference stores
     as F32 where the dialect stored F16 is compared with the reference rounded to F16) and its clip.* keys;
   * the variants and the Hugging Face folder are read through the translation: model.fp32.gguf has the
-    reference's tensor names and the translated KVs, config.json (where the architecture has a folder) names
-    the text architecture; a model without an embedded vision tower has no mmproj.gguf;
+    reference's tensor names and the translated KVs (the stored ones where "views_read_stored"), config.json
+    (where the architecture has a folder) names the text architecture; a model without an embedded vision tower has no mmproj.gguf;
 and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
 there is no ollama/model.gguf.
 llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf), and model.gguf tokenizes the sample
@@ -116,9 +116,13 @@ def check_model(r, mount, d, e):
     # a model with an MTP head: the views read the text model alone (its blocks, without the nextn keys)
     mtp = e.get("views_without_mtp_block")
     want = sorted(n for n in rt if mtp is None or not n.startswith(f"blk.{mtp}."))
+    # a translation with tensors fused from several slices (views_read_stored): the views read the stored header (§12.1)
+    stored_view = e.get("views_read_stored")
+    want = sorted(stored_names) if stored_view else want
     r.ok(sorted(t.name for t in fp32.tensors) == want, f"{d}/model.fp32.gguf tensors differ from the reference's {'text ' if mtp else ''}tensors")
     skip = {"general.file_type"} | ({k for k in gk if k.endswith((".block_count", ".nextn_predict_layers"))} if mtp is not None else set())
-    r.ok(all(kvs(fp32).get(k) == v for k, v in gk.items() if k not in skip), f"{d}/model.fp32.gguf lacks the translated KVs")
+    r.ok(all(kvs(fp32).get(k) == v for k, v in (kvs(gguf.GGUFReader(e["dialect_file"])) if stored_view else gk).items() if k not in skip),
+         f"{d}/model.fp32.gguf lacks the {'stored' if stored_view else 'translated'} KVs")
     if mtp is not None:
         arch = gk["general.architecture"]
         r.ok(kvs(fp32).get(arch + ".block_count") == mtp and arch + ".nextn_predict_layers" not in kvs(fp32),

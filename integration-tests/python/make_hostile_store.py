@@ -505,6 +505,10 @@ def main():
                  "qwen35 markers (an MTP tensor) but not one text block for the MTP layer to follow",
                  [kv_str("general.architecture", "qwen35"), kv_u32("qwen35.block_count", 0)],
                  [("mtp.fc.weight", [4, 2], 0, F32_TENSOR[3])])
+    dialect_case("dialect-glmocr-gate-alone", "h-dialect-glmocr",
+                 "glmocr (its architecture) with a block's ffn_gate but no ffn_up to fuse it with",
+                 [kv_str("general.architecture", "glmocr"), kv_u32("glmocr.block_count", 1)],
+                 [("blk.0.ffn_gate.weight", [4, 2], 1, f16x8)])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:

@@ -27,14 +27,16 @@ public final class Dialects {
             new Qwen3VlText(),
             new Glm4MoeLite(),
             new Llama3Tokenizer(),
-            new Llama4Text());
+            new Llama4Text(),
+            new GlmOcrText());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
     private static final List<DialectHandler> CLIP = List.of(new ClipProjectorType(), new Gemma3Clip(), new Gemma4Clip(),
             new Mistral3Clip(),
             new Qwen35Clip(),
             new Qwen25VlClip(),
             new Qwen3VlClip(),
-            new Llama4Clip());
+            new Llama4Clip(),
+            new GlmOcrClip());
 
     private Dialects() {}
 

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
  * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3,
- * qwen25vl and qwen3vl with their vision towers) written
+ * qwen25vl and qwen3vl with their vision towers, glmocr with its GLM4V tower) written
  * in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
@@ -93,6 +93,11 @@ class DialectGgufTest {
         JsonNode l4 = show("dialect-llama4", true).get("gguf_dialect");
         assertTrue(l4.get(0).get("translation").asText().startsWith("llama4: ") && l4.get(1).get("translation").asText().startsWith("llama4 (clip): "),
                 l4.toString());
+        JsonNode glmocr = show("dialect-glmocr", true).get("gguf_dialect");   // GLM-OCR: the gate/up halves fused, the patch slices renamed
+        List<String> ocr = new ArrayList<>();
+        glmocr.forEach(f -> f.get("tensors").forEach(t -> ocr.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText())));
+        assertTrue(glmocr.get(0).get("translation").asText().startsWith("glmocr: ") && glmocr.get(1).get("translation").asText().startsWith("glmocr (clip): ")
+                && ocr.contains("computed blk.0.ffn_gate.weight blk.0.ffn_up.weight") && ocr.contains("renamed v.patch_embd_1.weight v.patch_embd.weight.1"), ocr.toString());
         JsonNode mllama = show("dialect-mllama", false).get("gguf_dialect").get(0);
         assertTrue(mllama.get("translation").asText().contains("no support in upstream llama.cpp"), mllama.toString());
         assertTrue(!Files.exists(mounted.cli().mountpoint.resolve("dialect-mllama/ollama/model.gguf")));
