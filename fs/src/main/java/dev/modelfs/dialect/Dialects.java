@@ -26,6 +26,7 @@ public final class Dialects {
             new Qwen25VlText(),
             new Qwen3VlText(),
             new Glm4MoeLite(),
+            new NemotronHMoe(),
             new Llama3Tokenizer(),
             new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
