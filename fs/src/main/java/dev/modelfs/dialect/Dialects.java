@@ -26,7 +26,7 @@ public final class Dialects {
             new Qwen25VlText(),
             new Qwen3VlText(),
             new Glm4MoeLite(),
-            new NemotronHMoe(),
+            new NemotronHOmni(), new NemotronHMoe(),
             new Llama3Tokenizer(),
             new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
@@ -35,7 +35,8 @@ public final class Dialects {
             new Qwen35Clip(),
             new Qwen25VlClip(),
             new Qwen3VlClip(),
-            new Llama4Clip());
+            new Llama4Clip(),
+            new NemotronHOmniClip());
 
     private Dialects() {}
 
