@@ -505,6 +505,10 @@ def main():
                  "qwen35 markers (an MTP tensor) but not one text block for the MTP layer to follow",
                  [kv_str("general.architecture", "qwen35"), kv_u32("qwen35.block_count", 0)],
                  [("mtp.fc.weight", [4, 2], 0, F32_TENSOR[3])])
+    dialect_case("dialect-nemotron-latent-width", "h-dialect-nemotron",
+                 "nemotron_h_moe markers (a latent MoE projection) whose latent width is not the stored moe_latent_size",
+                 [kv_str("general.architecture", "nemotron_h_moe"), kv_u32("nemotron_h_moe.moe_latent_size", 3)],
+                 [("blk.0.ffn_latent_in.weight", [2, 4], 1, f16x8)])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:
