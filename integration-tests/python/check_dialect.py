@@ -80,6 +80,12 @@ def values(t):
     return np.asarray(gguf.dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(-1)
 
 
+def llama_permute(rows, heads):
+    """llama.cpp's LlamaModel.permute of a [rows, cols] weight over `heads` heads: each head's two rotary halves
+    interleaved (convert_hf_to_gguf's q/k row order for ggml's rope)."""
+    return rows.reshape(heads, 2, rows.shape[0] // heads // 2, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
+
+
 def check_model(r, mount, d, e):
     import gguf
     base = os.path.join(mount, d)
@@ -96,8 +102,14 @@ def check_model(r, mount, d, e):
     gt, rt = tensors(got), tensors(ref)
     r.ok(sorted(gt) == sorted(rt), f"{d}/model.gguf tensors {sorted(set(gt) ^ set(rt))} differ from the reference")
     f16 = set(e.get("f16_where_ref_f32", []))
+    permuted = e.get("qk_permuted_in_ref", {})   # name -> heads: rows llama.cpp's converter permuted (LlamaModel.permute)
     for name in sorted(set(gt) & set(rt)):
         a, b = gt[name], rt[name]
+        if name in permuted:   # the translation keeps the checkpoint's row order (no rope reads it): permuted, the reference
+            r.ok(a.tensor_type == b.tensor_type and list(a.shape) == list(b.shape)
+                 and np.array_equal(llama_permute(np.asarray(a.data), permuted[name]), np.asarray(b.data)),
+                 f"{d}/model.gguf {name}: not the reference's rows in the checkpoint's order")
+            continue
         if name in f16:   # stored F16 by Ollama's converter, F32 by llama.cpp's: the reference rounded to F16
             r.ok(a.tensor_type.name == "F16" and b.tensor_type.name == "F32" and list(a.shape) == list(b.shape)
                  and np.array_equal(values(a), values(b).astype(np.float16).astype(np.float32)),

@@ -36,6 +36,8 @@ Case glm4moelite (dialect_glm4moelite.py): Glm4MoeLiteForCausalLM (MLA, MoE), wr
 GLM-4.7-Flash; checked by gguf-py only (node-llama-cpp's llama.cpp aborts on the reference deepseek2 GGUF itself).
 Case glmocr (dialect_glmocr.py): GlmOcrForConditionalGeneration (GLM-4 text with M-RoPE, GLM4V vision tower and
 projector in one file), written as convert_glmocr.go wrote the published glm-ocr files; reference text and --mmproj.
+Case nemotron_h_moe (dialect_nemotron.py): NemotronHForCausalLM (Mamba-2, attention and latent MoE layers, an MTP head),
+written as convert_nemotron_h.go writes Nemotron 3 Super; the reference is llama.cpp's --no-mtp conversion.
 """
 from __future__ import annotations
 
@@ -170,7 +172,7 @@ def finish(w) -> None:
 
 def convert_reference(src: str, jobs) -> None:
     """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not, or
-    "st": --sentence-transformers-dense-modules),
+    "st": --sentence-transformers-dense-modules, or "no-mtp": --no-mtp),
     in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
     args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, mmproj if isinstance(mmproj, str) else "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
@@ -191,7 +193,8 @@ def _convert_main(args) -> None:
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
         sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
-            (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else [])
+            (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else []) + \
+            (["--no-mtp"] if face == "no-mtp" else [])
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -584,6 +587,8 @@ def main(argv) -> int:
     GLM.build(src, out, work, store, expected)
     import dialect_glmocr as GOCR   # glmocr (GLM-OCR: glm4 text with the gate/up halves fused, glm4v projector)
     GOCR.build(src, out, work, store, expected)
+    import dialect_nemotron as NEMO   # nemotron_h_moe (latent MoE + MTP head, as Nemotron 3 Super), text only
+    NEMO.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's

@@ -509,6 +509,10 @@ def main():
                  "glmocr (its architecture) with a block's ffn_gate but no ffn_up to fuse it with",
                  [kv_str("general.architecture", "glmocr"), kv_u32("glmocr.block_count", 1)],
                  [("blk.0.ffn_gate.weight", [4, 2], 1, f16x8)])
+    dialect_case("dialect-nemotron-latent-width", "h-dialect-nemotron",
+                 "nemotron_h_moe markers (a latent MoE projection) whose latent width is not the stored moe_latent_size",
+                 [kv_str("general.architecture", "nemotron_h_moe"), kv_u32("nemotron_h_moe.moe_latent_size", 3)],
+                 [("blk.0.ffn_latent_in.weight", [2, 4], 1, f16x8)])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:

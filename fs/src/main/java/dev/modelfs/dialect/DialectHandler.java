@@ -22,7 +22,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         EmbeddingGemma, Gemma3n,
         Llama4Text, Llama4Clip,
         Glm4MoeLite,
-        GlmOcrText, GlmOcrClip {
+        GlmOcrText, GlmOcrClip,
+        NemotronHMoe, NemotronHOmni, NemotronHOmniClip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

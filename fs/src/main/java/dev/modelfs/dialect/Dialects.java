@@ -26,6 +26,7 @@ public final class Dialects {
             new Qwen25VlText(),
             new Qwen3VlText(),
             new Glm4MoeLite(),
+            new NemotronHOmni(), new NemotronHMoe(),
             new Llama3Tokenizer(),
             new Llama4Text(),
             new GlmOcrText());
@@ -36,7 +37,8 @@ public final class Dialects {
             new Qwen25VlClip(),
             new Qwen3VlClip(),
             new Llama4Clip(),
-            new GlmOcrClip());
+            new GlmOcrClip(),
+            new NemotronHOmniClip());
 
     private Dialects() {}
 

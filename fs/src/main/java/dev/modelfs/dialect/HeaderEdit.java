@@ -457,6 +457,61 @@ final class HeaderEdit {
     }
 
     /**
+     * {@code set_tensor_shape} + {@code set_tensor_type(F32)} with the element order kept
+     * ({@code register_nemotron3_patch_embedding}): the kept F16, BF16 or F32 tensor {@code name} gets dimensions
+     * {@code ne} (the same element count) and type F32, widened on read.
+     *
+     * @throws FormatException when the tensor is missing, of another type, or {@code ne} holds another element count
+     */
+    void reshapeToF32(String name, long[] ne) {
+        Slot s = kept(name);
+        if (!NemotronHOmniClip.floatType(s.type) || Shapes.product(s.ne, 0) != Shapes.product(ne, 0)) {
+            throw new FormatException(name + " (" + s.type + " " + java.util.Arrays.toString(s.ne) + ") cannot be read as F32 "
+                    + java.util.Arrays.toString(ne));
+        }
+        s.ne = ne.clone();
+        if (s.type == GgmlType.F32) {
+            s.derived = "dimensions " + java.util.Arrays.toString(ne) + " (the stored bytes)";
+        } else {
+            ops.put(name, new TensorOp.PromoteToF32(s.type));
+            s.type = GgmlType.F32;
+        }
+    }
+
+    /**
+     * {@code register_nemotron3_position_embedding}: the kept F16, BF16 or F32 table {@code from} of
+     * {@code [embedding, side²]} becomes {@code to} of {@code [embedding, targetSide²]} in F32, resampled bilinearly
+     * with aligned corners on read ({@link TensorOp.BilinearSquare}); a table already of the target side is only widened.
+     *
+     * @throws FormatException when the table is missing, of another type or layout
+     */
+    void downsampleSquare(String from, String to, long side, long targetSide) {
+        Slot s = kept(from);
+        if (!NemotronHOmniClip.floatType(s.type) || s.ne.length != 2 || s.ne[1] != Math.multiplyExact(side, side) || targetSide <= 0) {
+            throw new FormatException(from + " (" + s.type + " " + java.util.Arrays.toString(s.ne) + ") is not a square position table of side " + side);
+        }
+        long embedding = s.ne[0];
+        s.name = to;
+        s.ne = new long[] {embedding, Math.multiplyExact(targetSide, targetSide)};
+        if (side != targetSide) {
+            ops.put(to, new TensorOp.BilinearSquare(s.type, embedding, side, targetSide));
+        } else if (s.type != GgmlType.F32) {
+            ops.put(to, new TensorOp.PromoteToF32(s.type));
+        }
+        s.type = GgmlType.F32;
+    }
+
+    /** The kept tensor named {@code name}. */
+    private Slot kept(String name) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                return s;
+            }
+        }
+        throw new FormatException("no " + name);
+    }
+
+    /**
      * The translation, checked as a whole.
      *
      * @throws FormatException when the edited header is not a valid GGUF header (duplicate names, a name of
@@ -503,6 +558,7 @@ final class HeaderEdit {
             case TensorOp.Concat c -> "stacked from " + c.from().size() + " tensors";
             case TensorOp.QkRowPermute q -> "rows in llama.cpp's q/k order (" + q.heads() + " heads)";
             case TensorOp.TemporalSlice t -> "temporal slice " + t.slice() + " of F16 -> F32";
+            case TensorOp.BilinearSquare b -> "bilinear " + b.sourceSide() + "² -> " + b.targetSide() + "² positions, " + b.source() + " -> F32";
         };
     }
 }

@@ -59,4 +59,19 @@ public sealed interface TensorOp {
             }
         }
     }
+
+    /**
+     * A square table of {@code sourceSide²} positions of {@code embedding} values (F16, BF16 or F32, position-major:
+     * {@code [embedding, sourceSide²]}) resampled to {@code targetSide²} positions in F32, bilinearly with aligned
+     * corners ({@code register_nemotron3_position_embedding}; what llama.cpp's converter does with
+     * {@code F.interpolate(..., mode="bilinear", align_corners=True)}). Computed per chunk of whole output positions,
+     * each from the (at most four) source positions around it.
+     */
+    record BilinearSquare(GgmlType source, long embedding, long sourceSide, long targetSide) implements TensorOp {
+        public BilinearSquare {
+            if (embedding <= 0 || sourceSide <= 0 || targetSide <= 0) {
+                throw new IllegalArgumentException("a table of " + sourceSide + "² x " + embedding + " to " + targetSide + "²");
+            }
+        }
+    }
 }

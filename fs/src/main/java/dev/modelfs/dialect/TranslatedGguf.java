@@ -61,6 +61,7 @@ public final class TranslatedGguf {
                     blob, at, 1, GgmlDequantizers.forType(s.source()), OutputType.F32), s.shift(), OutputType.F32),
                     info.elements() / s.source().blockElements(), null, info.name() + " " + s.source().name() + " + " + s.shift() + " -> F32")));
             case TensorOp.TemporalSlice ts -> List.of(new Segment.Converted(temporalSlice(ts, at, info.name(), blob)));
+            case TensorOp.BilinearSquare b -> List.of(new Segment.Converted(new BilinearSquareData(b, blob, at, info.name())));
             case TensorOp.Concat c -> c.offsets().stream()
                     .<Segment>map(o -> new Segment.BlobSlice(blob, Math.addExact(g.dataStart(), o), c.bytesEach())).toList();
             case TensorOp.QkRowPermute q -> {

@@ -185,6 +185,19 @@ class DialectGgufTest {
         assertEquals(List.of("renamed dense.0.weight dense_2.weight", "renamed dense.1.weight dense_3.weight"), text);
     }
 
+    @Test
+    void showListsNemotronHMoesLatentRenamesAndTheMtpHeadLeftOut() throws Exception {
+        JsonNode d = show("dialect-nemotron_h_moe", true).get("gguf_dialect");
+        assertEquals(1, d.size(), "text only: " + d);
+        assertTrue(d.get(0).get("translation").asText().startsWith("nemotron_h_moe: 1 metadata edits (+nemotron_h_moe.moe_latent_size)"), d.toString());
+        List<String> text = new ArrayList<>();
+        d.get(0).get("tensors").forEach(t -> text.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        for (String c : new String[] {"renamed blk.2.ffn_latent_in.weight blk.2.ffn_latent_down.weight",
+                "renamed blk.2.ffn_latent_out.weight blk.2.ffn_latent_up.weight", "dropped mtp.layers.1.mixer.experts.3.up_proj.weight "}) {
+            assertTrue(text.contains(c), c + " in " + text);
+        }
+    }
+
     static JsonNode show(String model, boolean tensors) throws Exception {
         return CliMount.showJson(out.resolve("store"), model, tensors);
     }
