@@ -21,7 +21,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Qwen3VlText, Qwen3VlClip,
         EmbeddingGemma, Gemma3n,
         Llama4Text, Llama4Clip,
-        Glm4MoeLite {
+        Glm4MoeLite,
+        DeepseekOcrText, DeepseekOcrClip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

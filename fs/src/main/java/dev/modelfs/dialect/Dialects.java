@@ -26,6 +26,7 @@ public final class Dialects {
             new Qwen25VlText(),
             new Qwen3VlText(),
             new Glm4MoeLite(),
+            new DeepseekOcrText(),
             new Llama3Tokenizer(),
             new Llama4Text());
     /** Clip handlers: the projector-type default first, as {@code translate_clip_metadata} runs it. */
@@ -34,6 +35,7 @@ public final class Dialects {
             new Qwen35Clip(),
             new Qwen25VlClip(),
             new Qwen3VlClip(),
+            new DeepseekOcrClip(),
             new Llama4Clip());
 
     private Dialects() {}
