@@ -12,10 +12,11 @@ config.json with architectures [DeepseekOCRForCausalLM], a language_config (Deep
 projections, use_mla false; hidden 64, 2 layers: a dense one, then a MoE one of 4 routed experts, 2 used, one shared
 expert) and a vision_config whose width holds the CLIP-L ("clip-l-14-224": width 32, 4 layers, 2 heads,
 image 224, patch 14: as many layers as SAM has blocks and neck parts, since llama.cpp's converter maps the numbered
-SAM tensors only up to the CLIP block count) and SAM ViT-B ("sam_vit_b": width 32, 2 layers, 2 heads, the published global_attn_indexes [2, 5, 8, 11], which
-llama.cpp hard-codes: both tiny blocks attend in windows) settings; tensors model.layers.*,
+SAM tensors only up to the CLIP block count) and SAM ViT-B ("sam_vit_b": width 32, 3 layers, 2 heads, the published global_attn_indexes [2, 5, 8, 11], which
+llama.cpp hard-codes: two blocks attend in windows of 14, the third globally; clip.cpp fails on a SAM without a
+global block) settings; tensors model.layers.*,
 model.embed_tokens, model.norm, lm_head (the text), model.sam_model.* (SAM: patch embedding, a 64x64 position table,
-blocks with relative positions for windows of 14, neck, the two stride-2 convolutions net_2 / net_3 that give the CLIP
+blocks with relative positions for windows of 14 (the global block: the whole 64x64 grid), neck, the two stride-2 convolutions net_2 / net_3 that give the CLIP
 its 16x16 input of width 32), model.vision_model.* (the CLIP over SAM's features: class embedding, an unused patch
 embedding, a 257-row position table, pre-norm, blocks with fused qkv), model.projector.layers (64 -> 64),
 model.image_newline and model.view_seperator (sic); hf_models' byte-level BPE tokenizer (Qwen 2's expression, which
@@ -25,7 +26,7 @@ Reference: llama.cpp's convert_hf_to_gguf.py (text, architecture deepseek2-ocr) 
 deepseekocr). Dialect: written as Ollama's converter writes deepseekocr files, convert/convert_deepseekocr.go (at
 fb3076099 of Ollama's repository, unchanged since 92981ae3f "deepseekocr"), with convert.go's ModelParameters.KV,
 reader.go's tensorBase.Kind and fs/ggml/gguf.go's WriteGGUF; each step names the Go function it follows.
-Not run in llama.cpp (no_llama_run): see the fixture entry. Nothing here uses modelfs code.
+Nothing here uses modelfs code.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ LANG = dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_
             num_key_value_heads=4, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1,
             max_position_embeddings=2048)
 CLIP = {"heads": 2, "image_size": 224, "layers": 4, "patch_size": 14, "width": 32}
-SAM = {"downsample_channels": [16, 32], "global_attn_indexes": [2, 5, 8, 11], "heads": 2, "layers": 2, "width": 32}
+SAM = {"downsample_channels": [16, 32], "global_attn_indexes": [2, 5, 8, 11], "heads": 1, "layers": 3, "width": 32}
 NECK, WINDOW, SAM_GRID, SAM_PATCH = 16, 14, 64, 16
 
 
@@ -95,8 +96,9 @@ def checkpoint(vocab: int, rng) -> dict:
         norm(b + "attn.qkv.bias", 3 * c)
         w(b + "attn.proj.weight", c, c)
         norm(b + "attn.proj.bias", c)
-        w(b + "attn.rel_pos_h", 2 * WINDOW - 1, hd, std=0.1)
-        w(b + "attn.rel_pos_w", 2 * WINDOW - 1, hd, std=0.1)
+        span = 2 * (SAM_GRID if i in SAM["global_attn_indexes"] else WINDOW) - 1   # relative positions over the block's extent
+        w(b + "attn.rel_pos_h", span, hd, std=0.1)
+        w(b + "attn.rel_pos_w", span, hd, std=0.1)
         norm(b + "norm2.weight", c, bias=True)
         w(b + "mlp.lin1.weight", 4 * c, c)
         norm(b + "mlp.lin1.bias", 4 * c)
@@ -294,9 +296,12 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
         # already F32 in the blob)
         "promoted": ["v.patch_embd.weight", "v.sam.patch_embd.weight"],
         # KVs llama.cpp's converter writes that Ollama's converter does not and handle_deepseekocr does not inject:
-        # llama.cpp reads the vocabulary size from the tokens, rope.dimension_count is 0 (the OCR graph ropes whole
-        # heads) and rope.freq_base is llama.cpp's default, 10000, the value the converter writes
-        "ref_differences": ["deepseek2-ocr.vocab_size", "deepseek2-ocr.rope.dimension_count", "deepseek2-ocr.rope.freq_base"]}
+        # llama.cpp reads the vocabulary size from the tokens; rope.dimension_count is 0 (the OCR graph ropes whole
+        # heads); rope.freq_base is llama.cpp's default, 10000, the value the converter writes; the expert groups are
+        # config.json's n_group / topk_group, 1 (no grouping: llama.cpp groups experts only for more than one group, and
+        # its deepseek2-ocr loader reads neither key)
+        "ref_differences": ["deepseek2-ocr.vocab_size", "deepseek2-ocr.rope.dimension_count", "deepseek2-ocr.rope.freq_base",
+                            "deepseek2-ocr.expert_group_count", "deepseek2-ocr.expert_group_used_count"]}
 
 
 def main(argv) -> int:

@@ -34,6 +34,8 @@ Case llama4 (dialect_llama4.py): Llama4ForConditionalGeneration (MoE text, visio
 as Ollama's convert_llama4.go wrote the published llama4 files; the reference also has its --mmproj conversion.
 Case glm4moelite (dialect_glm4moelite.py): Glm4MoeLiteForCausalLM (MLA, MoE), written as convert_glm4moelite.go wrote
 GLM-4.7-Flash; checked by gguf-py only (node-llama-cpp's llama.cpp aborts on the reference deepseek2 GGUF itself).
+Case deepseekocr (dialect_deepseekocr.py): DeepSeek-OCR (no transformers class: the checkpoint written with numpy in the
+published layout), text (deepseek2-ocr) and the SAM + CLIP projector, written as convert_deepseekocr.go writes them.
 """
 from __future__ import annotations
 
@@ -580,6 +582,8 @@ def main(argv) -> int:
     L4.build(src, out, work, store, expected)
     import dialect_glm4moelite as GLM   # glm4moelite (GLM-4.7-Flash, translated to deepseek2)
     GLM.build(src, out, work, store, expected)
+    import dialect_deepseekocr as DSOCR   # deepseekocr (DeepSeek-OCR: deepseek2-ocr text + the deepseekocr projector)
+    DSOCR.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
