@@ -505,6 +505,10 @@ def main():
                  "qwen35 markers (an MTP tensor) but not one text block for the MTP layer to follow",
                  [kv_str("general.architecture", "qwen35"), kv_u32("qwen35.block_count", 0)],
                  [("mtp.fc.weight", [4, 2], 0, F32_TENSOR[3])])
+    dialect_case("dialect-deepseekocr-no-experts", "h-dialect-deepseekocr",
+                 "deepseekocr markers (the architecture, a vision tensor) but no expert width and no blk.1.ffn_down_exps to derive it",
+                 [kv_str("general.architecture", "deepseekocr"), kv_u32("deepseekocr.block_count", 2)],
+                 [("token_embd.weight", [2, 4], 1, f16x8), ("v.class_embd", [8], 0, F32_TENSOR[3])])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:
