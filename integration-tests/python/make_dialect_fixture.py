@@ -38,6 +38,8 @@ Case glmocr (dialect_glmocr.py): GlmOcrForConditionalGeneration (GLM-4 text with
 projector in one file), written as convert_glmocr.go wrote the published glm-ocr files; reference text and --mmproj.
 Case nemotron_h_moe (dialect_nemotron.py): NemotronHForCausalLM (Mamba-2, attention and latent MoE layers, an MTP head),
 written as convert_nemotron_h.go writes Nemotron 3 Super; the reference is llama.cpp's --no-mtp conversion.
+Case deepseekocr (dialect_deepseekocr.py): DeepSeek-OCR (no transformers class: the checkpoint written with numpy in the
+published layout), text (deepseek2-ocr) and the SAM + CLIP projector, written as convert_deepseekocr.go writes them.
 """
 from __future__ import annotations
 
@@ -589,6 +591,8 @@ def main(argv) -> int:
     GOCR.build(src, out, work, store, expected)
     import dialect_nemotron as NEMO   # nemotron_h_moe (latent MoE + MTP head, as Nemotron 3 Super), text only
     NEMO.build(src, out, work, store, expected)
+    import dialect_deepseekocr as DSOCR   # deepseekocr (DeepSeek-OCR: deepseek2-ocr text + the deepseekocr projector)
+    DSOCR.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's

@@ -513,6 +513,10 @@ def main():
                  "nemotron_h_moe markers (a latent MoE projection) whose latent width is not the stored moe_latent_size",
                  [kv_str("general.architecture", "nemotron_h_moe"), kv_u32("nemotron_h_moe.moe_latent_size", 3)],
                  [("blk.0.ffn_latent_in.weight", [2, 4], 1, f16x8)])
+    dialect_case("dialect-deepseekocr-no-experts", "h-dialect-deepseekocr",
+                 "deepseekocr markers (the architecture, a vision tensor) but no expert width and no blk.1.ffn_down_exps to derive it",
+                 [kv_str("general.architecture", "deepseekocr"), kv_u32("deepseekocr.block_count", 2)],
+                 [("token_embd.weight", [2, 4], 1, f16x8), ("v.class_embd", [8], 0, F32_TENSOR[3])])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:

@@ -23,7 +23,8 @@ public sealed interface DialectHandler permits Gemma3Text, Gemma3Clip, Llama3Tok
         Llama4Text, Llama4Clip,
         Glm4MoeLite,
         GlmOcrText, GlmOcrClip,
-        NemotronHMoe, NemotronHOmni, NemotronHOmniClip {
+        NemotronHMoe, NemotronHOmni, NemotronHOmniClip,
+        DeepseekOcrText, DeepseekOcrClip {
 
     /** The name {@code modelfs show} gives the translation (Ollama's handler name). */
     String name();

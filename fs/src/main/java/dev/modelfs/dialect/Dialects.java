@@ -27,6 +27,7 @@ public final class Dialects {
             new Qwen3VlText(),
             new Glm4MoeLite(),
             new NemotronHOmni(), new NemotronHMoe(),
+            new DeepseekOcrText(),
             new Llama3Tokenizer(),
             new Llama4Text(),
             new GlmOcrText());
@@ -38,7 +39,8 @@ public final class Dialects {
             new Qwen3VlClip(),
             new Llama4Clip(),
             new GlmOcrClip(),
-            new NemotronHOmniClip());
+            new NemotronHOmniClip(),
+            new DeepseekOcrClip());
 
     private Dialects() {}
 

@@ -512,6 +512,26 @@ final class HeaderEdit {
     }
 
     /**
+     * {@code set_tensor_shape} with the same element count: the kept tensor {@code name} gets dimensions {@code ne}
+     * (the same bytes at the same blob offset; nothing is computed).
+     *
+     * @throws FormatException when the tensor is missing or {@code ne} holds another number of elements
+     */
+    void reshape(String name, long[] ne) {
+        for (Slot s : tensors) {
+            if (s.dropped == null && s.name.equals(name)) {
+                if (ne.length == 0 || Shapes.product(ne, 0) != Shapes.product(s.ne, 0) || ne[0] != s.ne[0]) {
+                    throw new FormatException(name + " of dimensions " + java.util.Arrays.toString(s.ne) + " cannot be "
+                            + java.util.Arrays.toString(ne));
+                }
+                s.ne = ne.clone();
+                return;
+            }
+        }
+        throw new FormatException("no " + name);
+    }
+
+    /**
      * The translation, checked as a whole.
      *
      * @throws FormatException when the edited header is not a valid GGUF header (duplicate names, a name of
