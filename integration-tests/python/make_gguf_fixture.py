@@ -49,12 +49,15 @@ IMPORTS = {
     "olmo2": ["bf16"],                   # post-norms only, q/k norms over the whole projection
     "phi3_longrope": ["bf16"],           # LongRoPE: rope_factors_long/short and rope.scaling.attn_factor
     "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
+    # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
+    "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
-             "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE"}
+             "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
+             "gemma4": "GEMMA4"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
@@ -70,6 +73,27 @@ PERMUTED = ("llama", "mixtral", "granitemoe")
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
+
+
+def aligned(shape, qt):
+    return shape[-1] % GROUP[qt] == 0
+
+
+def gemma4_quant(name, shape, req, n_layers):
+    """x/create's gemma4 policy (x/create/gemma4.go, read, not copied): the token embedding in the requested family's
+    8-bit type (else the requested type when aligned); v_proj and down_proj 8-bit in the layers useMoreBits picks (the
+    first and last eighth, every third between), k_proj never promoted (no 8-expert model), else the default policy."""
+    eight = "int8" if req in ("int4", "int8") else "mxfp8"
+    if name.endswith("embed_tokens.weight") and "per_layer" not in name:
+        return eight if aligned(shape, eight) else req if aligned(shape, req) else None
+    if any(s in name for s in (".v_proj", ".k_proj", "down_proj")) and eight != req:
+        layer = int(re.search(r"\.layers\.(\d+)\.", name).group(1))
+        first, last = n_layers // 8, 7 * n_layers // 8
+        more = ".k_proj" not in name and (layer < first or layer >= last or (first <= layer < last and (layer - first) % 3 == 2))
+        if more and aligned(shape, eight):
+            return eight
+        return req if aligned(shape, req) else None
+    return ollama_quant(name, shape, req)
 
 
 def ollama_quant(name, shape, req, draft=False):
@@ -137,6 +161,8 @@ def gguf_name(kind, hf_name, n_layers):
     import gguf
     arch = getattr(gguf.MODEL_ARCH, GGUF_ARCH[kind])
     tmap = gguf.get_tensor_name_map(arch, n_layers)
+    if not hf_name.endswith((".weight", ".bias")) and tmap.get_name(hf_name):   # a buffer (gemma4's layer_scalar)
+        return tmap.get_name(hf_name) + ".weight"
     base, suf = hf_name.rsplit(".", 1)
     n = tmap.get_name(base)
     if n is None and ".mlp.experts." in base:     # Ollama's stacked experts: gguf-py knows the switch_mlp spelling
@@ -217,8 +243,10 @@ class Builder:
         sd = load_state(self.hf(kind))
         tensors, lts = {}, {}
         groups = {}
+        n_layers = json.load(open(os.path.join(self.hf(kind), "config.json")))["num_hidden_layers"]
         for k in sorted(sd):
-            qt = ollama_quant(k, sd[k].shape, quant, draft=draft)
+            qt = gemma4_quant(k, sd[k].shape, quant, n_layers) if kind == "gemma4" and quant != "bf16" \
+                else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
             if ".mlp.experts." in k:
@@ -334,6 +362,15 @@ class Builder:
                 full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        full = rope.get("full_attention") or {}
+        if full.get("rope_type") == "proportional":   # llama.cpp's Gemma4Model.generate_extra_tensors: 1 per rotated pair, 1e30 after
+            hd = next(c["head_dim"] for i, c in sorted(cfg["per_layer_config"].items())
+                      if cfg["layer_types"][int(i)] == "full_attention" and "head_dim" in c)
+            n_rot = int(hd * full["partial_rotary_factor"] / 2)
+            vals = np.array([1.0] * n_rot + [1e30] * (hd // 2 - n_rot), dtype=np.float32)
+            expected["rope_freqs.weight"] = {"type": "F32", "exact": True, "hf_name": "config.json rope_parameters.full_attention",
+                                             "stored": "config.json", "shape": [int(vals.shape[0])],
+                                             "oracle": self.fx.oracle(d, "rope_freqs.weight", vals)}
         for g, field in COMPUTED.items():   # F32 as the config lists them (FORMATS.md §7.3)
             if rope.get("rope_type") == "longrope" and field in rope:
                 vals = np.asarray(rope[field], dtype=np.float32)

@@ -44,7 +44,7 @@ public enum Architecture {
     GPT_OSS(new GptOss()),
     /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
     DEEPSEEK2(new Deepseek2()),
-    /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars; GGUF → HF only. */
+    /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars. */
     GEMMA4(new Gemma4()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
@@ -137,8 +137,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM (text) are "
-                    + "mapped; the others (Gemma 3 with vision, Gemma 3n, Gemma 4 with vision; Gemma4ForCausalLM is mapped GGUF → HF only) have tensors and hyperparameters modelfs does not map";
+            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and Gemma4ForCausalLM (text) are "
+                    + "mapped; the others (Gemma 3 with vision, Gemma 3n, Gemma 4 with vision) have tensors and hyperparameters modelfs does not map";
         }
         if (lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";
