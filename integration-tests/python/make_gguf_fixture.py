@@ -51,13 +51,14 @@ IMPORTS = {
     "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
     # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
     "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
+    "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
              "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
-             "gemma4": "GEMMA4"}
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
@@ -219,7 +220,9 @@ class Builder:
 
     def hf(self, kind):
         d = os.path.join(self.out, "hf", kind)
-        if not os.path.isdir(d):
+        if not os.path.isdir(d) and kind == "gemma4_vlm":
+            make_gemma4_vlm(d)
+        elif not os.path.isdir(d):
             H.save_model(kind, d)
         return d
 
@@ -243,9 +246,9 @@ class Builder:
         sd = load_state(self.hf(kind))
         tensors, lts = {}, {}
         groups = {}
-        n_layers = json.load(open(os.path.join(self.hf(kind), "config.json")))["num_hidden_layers"]
+        n_layers = text_config(json.load(open(os.path.join(self.hf(kind), "config.json"))))["num_hidden_layers"]
         for k in sorted(sd):
-            qt = gemma4_quant(k, sd[k].shape, quant, n_layers) if kind == "gemma4" and quant != "bf16" \
+            qt = gemma4_quant(k, sd[k].shape, quant, n_layers) if kind.startswith("gemma4") and quant != "bf16" \
                 else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
@@ -313,13 +316,17 @@ class Builder:
     def expect(self, d, kind, quant, lts, tensors, files, unchanged):
         """The expected model.gguf of the model folder `d` (FORMATS.md §7.5)."""
         hf = self.hf(kind)
-        cfg = json.loads(files["config.json"])
+        cfg = text_config(json.loads(files["config.json"]))
         n_layers = cfg["num_hidden_layers"]
         perm = {}
         if kind in PERMUTED:
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
         expected = {}
         per_expert = {}
+        if kind == "gemma4_vlm":   # the text model's tensors under the text model's names; the towers are mmproj's
+            text = "model.language_model."
+            lts = {"model." + k[len(text):]: v for k, v in lts.items() if k.startswith(text)}
+            tensors = {"model." + k[len(text):]: v for k, v in tensors.items() if k.startswith(text)}
         for k, lt in lts.items():
             fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(k))), None)
             if fused:   # each part: the same type as the whole, its rows of every expert
@@ -364,8 +371,8 @@ class Builder:
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
         full = rope.get("full_attention") or {}
         if full.get("rope_type") == "proportional":   # llama.cpp's Gemma4Model.generate_extra_tensors: 1 per rotated pair, 1e30 after
-            hd = next(c["head_dim"] for i, c in sorted(cfg["per_layer_config"].items())
-                      if cfg["layer_types"][int(i)] == "full_attention" and "head_dim" in c)
+            hd = cfg.get("global_head_dim") or next(c["head_dim"] for i, c in sorted(cfg["per_layer_config"].items())
+                                                    if cfg["layer_types"][int(i)] == "full_attention" and "head_dim" in c)
             n_rot = int(hd * full["partial_rotary_factor"] / 2)
             vals = np.array([1.0] * n_rot + [1e30] * (hd // 2 - n_rot), dtype=np.float32)
             expected["rope_freqs.weight"] = {"type": "F32", "exact": True, "hf_name": "config.json rope_parameters.full_attention",
@@ -383,7 +390,7 @@ class Builder:
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
-            "special_texts": H.special_texts(kind),
+            "special_texts": H.special_texts("gemma4" if kind == "gemma4_vlm" else kind),
             # llama.cpp through the reference tokenizes as HF does, except for the Llama-2-style tokenizer.json
             # without tokenizer.model: the converter's LlamaHfVocab scores every piece -1000 and llama.cpp then
             # merges left to right (modelfs's merge-rank scores follow HF, FORMATS.md §7.5), so HF is its oracle
@@ -407,6 +414,22 @@ class Builder:
         with open(os.path.join(self.out, "gguf_expected.json"), "w", encoding="utf-8") as f:
             json.dump(self.exp, f, indent=1, ensure_ascii=False)
             f.write("\n")
+
+
+def text_config(cfg):
+    """The text model's config of a multimodal config.json (its text_config), else the config itself."""
+    return cfg.get("text_config") or cfg
+
+
+def make_gemma4_vlm(d):
+    """dialect_gemma4's Gemma4ForConditionalGeneration (text with a vision tower), its weights in BF16 as published
+    checkpoints store them (an Ollama import of BF16 safetensors keeps BF16)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    import dialect_gemma4
+    dialect_gemma4.make_gemma4(d)
+    p = os.path.join(d, "model.safetensors")
+    save_file({k: v.to(torch.bfloat16).contiguous() for k, v in load_file(p).items()}, p, metadata={"format": "pt"})
 
 
 def _json_edit(key, fn):

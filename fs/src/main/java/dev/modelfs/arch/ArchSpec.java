@@ -181,6 +181,32 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return kvs;
     }
 
+    /**
+     * A multimodal Hugging Face architecture whose text model is this architecture (Gemma 4 with vision and audio,
+     * {@code Gemma4ForConditionalGeneration}): its text config is {@code config.json}'s object {@code configField}; its text
+     * tensors are those under {@code tensorPrefix}, named as the text model's {@code model.} + the rest; tensors under one
+     * of {@code dropped} (the vision and audio towers, which are {@code mmproj.gguf}'s, not {@code model.gguf}'s) are
+     * left out; any other tensor keeps its name.
+     */
+    record TextPart(String hfArchitecture, String configField, String tensorPrefix, List<String> dropped) {
+        public TextPart {
+            dropped = List.copyOf(dropped);
+        }
+
+        /** The text model's name of tensor {@code hfName}, or null when it is left out. */
+        public String textName(String hfName) {
+            if (hfName.startsWith(tensorPrefix)) {
+                return "model." + hfName.substring(tensorPrefix.length());
+            }
+            return dropped.stream().anyMatch(hfName::startsWith) ? null : hfName;
+        }
+    }
+
+    /** The multimodal architectures whose text model is this one (Hugging Face → GGUF only); none by default. */
+    default List<TextPart> textParts() {
+        return List.of();
+    }
+
     /** One computed F32 tensor. */
     record ComputedTensor(String ggufName, float[] values) {
     }

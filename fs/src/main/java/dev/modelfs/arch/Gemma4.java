@@ -45,6 +45,15 @@ public final class Gemma4 implements ArchSpec {
 
     // ---- Hugging Face → GGUF: Gemma4Synth
 
+    /** The text of Gemma 4 with vision and audio: {@code text_config}, {@code model.language_model.*}; the towers left out. */
+    private static final List<TextPart> TEXT_PARTS = List.of(new TextPart("Gemma4ForConditionalGeneration", "text_config",
+            "model.language_model.", List.of("model.vision_tower.", "model.embed_vision.", "model.audio_tower.", "model.embed_audio.")));
+
+    @Override
+    public List<TextPart> textParts() {
+        return TEXT_PARTS;
+    }
+
     @Override
     public void checkHfConfig(JsonNode config) {
         Gemma4Synth.checkHfConfig(config);

@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -199,7 +200,12 @@ public final class SynthesizedGgufPlanner {
         JsonNode archs = cfg.path("architectures");
         String hfArch = archs.isArray() && !archs.isEmpty() && archs.get(0).isTextual() ? archs.get(0).asText() : null;
         String modelType = cfg.path("model_type").isTextual() ? cfg.path("model_type").asText() : null;
-        Architecture arch = switch (Architecture.fromHf(hfArch, modelType)) {
+        Optional<Architecture.Text> text = Architecture.textPartOf(hfArch);
+        ArchSpec.TextPart textPart = text.map(Architecture.Text::part).orElse(null);
+        if (textPart != null) {   // the text model of a multimodal one: its config, its tensors (FORMATS.md §7.5)
+            cfg = textConfig(cfg, textPart, text.get().architecture());
+        }
+        Architecture arch = textPart != null ? text.get().architecture() : switch (Architecture.fromHf(hfArch, modelType)) {
             case Architecture.Resolution.Supported s -> s.architecture();
             case Architecture.Resolution.Unsupported u -> throw new IllegalArgumentException(u.reason());
         };
@@ -223,8 +229,8 @@ public final class SynthesizedGgufPlanner {
         }
         Map<String, TreeMap<Integer, LogicalTensor>> experts = new TreeMap<>();
         for (LogicalTensor t : tensors) {
-            String hf = t.relativeName();
-            if (DROPPED.stream().anyMatch(hf::contains)) {
+            String hf = textPart == null ? t.relativeName() : textPart.textName(t.relativeName());
+            if (hf == null || DROPPED.stream().anyMatch(hf::contains)) {
                 continue;
             }
             var fused = TensorNames.splitParts(arch, hf);
@@ -283,6 +289,24 @@ public final class SynthesizedGgufPlanner {
         kvs.add(new GgufKv("general.quantization_version", GgufValueType.UINT32, 2, 0, 0));
         kvs.addAll(tokKvs);
         return new Plan(component, arch, List.copyOf(kvs), List.copyOf(plans));
+    }
+
+    /**
+     * The text config of a multimodal {@code cfg}: its {@code part.configField()} object with the text architecture's
+     * canonical {@code architectures} and {@code model_type}, and {@code tie_word_embeddings} from the top when only there.
+     */
+    private static JsonNode textConfig(JsonNode cfg, ArchSpec.TextPart part, Architecture a) {
+        JsonNode t = cfg.get(part.configField());
+        if (t == null || !t.isObject()) {
+            throw new IllegalArgumentException(part.hfArchitecture() + " config.json without a " + part.configField() + " object");
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode c = ((com.fasterxml.jackson.databind.node.ObjectNode) t).deepCopy();
+        c.putArray("architectures").add(a.hfArchitecture());
+        c.put("model_type", a.hfModelType());
+        if (!c.has("tie_word_embeddings") && cfg.has("tie_word_embeddings")) {
+            c.set("tie_word_embeddings", cfg.get("tie_word_embeddings"));
+        }
+        return c;
     }
 
     private static TensorPlan choose(String g, long[] ne, LogicalTensor t, QkPermutation perm, Predicate<LogicalTensor> f16Exact) {

@@ -151,6 +151,33 @@ class Gemma4SynthPlanTest {
     }
 
     @Test
+    void theTextOfGemma4WithVisionIsPlannedLikeTheTextModel() throws Exception {
+        ObjectNode mm = JSON.createObjectNode();
+        mm.putArray("architectures").add("Gemma4ForConditionalGeneration");
+        mm.put("model_type", "gemma4");
+        ObjectNode text = config();
+        text.remove("architectures");
+        text.put("model_type", "gemma4_text");
+        mm.set("text_config", text);
+        mm.putObject("vision_config").put("hidden_size", 32);
+        List<LogicalTensor> tensors = new ArrayList<>(tensors().stream()
+                .map(x -> bf16(x.name().replace("model.", "model.language_model."), x.logicalShape())).toList());
+        tensors.add(bf16("model.vision_tower.encoder.layers.0.mlp.up_proj.linear.weight", 64, 32));
+        tensors.add(bf16("model.embed_vision.embedding_projection.weight", 64, 32));
+        var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(tensors, mm)).plan();
+        var want = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(tensors(), config())).plan();
+        assertEquals(want.tensors().stream().map(SynthesizedGgufPlanner.TensorPlan::ggufName).toList(),
+                p.tensors().stream().map(SynthesizedGgufPlanner.TensorPlan::ggufName).toList(), "the towers are left out");
+        assertEquals("model.language_model.layers.1.layer_scalar", p.tensors().stream()
+                .filter(t -> t.ggufName().equals("blk.1.layer_output_scale.weight")).findFirst().orElseThrow().source().name());
+        assertEquals(want.kvs().toString(), p.kvs().toString(), "the text config's KVs");
+        tensors.add(bf16("model.multi_modal_projector.weight", 64, 32));
+        assertTrue(reason(plan(tensors, mm)).contains("model.multi_modal_projector.weight"), "an unknown tensor still refuses");
+        mm.remove("text_config");
+        assertTrue(reason(plan(tensors(), mm)).contains("text_config"));
+    }
+
+    @Test
     void refusesWhatLlamaCppOrTheMappingWouldRunDifferently() throws Exception {
         List<LogicalTensor> sliding = new ArrayList<>(tensors());
         sliding.replaceAll(x -> x.name().equals("model.layers.1.self_attn.q_proj.weight") ? bf16(x.name(), 64, 64) : x);
