@@ -49,12 +49,16 @@ IMPORTS = {
     "olmo2": ["bf16"],                   # post-norms only, q/k norms over the whole projection
     "phi3_longrope": ["bf16"],           # LongRoPE: rope_factors_long/short and rope.scaling.attn_factor
     "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
+    # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
+    "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
+    "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
-             "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE"}
+             "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
@@ -70,6 +74,27 @@ PERMUTED = ("llama", "mixtral", "granitemoe")
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
+
+
+def aligned(shape, qt):
+    return shape[-1] % GROUP[qt] == 0
+
+
+def gemma4_quant(name, shape, req, n_layers):
+    """x/create's gemma4 policy (x/create/gemma4.go, read, not copied): the token embedding in the requested family's
+    8-bit type (else the requested type when aligned); v_proj and down_proj 8-bit in the layers useMoreBits picks (the
+    first and last eighth, every third between), k_proj never promoted (no 8-expert model), else the default policy."""
+    eight = "int8" if req in ("int4", "int8") else "mxfp8"
+    if name.endswith("embed_tokens.weight") and "per_layer" not in name:
+        return eight if aligned(shape, eight) else req if aligned(shape, req) else None
+    if any(s in name for s in (".v_proj", ".k_proj", "down_proj")) and eight != req:
+        layer = int(re.search(r"\.layers\.(\d+)\.", name).group(1))
+        first, last = n_layers // 8, 7 * n_layers // 8
+        more = ".k_proj" not in name and (layer < first or layer >= last or (first <= layer < last and (layer - first) % 3 == 2))
+        if more and aligned(shape, eight):
+            return eight
+        return req if aligned(shape, req) else None
+    return ollama_quant(name, shape, req)
 
 
 def ollama_quant(name, shape, req, draft=False):
@@ -137,6 +162,8 @@ def gguf_name(kind, hf_name, n_layers):
     import gguf
     arch = getattr(gguf.MODEL_ARCH, GGUF_ARCH[kind])
     tmap = gguf.get_tensor_name_map(arch, n_layers)
+    if not hf_name.endswith((".weight", ".bias")) and tmap.get_name(hf_name):   # a buffer (gemma4's layer_scalar)
+        return tmap.get_name(hf_name) + ".weight"
     base, suf = hf_name.rsplit(".", 1)
     n = tmap.get_name(base)
     if n is None and ".mlp.experts." in base:     # Ollama's stacked experts: gguf-py knows the switch_mlp spelling
@@ -193,7 +220,9 @@ class Builder:
 
     def hf(self, kind):
         d = os.path.join(self.out, "hf", kind)
-        if not os.path.isdir(d):
+        if not os.path.isdir(d) and kind == "gemma4_vlm":
+            make_gemma4_vlm(d)
+        elif not os.path.isdir(d):
             H.save_model(kind, d)
         return d
 
@@ -217,8 +246,10 @@ class Builder:
         sd = load_state(self.hf(kind))
         tensors, lts = {}, {}
         groups = {}
+        n_layers = text_config(json.load(open(os.path.join(self.hf(kind), "config.json"))))["num_hidden_layers"]
         for k in sorted(sd):
-            qt = ollama_quant(k, sd[k].shape, quant, draft=draft)
+            qt = gemma4_quant(k, sd[k].shape, quant, n_layers) if kind.startswith("gemma4") and quant != "bf16" \
+                else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
             if ".mlp.experts." in k:
@@ -285,13 +316,17 @@ class Builder:
     def expect(self, d, kind, quant, lts, tensors, files, unchanged):
         """The expected model.gguf of the model folder `d` (FORMATS.md §7.5)."""
         hf = self.hf(kind)
-        cfg = json.loads(files["config.json"])
+        cfg = text_config(json.loads(files["config.json"]))
         n_layers = cfg["num_hidden_layers"]
         perm = {}
         if kind in PERMUTED:
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
         expected = {}
         per_expert = {}
+        if kind == "gemma4_vlm":   # the text model's tensors under the text model's names; the towers are mmproj's
+            text = "model.language_model."
+            lts = {"model." + k[len(text):]: v for k, v in lts.items() if k.startswith(text)}
+            tensors = {"model." + k[len(text):]: v for k, v in tensors.items() if k.startswith(text)}
         for k, lt in lts.items():
             fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(k))), None)
             if fused:   # each part: the same type as the whole, its rows of every expert
@@ -334,6 +369,15 @@ class Builder:
                 full = np.stack([expected_tensor(lt, g, None, rounded=False)[2] for _, lt in parts])
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        full = rope.get("full_attention") or {}
+        if full.get("rope_type") == "proportional":   # llama.cpp's Gemma4Model.generate_extra_tensors: 1 per rotated pair, 1e30 after
+            hd = cfg.get("global_head_dim") or next(c["head_dim"] for i, c in sorted(cfg["per_layer_config"].items())
+                                                    if cfg["layer_types"][int(i)] == "full_attention" and "head_dim" in c)
+            n_rot = int(hd * full["partial_rotary_factor"] / 2)
+            vals = np.array([1.0] * n_rot + [1e30] * (hd // 2 - n_rot), dtype=np.float32)
+            expected["rope_freqs.weight"] = {"type": "F32", "exact": True, "hf_name": "config.json rope_parameters.full_attention",
+                                             "stored": "config.json", "shape": [int(vals.shape[0])],
+                                             "oracle": self.fx.oracle(d, "rope_freqs.weight", vals)}
         for g, field in COMPUTED.items():   # F32 as the config lists them (FORMATS.md §7.3)
             if rope.get("rope_type") == "longrope" and field in rope:
                 vals = np.asarray(rope[field], dtype=np.float32)
@@ -346,7 +390,7 @@ class Builder:
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
-            "special_texts": H.special_texts(kind),
+            "special_texts": H.special_texts("gemma4" if kind == "gemma4_vlm" else kind),
             # llama.cpp through the reference tokenizes as HF does, except for the Llama-2-style tokenizer.json
             # without tokenizer.model: the converter's LlamaHfVocab scores every piece -1000 and llama.cpp then
             # merges left to right (modelfs's merge-rank scores follow HF, FORMATS.md §7.5), so HF is its oracle
@@ -370,6 +414,22 @@ class Builder:
         with open(os.path.join(self.out, "gguf_expected.json"), "w", encoding="utf-8") as f:
             json.dump(self.exp, f, indent=1, ensure_ascii=False)
             f.write("\n")
+
+
+def text_config(cfg):
+    """The text model's config of a multimodal config.json (its text_config), else the config itself."""
+    return cfg.get("text_config") or cfg
+
+
+def make_gemma4_vlm(d):
+    """dialect_gemma4's Gemma4ForConditionalGeneration (text with a vision tower), its weights in BF16 as published
+    checkpoints store them (an Ollama import of BF16 safetensors keeps BF16)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    import dialect_gemma4
+    dialect_gemma4.make_gemma4(d)
+    p = os.path.join(d, "model.safetensors")
+    save_file({k: v.to(torch.bfloat16).contiguous() for k, v in load_file(p).items()}, p, metadata={"format": "pt"})
 
 
 def _json_edit(key, fn):

@@ -161,6 +161,52 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return List.of();
     }
 
+    /**
+     * The HF shape {@code config.json} implies for the per-layer GGUF tensor {@code blk.<layer>.<gguf>.weight}
+     * ({@code gguf} without layer prefix and suffix), empty when the architecture has none: by default its
+     * {@link LayerRule}'s, the same in every layer. Gemma 4 overrides it (head dimensions per layer type, the
+     * layer scalar of a renamed {@link Assembly}).
+     */
+    default Optional<long[]> layerShape(String gguf, int layer, JsonNode config, ConfigKeys.Dims d) {
+        return layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst().map(r -> r.shape().apply(d));
+    }
+
+    /**
+     * The tokenizer KVs of the synthesized GGUF, given those {@link TokenizerKvs#of} derived ({@code kvs}, the
+     * {@link #tokenizerExtras} included) from {@code tokenizer} and {@code tokenizerConfig} (null when absent): unchanged by
+     * default. An architecture whose converter writes its own vocabulary form (Gemma 4's {@code tokenizer.ggml.model =
+     * gemma4}) rewrites them.
+     */
+    default List<GgufKv> reviseTokenizerKvs(List<GgufKv> kvs, JsonNode tokenizer, JsonNode tokenizerConfig) {
+        return kvs;
+    }
+
+    /**
+     * A multimodal Hugging Face architecture whose text model is this architecture (Gemma 4 with vision and audio,
+     * {@code Gemma4ForConditionalGeneration}): its text config is {@code config.json}'s object {@code configField}; its text
+     * tensors are those under {@code tensorPrefix}, named as the text model's {@code model.} + the rest; tensors under one
+     * of {@code dropped} (the vision and audio towers, which are {@code mmproj.gguf}'s, not {@code model.gguf}'s) are
+     * left out; any other tensor keeps its name.
+     */
+    record TextPart(String hfArchitecture, String configField, String tensorPrefix, List<String> dropped) {
+        public TextPart {
+            dropped = List.copyOf(dropped);
+        }
+
+        /** The text model's name of tensor {@code hfName}, or null when it is left out. */
+        public String textName(String hfName) {
+            if (hfName.startsWith(tensorPrefix)) {
+                return "model." + hfName.substring(tensorPrefix.length());
+            }
+            return dropped.stream().anyMatch(hfName::startsWith) ? null : hfName;
+        }
+    }
+
+    /** The multimodal architectures whose text model is this one (Hugging Face → GGUF only); none by default. */
+    default List<TextPart> textParts() {
+        return List.of();
+    }
+
     /** One computed F32 tensor. */
     record ComputedTensor(String ggufName, float[] values) {
     }

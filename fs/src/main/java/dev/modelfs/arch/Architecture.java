@@ -44,7 +44,7 @@ public enum Architecture {
     GPT_OSS(new GptOss()),
     /** DeepSeek-V3 / R1 ({@code DeepseekV3ForCausalLM}, GGUF {@code deepseek2}): MLA, grouped routing; GGUF → HF only. */
     DEEPSEEK2(new Deepseek2()),
-    /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars; GGUF → HF only. */
+    /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars. */
     GEMMA4(new Gemma4()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
@@ -100,6 +100,22 @@ public enum Architecture {
         return spec.normShift();
     }
 
+    /** The architecture and {@link ArchSpec.TextPart} whose multimodal HF architecture is {@code hfArchitecture}, if any. */
+    public record Text(Architecture architecture, ArchSpec.TextPart part) {
+    }
+
+    /** The text model of multimodal HF architecture {@code hfArchitecture} (null allowed), when one is mapped. */
+    public static Optional<Text> textPartOf(String hfArchitecture) {
+        for (Architecture a : values()) {
+            for (ArchSpec.TextPart t : a.spec.textParts()) {
+                if (t.hfArchitecture().equals(hfArchitecture)) {
+                    return Optional.of(new Text(a, t));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The architecture of a GGUF with this {@code general.architecture} and metadata {@code m}, if supported. */
     public static Optional<Architecture> fromGguf(String generalArchitecture, GgufParams m) {
         return Arrays.stream(values()).filter(a -> a.ggufName().equals(generalArchitecture) && a.spec.claims(m)).findFirst();
@@ -137,8 +153,8 @@ public enum Architecture {
         String name = hfArchitecture != null ? hfArchitecture : "model_type " + modelType;
         String lower = (hfArchitecture != null ? hfArchitecture : String.valueOf(modelType)).toLowerCase(Locale.ROOT);
         if (lower.startsWith("gemma")) {
-            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM and Gemma3ForCausalLM (text) are "
-                    + "mapped; the others (Gemma 3 with vision, Gemma 3n, Gemma 4 with vision; Gemma4ForCausalLM is mapped GGUF → HF only) have tensors and hyperparameters modelfs does not map";
+            return name + ": of the gemma architectures GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma4ForCausalLM and the text of "
+                    + "Gemma4ForConditionalGeneration are mapped; the others (Gemma 3 with vision, Gemma 3n) have tensors and hyperparameters modelfs does not map";
         }
         if (lower.contains("moe") || lower.startsWith("deepseek")) {
             return name + ": no tensor-name mapping for this mixture-of-experts architecture in modelfs";

@@ -63,7 +63,9 @@ public final class ConfigKeys {
 
     /**
      * The GGUF architecture KVs for {@code config} ({@code general.architecture} first, then the
-     * {@link #entries} in order, then the architecture's {@link ArchSpec#extraKvs}, then rope scaling).
+     * {@link #entries} in order, then the architecture's {@link ArchSpec#extraKvs} (one with the key of an entry
+     * replaces it in place: Gemma 4's {@code attention.key_length} is the full-attention layers' head dimension),
+     * then rope scaling).
      *
      * @throws IllegalArgumentException for a missing required field or a value of the wrong kind
      */
@@ -84,7 +86,14 @@ public final class ConfigKeys {
             }
             out.add(kv(p + e.ggufSuffix(), e.type(), value(e, v.get())));
         }
-        out.addAll(a.spec().extraKvs(config, p, out, dims(a, config)));
+        for (GgufKv extra : a.spec().extraKvs(config, p, out, dims(a, config))) {   // an extra KV of a written key replaces it
+            int at = indexOf(out, extra.key());
+            if (at >= 0) {
+                out.set(at, extra);
+            } else {
+                out.add(extra);
+            }
+        }
         ropeScaling(config).ifPresent(r -> {
             switch (r.type()) {
                 case "linear" -> {
@@ -252,6 +261,15 @@ public final class ConfigKeys {
             }
         }
         return Optional.empty();
+    }
+
+    private static int indexOf(List<GgufKv> kvs, String key) {
+        for (int i = 0; i < kvs.size(); i++) {
+            if (kvs.get(i).key().equals(key)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static GgufKv kv(String key, GgufValueType type, Object value) {

@@ -3,10 +3,13 @@ package dev.modelfs.arch;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelfs.format.gguf.GgufKv;
 import java.util.List;
+import java.util.Optional;
 
 /**
- * Gemma 4 text ({@code Gemma4ForCausalLM}, GGUF {@code gemma4}), GGUF → Hugging Face only: sliding-window layers
+ * Gemma 4 text ({@code Gemma4ForCausalLM}, GGUF {@code gemma4}), both directions (Hugging Face → GGUF in
+ * {@link Gemma4Synth}): sliding-window layers
  * with head dimension {@code attention.key_length_swa} and full-attention layers with {@code attention.key_length}
  * ({@code global_head_dim}), q/k norms and a weightless v norm, four norms a layer stored as they are (no
  * {@code 1 + w}), a per-layer output scalar ({@code blk.N.layer_output_scale.weight} ↔ the buffer
@@ -18,8 +21,8 @@ import java.util.List;
  * sharing ({@code attention.shared_kv_layers > 0}), experts, per-layer feed-forward or KV-head arrays, keys shared
  * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
  * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
- * unreadable {@code rope_freqs.weight}. The Hugging Face → GGUF direction is not built ({@link #checkHfConfig}),
- * so the rules' HF shapes are never used.
+ * unreadable {@code rope_freqs.weight}. The rules' HF shapes are the sliding layers'; {@link #layerShape} gives the full
+ * layers' ({@code global_head_dim}).
  */
 public final class Gemma4 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
@@ -40,11 +43,58 @@ public final class Gemma4 implements ArchSpec {
         return ASSEMBLIES;
     }
 
+    // ---- Hugging Face → GGUF: Gemma4Synth
+
+    /** The text of Gemma 4 with vision and audio: {@code text_config}, {@code model.language_model.*}; the towers left out. */
+    private static final List<TextPart> TEXT_PARTS = List.of(new TextPart("Gemma4ForConditionalGeneration", "text_config",
+            "model.language_model.", List.of("model.vision_tower.", "model.embed_vision.", "model.audio_tower.", "model.embed_audio.")));
+
+    @Override
+    public List<TextPart> textParts() {
+        return TEXT_PARTS;
+    }
+
     @Override
     public void checkHfConfig(JsonNode config) {
-        throw new IllegalArgumentException("gemma4: modelfs maps Gemma 4 GGUFs to Hugging Face folders only, "
-                + "not Hugging Face Gemma 4 models to GGUF");
+        Gemma4Synth.checkHfConfig(config);
     }
+
+    @Override
+    public boolean writesRopeScaling(String type) {
+        return type.equals("proportional");
+    }
+
+    @Override
+    public List<GgufKv> extraKvs(JsonNode config, String p, List<GgufKv> done, ConfigKeys.Dims d) {
+        return Gemma4Synth.extraKvs(config, p, d);
+    }
+
+    @Override
+    public List<ComputedTensor> computedTensors(JsonNode config, List<GgufKv> kvs, ConfigKeys.Dims d) {
+        return List.of(new ComputedTensor("rope_freqs.weight", Gemma4Synth.ropeFreqs(config)));
+    }
+
+    @Override
+    public Optional<long[]> layerShape(String gguf, int layer, JsonNode config, ConfigKeys.Dims d) {
+        return Gemma4Synth.layerShape(LAYERS, gguf, layer, config, d);
+    }
+
+    /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
+    @Override
+    public void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
+        int count = tokenizer.path("model").path("vocab").size() + tokenizer.path("added_tokens").size();
+        if (count < d.vocab()) {
+            throw new IllegalArgumentException("gemma4: tokenizer.json has " + count + " tokens (vocabulary plus added), vocab_size is "
+                    + d.vocab() + " (llama.cpp's converter drops the extra embedding rows; modelfs does not)");
+        }
+    }
+
+    @Override
+    public List<GgufKv> reviseTokenizerKvs(List<GgufKv> kvs, JsonNode tokenizer, JsonNode tokenizerConfig) {
+        return Gemma4Synth.tokenizerKvs(kvs, tokenizer, tokenizerConfig);
+    }
+
+    // ---- GGUF → Hugging Face
 
     /** The sliding layers' head dimension ({@code head_dim} in {@code config.json}). */
     @Override

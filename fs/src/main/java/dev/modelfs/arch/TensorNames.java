@@ -117,6 +117,24 @@ public final class TensorNames {
                 .map(x -> x.gguf().stream().map(g -> "blk." + m.group(1) + "." + g).toList());
     }
 
+    /**
+     * The GGUF name of per-layer HF tensor {@code hfName} when it is a {@link Assembly#isRename renamed} assembly of
+     * {@code a} (Gemma 4's buffer {@code model.layers.N.layer_scalar} → {@code blk.N.layer_output_scale.weight}): the
+     * Hugging Face → GGUF direction of what the GGUF → HF direction builds from {@link ArchSpec#assemblies}.
+     */
+    public static Optional<String> renamedToGguf(Architecture a, String hfName) {
+        String prefix = a.spec().hfLayerPrefix();
+        if (!hfName.startsWith(prefix)) {
+            return Optional.empty();
+        }
+        Matcher m = Pattern.compile(NUM + "\\.(.+)").matcher(hfName.substring(prefix.length()));
+        if (!m.matches()) {
+            return Optional.empty();
+        }
+        return a.spec().assemblies().stream().filter(x -> x.isRename() && x.hf().equals(m.group(2))).findFirst()
+                .map(x -> "blk." + m.group(1) + "." + x.gguf().getFirst());
+    }
+
     /** The rule of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) in {@code a}. */
     public static Optional<LayerRule> rule(Architecture a, String gguf) {
         return a.spec().layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst();

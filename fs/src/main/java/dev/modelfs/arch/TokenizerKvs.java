@@ -43,7 +43,7 @@ public final class TokenizerKvs {
         List<GgufKv> out = new ArrayList<>(of(tokenizer, tokenizerConfig, config, nVocab));
         TokenizerTables.TokenizerModel model = TokenizerTables.TokenizerModel.fromHf(tokenizer).orElseThrow();
         out.addAll(arch.tokenizerExtras(model, nVocab));
-        return List.copyOf(out);
+        return List.copyOf(arch.reviseTokenizerKvs(List.copyOf(out), tokenizer, tokenizerConfig));
     }
 
     /** The tokenizer KVs; {@code tokenizerConfig} and {@code config} may be null. */
@@ -274,7 +274,7 @@ public final class TokenizerKvs {
     }
 
     /** Merges as {@code "a b"} strings (pairs given as arrays joined as gguf-py does). */
-    private static List<String> merges(JsonNode m) {
+    static List<String> merges(JsonNode m) {
         List<String> out = new ArrayList<>();
         for (JsonNode e : m) {
             if (e.isTextual()) {

@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -199,7 +200,12 @@ public final class SynthesizedGgufPlanner {
         JsonNode archs = cfg.path("architectures");
         String hfArch = archs.isArray() && !archs.isEmpty() && archs.get(0).isTextual() ? archs.get(0).asText() : null;
         String modelType = cfg.path("model_type").isTextual() ? cfg.path("model_type").asText() : null;
-        Architecture arch = switch (Architecture.fromHf(hfArch, modelType)) {
+        Optional<Architecture.Text> text = Architecture.textPartOf(hfArch);
+        ArchSpec.TextPart textPart = text.map(Architecture.Text::part).orElse(null);
+        if (textPart != null) {   // the text model of a multimodal one: its config, its tensors (FORMATS.md §7.5)
+            cfg = textConfig(cfg, textPart, text.get().architecture());
+        }
+        Architecture arch = textPart != null ? text.get().architecture() : switch (Architecture.fromHf(hfArch, modelType)) {
             case Architecture.Resolution.Supported s -> s.architecture();
             case Architecture.Resolution.Unsupported u -> throw new IllegalArgumentException(u.reason());
         };
@@ -223,13 +229,13 @@ public final class SynthesizedGgufPlanner {
         }
         Map<String, TreeMap<Integer, LogicalTensor>> experts = new TreeMap<>();
         for (LogicalTensor t : tensors) {
-            String hf = t.relativeName();
-            if (DROPPED.stream().anyMatch(hf::contains)) {
+            String hf = textPart == null ? t.relativeName() : textPart.textName(t.relativeName());
+            if (hf == null || DROPPED.stream().anyMatch(hf::contains)) {
                 continue;
             }
             var fused = TensorNames.splitParts(arch, hf);
             if (fused.isPresent()) {
-                for (TensorPlan part : split(arch, d, t, fused.get(), f16Exact)) {
+                for (TensorPlan part : split(arch, d, cfg, t, fused.get(), f16Exact)) {
                     if (!names.add(part.ggufName())) {
                         throw new IllegalArgumentException("two tensors map to " + part.ggufName());
                     }
@@ -244,13 +250,13 @@ public final class SynthesizedGgufPlanner {
                 }
                 continue;
             }
-            String g = TensorNames.toGguf(arch, hf).orElseThrow(() ->
+            String g = TensorNames.toGguf(arch, hf).or(() -> TensorNames.renamedToGguf(arch, hf)).orElseThrow(() ->
                     new IllegalArgumentException("tensor " + hf + " has no GGUF name for " + arch.ggufName()));
             if (!names.add(g)) {
                 throw new IllegalArgumentException("two tensors map to " + g);
             }
             long[] shape = t.logicalShape();
-            long[] want = expectedShape(arch, d, g);
+            long[] want = expectedShape(arch, d, cfg, g);
             if (!Arrays.equals(shape, want)) {
                 throw new IllegalArgumentException(hf + " has shape " + Arrays.toString(shape) + ", config.json implies " + Arrays.toString(want));
             }
@@ -270,7 +276,7 @@ public final class SynthesizedGgufPlanner {
             if (!names.add(e.getKey())) {
                 throw new IllegalArgumentException("two tensors map to " + e.getKey());
             }
-            plans.add(stacked(arch, d, e.getKey(), e.getValue(), f16Exact));
+            plans.add(stacked(arch, d, cfg, e.getKey(), e.getValue(), f16Exact));
         }
         checkComplete(arch, d, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
@@ -283,6 +289,24 @@ public final class SynthesizedGgufPlanner {
         kvs.add(new GgufKv("general.quantization_version", GgufValueType.UINT32, 2, 0, 0));
         kvs.addAll(tokKvs);
         return new Plan(component, arch, List.copyOf(kvs), List.copyOf(plans));
+    }
+
+    /**
+     * The text config of a multimodal {@code cfg}: its {@code part.configField()} object with the text architecture's
+     * canonical {@code architectures} and {@code model_type}, and {@code tie_word_embeddings} from the top when only there.
+     */
+    private static JsonNode textConfig(JsonNode cfg, ArchSpec.TextPart part, Architecture a) {
+        JsonNode t = cfg.get(part.configField());
+        if (t == null || !t.isObject()) {
+            throw new IllegalArgumentException(part.hfArchitecture() + " config.json without a " + part.configField() + " object");
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode c = ((com.fasterxml.jackson.databind.node.ObjectNode) t).deepCopy();
+        c.putArray("architectures").add(a.hfArchitecture());
+        c.put("model_type", a.hfModelType());
+        if (!c.has("tie_word_embeddings") && cfg.has("tie_word_embeddings")) {
+            c.set("tie_word_embeddings", cfg.get("tie_word_embeddings"));
+        }
+        return c;
     }
 
     private static TensorPlan choose(String g, long[] ne, LogicalTensor t, QkPermutation perm, Predicate<LogicalTensor> f16Exact) {
@@ -320,9 +344,9 @@ public final class SynthesizedGgufPlanner {
      * as the same type: when the lossless choices differ (int4 experts of which only some have f16-exact scales
      * and biases), every expert is planned without Q4_1 (dequantized to BF16); if they still differ, refused.
      */
-    private static TensorPlan stacked(Architecture arch, ConfigKeys.Dims d, String g, TreeMap<Integer, LogicalTensor> byExpert,
+    private static TensorPlan stacked(Architecture arch, ConfigKeys.Dims d, JsonNode cfg, String g, TreeMap<Integer, LogicalTensor> byExpert,
                                       Predicate<LogicalTensor> f16Exact) {
-        long[] want = expectedShape(arch, d, g);
+        long[] want = expectedShape(arch, d, cfg, g);
         if (byExpert.size() != want[0] || byExpert.firstKey() != 0 || byExpert.lastKey() != want[0] - 1) {
             throw new IllegalArgumentException(g + ": experts " + byExpert.keySet() + " stored, config.json implies " + want[0]);
         }
@@ -351,9 +375,9 @@ public final class SynthesizedGgufPlanner {
      * The GGUF tensors {@code parts} cut from fused source {@code t} ({@code [E, Σ rows, cols]}): part {@code i} is,
      * of every expert, the {@code rows_i} rows after those of the parts before it.
      */
-    private static List<TensorPlan> split(Architecture arch, ConfigKeys.Dims d, LogicalTensor t, List<String> parts,
+    private static List<TensorPlan> split(Architecture arch, ConfigKeys.Dims d, JsonNode cfg, LogicalTensor t, List<String> parts,
                                           Predicate<LogicalTensor> f16Exact) {
-        List<long[]> want = parts.stream().map(g -> expectedShape(arch, d, g)).toList();
+        List<long[]> want = parts.stream().map(g -> expectedShape(arch, d, cfg, g)).toList();
         long total = want.stream().mapToLong(w -> w[1]).sum();
         long[] whole = {want.getFirst()[0], total, want.getFirst()[2]};
         if (!Arrays.equals(t.logicalShape(), whole)) {
@@ -376,8 +400,8 @@ public final class SynthesizedGgufPlanner {
         return parts.stream().allMatch(p -> p.type() == parts.getFirst().type() && p.choice() == parts.getFirst().choice());
     }
 
-    /** The HF shape config.json implies for GGUF tensor {@code g}. */
-    static long[] expectedShape(Architecture a, ConfigKeys.Dims d, String g) {
+    /** The HF shape config.json ({@code cfg}) implies for GGUF tensor {@code g} ({@link ArchSpec#layerShape} for per-layer ones). */
+    static long[] expectedShape(Architecture a, ConfigKeys.Dims d, JsonNode cfg, String g) {
         Matcher m = LAYER.matcher(g);
         if (!m.matches()) {
             return switch (g) {
@@ -389,8 +413,8 @@ public final class SynthesizedGgufPlanner {
         if (Long.parseLong(m.group(1)) >= d.layers()) {
             throw new IllegalArgumentException(g + ": layer beyond num_hidden_layers " + d.layers());
         }
-        long[] w = TensorNames.rule(a, m.group(2)).orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g))
-                .shape().apply(d);
+        long[] w = a.spec().layerShape(m.group(2), Integer.parseInt(m.group(1)), cfg, d)
+                .orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
         return m.group(3).equals("bias") ? new long[]{w[0]} : w;
     }
 

@@ -61,7 +61,7 @@ class Gemma4ArchTest {
         assertEquals(0f, g.normShift(), "Gemma 4's norms scale by w, not 1 + w");
         assertEquals(32, SPEC.headDim(params(kvs(), V), P, 64, 4), "config.json's head_dim is the sliding layers'");
         var synth = assertThrows(IllegalArgumentException.class, () -> SPEC.checkHfConfig(JsonNodeFactory.instance.objectNode()));
-        assertTrue(synth.getMessage().contains("Hugging Face folders only"), synth.getMessage());
+        assertTrue(synth.getMessage().contains("layer_types"), synth.getMessage());
     }
 
     @Test

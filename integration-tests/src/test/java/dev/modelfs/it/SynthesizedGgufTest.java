@@ -61,6 +61,7 @@ class SynthesizedGgufTest {
         JsonNode gemma = show("synth-gemma3n", false).get("synthesized_gguf").get(0);
         assertTrue(gemma.get("absent").asText().contains("Gemma 3n"), gemma.toString());
         assertEquals("gemma2", show("synth-gemma2", false).get("synthesized_gguf").get(0).get("architecture").asText());
+        assertEquals("gemma4", show("synth-gemma4:int4", false).get("synthesized_gguf").get(0).get("architecture").asText());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
