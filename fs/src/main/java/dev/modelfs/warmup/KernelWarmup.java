@@ -191,9 +191,14 @@ public final class KernelWarmup {
      * An interrupt ends the wait (the thread's interrupt status is kept).
      */
     public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget) {
+        frontEndDone(frontEnd, files, startNanos, budget, () -> false);
+    }
+
+    /** The same, ending the wait for the compilers once {@code stop} holds (the front end stops). */
+    public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget, BooleanSupplier stop) {
         boolean idle = false;
         try {
-            idle = JitQueue.awaitIdle(budget.jitWait());
+            idle = JitQueue.awaitIdle(budget.jitWait(), stop);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -237,10 +242,10 @@ public final class KernelWarmup {
                 int[] read = {0};
                 long passesEnd = readsEnd.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
                 JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), readsEnd.or(stop), passesEnd),
-                        ReadPathWarmup.PASSES, readsEnd.cap(ReadPathWarmup.PASSES_WALL));
+                        ReadPathWarmup.PASSES, readsEnd.cap(ReadPathWarmup.PASSES_WALL), stop);
                 files = read[0];
             }
-            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()));   // no wait asked: nothing ran out
+            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()), stop);   // no wait asked: nothing ran out
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {

@@ -8,6 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 import dev.modelfs.tree.FileNode;
@@ -71,6 +72,11 @@ final class FuseReadWarmup {
      * through {@code ring} (a mount with {@code --io-uring}; null: none), the code that answers the rings' READs.
      */
     static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files, RingEntries ring) {
+        return run(fs, readBufStub, files, ring, () -> false);
+    }
+
+    /** The same, ending at the next call once {@code stop} holds (the mount stops while its warm-up runs). */
+    static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files, RingEntries ring, BooleanSupplier stop) {
         MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         int read = 0;
@@ -83,6 +89,9 @@ final class FuseReadWarmup {
             FuseFileInfo info = FuseFileInfo.of(Pointer.wrap(rt, fi.address()));
             FileStat st = FileStat.of(Pointer.wrap(rt, stat.address()));
             for (Path rel : files) {
+                if (stop.getAsBoolean()) {
+                    break;
+                }
                 String path = "/" + rel;
                 if (!(fs.resolve(path) instanceof FileNode f) || f.size() == 0) {
                     LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file");
@@ -96,7 +105,7 @@ final class FuseReadWarmup {
                 try {
                     long region = Math.max(LARGE, Math.min(REGION, f.size()));
                     long[] boundaries = KernelWarmup.segmentBoundaries(f, BOUNDARIES);
-                    for (int i = 0; i < CALLS; i++) {
+                    for (int i = 0; i < CALLS && !stop.getAsBoolean(); i++) {
                         long size = i % 2 == 0 ? LARGE : SMALL;
                         long offset = i % 4 == 2 && boundaries.length > 0
                                 ? Math.max(0, boundaries[(i / 4) % boundaries.length] - LARGE / 2)
