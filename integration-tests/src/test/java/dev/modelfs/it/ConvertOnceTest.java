@@ -107,7 +107,7 @@ class ConvertOnceTest {
         // show the blob's pages, resident because the store was read, whatever the warm-up did
         // a bound no busy machine reaches: what is checked is what the warm-up does and when, not its deadline
         try (CpuLoad load = CpuLoad.start(2, Duration.ofMinutes(10), work.resolve("warm-cpu.log"))) {
-            CliMount m = CliMount.start(store, work.resolve("warm"), "--no-kernel-passthrough", "--warmup-seconds", "600");
+            CliMount m = CliMount.startServing(store, work.resolve("warm"), "--no-kernel-passthrough", "--warmup-seconds", "600");
             try {
                 List<String> listed;
                 try (Stream<Path> s = Files.list(m.mountpoint)) {
@@ -152,7 +152,7 @@ class ConvertOnceTest {
         int port = CliNfs.freePort();
         int metricsPort = CliNfs.freePort();
         try (CpuLoad load = CpuLoad.start(2, Duration.ofMinutes(10), work.resolve("nfs-warm-cpu.log"))) {
-            CliNfs s = CliNfs.start(store, work.resolve("nfs-warm.log"), port, "--metrics", "127.0.0.1:" + metricsPort,
+            CliNfs s = CliNfs.startServing(store, work.resolve("nfs-warm.log"), port, "--metrics", "127.0.0.1:" + metricsPort,
                     "--warmup-seconds", "600");     // as above: what the warm-up does, not its deadline
             try {
                 CliNfs.Out ls = CliNfs.run(120, "nfs-ls", CliNfs.url("", port));
