@@ -18,8 +18,9 @@ import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 
 /**
- * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
- * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
+ * The FUSE half of the warm-up, behind the served mount: opens a file through the {@code getattr} and {@code open}
+ * callbacks of a private {@link ModelFs} over the served tree and calls a {@code read_buf} upcall stub of that file
+ * system itself ({@code ReadBufUpcall.stub}), as libfuse calls the mount's, so that the native-to-Java
  * transition, {@link ReadBufUpcall} and the splice and copy branches of a read (the copy branch also for
  * ranges across segment boundaries, {@code KernelWarmup.segmentBoundaries}) are compiled (and the classes an open
  * loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
@@ -29,8 +30,9 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.plainFilesToRead}: their reads convert nothing and fill no cache: the splice branch
  * answers with a descriptor and position, the copy branch copies blob bytes); the {@code fuse_bufvec} and buffer
- * each call mallocs are freed here, as libfuse would; its reads reach the telemetry, which {@code MountSession}
- * keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed
+ * each call mallocs are freed here, as libfuse would; its reads reach the telemetry of the file system it is given, which for
+ * {@code MountSession}'s private one is none ({@code ServedTree.warmupPolicy}), so that they count in no metric while
+ * clients read the mount; every handle it opens is closed
  * before it returns; a failure ends it with a fine-level log line.
  */
 final class FuseReadWarmup {

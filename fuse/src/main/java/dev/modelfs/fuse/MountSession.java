@@ -27,7 +27,8 @@ import java.util.logging.Logger;
  * One live mount: the served tree ({@link ServedTree}: store snapshot, refresher, blob mappings, chunk
  * cache) and the FUSE session. {@link #stop} (and {@link #close()}) stops new opens at once, serves open
  * files until they are closed or the grace period ends, then unmounts and releases everything; it is
- * idempotent.
+ * idempotent. The mount serves once {@link #mount} returns; its warm-up runs behind it once {@link #warmUp} is called
+ * (docs/DESIGN.md §2.8), and a stop ends the warm-up before it releases the mappings the warm-up reads.
  */
 public final class MountSession implements FrontEnd {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
