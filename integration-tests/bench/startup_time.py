@@ -53,6 +53,8 @@ def copy_store(src, dst, models):
     lib = os.path.join(src, "manifests", "registry.ollama.ai", "library")
     manifests = []
     for name in sorted(os.listdir(lib)):
+        if not os.path.isdir(os.path.join(lib, name)):
+            continue                     # a manifest in the wrong place (a hostile case of the fixture)
         for tag in sorted(os.listdir(os.path.join(lib, name))):
             p = os.path.join(lib, name, tag)
             if NAME.match(name) and os.path.isfile(p):
