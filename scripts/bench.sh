@@ -59,7 +59,7 @@ if [ -n "$startup" ]; then
   [ -z "$before" ] || jars+=(--jar "before=$before")
   echo "## Start-up: from the command to a listable tree (issue 37)"
   rc=0
-  "$MODELFS_PYTHON" integration-tests/bench/startup_time.py "$store" "$work/startup" "${jars[@]}" --rounds "$rounds" \
+  "$MODELFS_PYTHON" integration-tests/bench/startup_time.py "$store" "$work/startup" "${jars[@]}" --no-warmup-row --rounds "$rounds" \
     --java "$JAVA_HOME/bin/java" || rc=$?
   [ -n "$keep" ] || rm -rf "$work"
   exit $rc

@@ -3,6 +3,7 @@
 `stress-ng --cpu 2` (issue 37, point 4).
 
 Usage: startup_time.py STORE WORKDIR --jar LABEL=JAR [--jar LABEL=JAR ...] [--rounds R] [--java JAVA] [--copies N]
+                       [--stores both|fixture] [--no-warmup-row]
 
 STORE: a store (scripts/bench.sh --startup passes the integration fixture's, make_fixture.py: 44 models). A second
 store of N models (--copies, default 100) is made in WORKDIR/store-N from it: its blobs hard-linked (copied when
@@ -108,13 +109,13 @@ def listable_nfs(port):
     return r.returncode == 0 and len(r.stdout.strip()) > 0
 
 
-def one(a, jar, store, front, work):
-    """One fresh process: (seconds to listable, seconds to the warm-up's end)."""
+def one(a, jar, store, front, work, extra=()):
+    """One fresh process (extra arguments `extra`): (seconds to listable, seconds to the warm-up's end)."""
     log = tempfile.NamedTemporaryFile(prefix="startup-", suffix=".log", dir=work, delete=False).name
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt, exist_ok=True)
     port = free_port()
-    args = ["mount", "--store", store, mnt] if front == "mount" else ["nfs", "--store", store, "--port", str(port)]
+    args = ["mount", "--store", store, *extra, mnt] if front == "mount" else ["nfs", "--store", store, "--port", str(port), *extra]
     ready = (lambda: listable_mount(mnt)) if front == "mount" else (lambda: listable_nfs(port))
     t0 = time.time()
     with open(log, "w") as out:
@@ -128,7 +129,7 @@ def one(a, jar, store, front, work):
         listed = time.time() - t0
         text = open(log).read()
         done = None
-        while time.time() < deadline:
+        while "--no-warmup" not in extra and time.time() < deadline:
             text = open(log).read()
             if "warm-up done" in text:
                 done = time.time() - t0
@@ -165,23 +166,27 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--java", default="java")
     ap.add_argument("--copies", type=int, default=100)
+    ap.add_argument("--stores", choices=("both", "fixture"), default="both")
+    ap.add_argument("--no-warmup-row", action="store_true", help="also the first jar with --no-warmup (the floor)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    stores = [a.store, copy_store(a.store, os.path.join(a.work, f"store-{a.copies}"), a.copies)]
-    jars = [j.split("=", 1) for j in a.jar]
+    stores = [a.store] if a.stores == "fixture" else [a.store, copy_store(a.store, os.path.join(a.work, f"store-{a.copies}"), a.copies)]
+    jars = [(label, path, ()) for label, path in (j.split("=", 1) for j in a.jar)]
+    if a.no_warmup_row:
+        jars.append((jars[0][0] + ", `--no-warmup`", jars[0][1], ("--no-warmup",)))
     print("| store | front end | load | build | to a listable tree, s | to the warm-up's end, s |")
     print("|---|---|---|---|---|---|")
     for store in stores:
         for loaded in (False, True):
             for front in ("mount", "nfs"):
-                for label, jar in jars:
+                for label, jar, extra in jars:
                     listed, done = [], []
                     for _ in range(a.rounds):
                         if loaded:
                             with Load():
-                                l, d = one(a, jar, store, front, a.work)
+                                l, d = one(a, jar, store, front, a.work, extra)
                         else:
-                            l, d = one(a, jar, store, front, a.work)
+                            l, d = one(a, jar, store, front, a.work, extra)
                         listed.append(l)
                         done.append(d)
                     print(f"| {count_models(store)} manifests | {front} | {'stress-ng --cpu 2' if loaded else 'quiet'} | {label} "
