@@ -22,9 +22,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The FUSE half of the warm-up calls the real {@code read_buf} upcall stub before the kernel mount exists, behind the
- * telemetry gate a mount keeps closed until then: a real
- * in-process mount (needs {@code /dev/fuse} and {@code fusermount}, fails without them) over a real store.
+ * The FUSE half of the warm-up calls a {@code read_buf} upcall stub itself, as libfuse does, without its reads being
+ * reported (here before the kernel mount exists, behind a closed {@code GatedTelemetry}); and {@code MountSession}
+ * runs it behind the served mount through a private {@code ModelFs} whose reads reach no metric, converted opens
+ * waiting for it: real in-process mounts (need {@code /dev/fuse} and {@code fusermount}, fail without them) over a
+ * real store.
  */
 class FuseReadWarmupTest {
     @TempDir
