@@ -66,12 +66,19 @@ class ServeLifecycleTest {
         PrintStream was = System.out;
         Recording front = new Recording(out);
         int status;
+        // the life cycle installs its own INT, TERM and HUP handlers: this test JVM's are put back afterwards
+        List<sun.misc.Signal> signals = List.of(new sun.misc.Signal("INT"), new sun.misc.Signal("TERM"), new sun.misc.Signal("HUP"));
+        List<sun.misc.SignalHandler> handlers = signals.stream().map(sig -> sun.misc.Signal.handle(sig, sun.misc.SignalHandler.SIG_DFL)).toList();
+        signals.forEach(sig -> sun.misc.Signal.handle(sig, handlers.get(signals.indexOf(sig))));
         System.setOut(new PrintStream(out, true));
         try {
             status = ServeLifecycle.serve(new MetricsOption(), false, (telemetry, stop) -> front,
                     new ServeLifecycle.Lines(f -> "modelfs: serving test (", f -> "stopped by itself", f -> "stopped"), Duration.ZERO);
         } finally {
             System.setOut(was);
+            for (int i = 0; i < signals.size(); i++) {
+                sun.misc.Signal.handle(signals.get(i), handlers.get(i));
+            }
         }
         assertEquals(0, status);
         assertEquals(List.of("warmUp after: modelfs: serving test ()", "stop"), front.events,
