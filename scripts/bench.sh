@@ -14,18 +14,24 @@
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
 #      third state, a fresh mount over a filled --cache-dir. Needs root (drop_caches).
-#   --mmap runs only 6: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
+#   --mmap runs only 7: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
 #      MADV_SEQUENTIAL) against read(2), on fresh mounts and local copies, at the mount's read_ahead_kb values --ra-kb
 #      (integration-tests/bench/mmap_load.py, issue 37 point 3; the store and shape of --load). Needs root.
+#   --startup runs only 6: start-up, the seconds from `modelfs mount` / `modelfs nfs` to a listable tree and to the end
+#      of the warm-up behind it, quiet and beside `stress-ng --cpu 2`, over the integration fixture's store (44 models;
+#      $MODELFS_STARTUP_STORE, else made by make_fixture.py in the work folder) and a store of 100 models made from it
+#      by copying manifests (integration-tests/bench/startup_time.py, issue 37); --startup-before JAR adds an older
+#      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
 #        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
+#        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
 #   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=; mmap=; ra_kb=128,1024
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=; mmap=; ra_kb=128,1024; startup=; before=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -39,10 +45,31 @@ while [ $# -gt 0 ]; do
     --load-cache-dir) load_cache=--cache-dir; shift ;;
     --mmap) mmap=1; shift ;;
     --ra-kb) ra_kb="$2"; shift 2 ;;
+    --startup) startup=1; shift ;;
+    --startup-before) before="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
 find_jdk; ensure_maven; ensure_fuse; ensure_python_venv
+if [ -n "$startup" ]; then
+  command -v stress-ng >/dev/null || need_root_or_say "stress-ng (both CPUs busy)" stress-ng
+  ensure_nfs_clients
+  cd "$MODELFS_TOP"
+  mvn -q -B -Dstyle.color=never -DskipTests package
+  work="${keep:-$(mktemp -d)}"; mkdir -p "$work"
+  store="${MODELFS_STARTUP_STORE:-$work/fixture/store}"
+  if [ ! -d "$store/manifests" ]; then
+    "$MODELFS_PYTHON" integration-tests/python/make_fixture.py "$work/fixture" >/dev/null
+  fi
+  jars=(--jar "this build=$MODELFS_JAR")
+  [ -z "$before" ] || jars+=(--jar "before=$before")
+  echo "## Start-up: from the command to a listable tree (issue 37)"
+  rc=0
+  "$MODELFS_PYTHON" integration-tests/bench/startup_time.py "$store" "$work/startup" "${jars[@]}" --no-warmup-row --rounds "$rounds" \
+    --java "$JAVA_HOME/bin/java" || rc=$?
+  [ -n "$keep" ] || rm -rf "$work"
+  exit $rc
+fi
 if [ -n "$load$mmap" ]; then
   cd "$MODELFS_TOP"
   mvn -q -B -Dstyle.color=never -DskipTests package

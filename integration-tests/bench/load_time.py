@@ -107,6 +107,11 @@ class Mount:
             if time.time() > deadline or self.proc.poll() is not None:
                 sys.exit("modelfs did not start: " + open(self.log).read())
             time.sleep(0.02)
+        # the warm-up runs behind the served tree (converted opens wait for it): tools start once it is done
+        while "--no-warmup" not in extra and "warm-up done" not in open(self.log).read():
+            if time.time() > deadline or self.proc.poll() is not None:
+                sys.exit("modelfs's warm-up did not end: " + open(self.log).read())
+            time.sleep(0.02)
 
     def stop(self):
         subprocess.run(["fusermount", "-u", self.mnt], stderr=subprocess.DEVNULL)

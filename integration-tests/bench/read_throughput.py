@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -327,6 +328,18 @@ def mount(a, flags, store, mnt):
         if time.time() > deadline or proc.poll() is not None:
             sys.exit("mount failed: " + (proc.stdout.read().decode() if proc.poll() is not None else "timeout"))
         time.sleep(0.1)
+    # the warm-up runs behind the served tree (converted opens wait for it): reads start once it is done; the output
+    # is drained on a thread of its own from then on
+    warmed = threading.Event()
+
+    def drain():
+        for line in proc.stdout:
+            if b"warm-up done" in line:
+                warmed.set()
+        warmed.set()
+    threading.Thread(target=drain, daemon=True).start()
+    if not warmed.wait(120) or proc.poll() is not None:
+        sys.exit("the mount's warm-up did not end")
     return proc
 
 

@@ -30,6 +30,15 @@ public interface FrontEnd extends AutoCloseable {
      */
     void stop(Duration grace);
 
+    /**
+     * Starts the front end's warm-up behind the served tree (docs/DESIGN.md §2.8): called once, after the front end
+     * serves and has said so. While it runs, the tree, attributes and files without conversions are served as usual
+     * and opens of converted files wait for it ({@link ConversionGate}), at most until its wall-clock end; a
+     * {@link #stop} ends it first. Front ends without a warm-up (or with it turned off) do nothing.
+     */
+    default void warmUp() {
+    }
+
     /** What this front end converted, for its last log line (see {@link ServedTree#conversionSummary()}). */
     default String conversionSummary() {
         return served().conversionSummary();

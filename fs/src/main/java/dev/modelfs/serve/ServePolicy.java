@@ -48,6 +48,8 @@ public final class ServePolicy {
     private final Telemetry telemetry;
     /** Complete converted files of the cache directory (null without {@code --cache-dir}). */
     private final CompleteFileServing complete;
+    /** Opens of converted files wait here while a warm-up runs behind the served tree ({@link ConversionGate}). */
+    private final ConversionGate conversions;
     private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
 
     /** The attributes every front end shows for one node. */
@@ -84,6 +86,13 @@ public final class ServePolicy {
     /** The same, opening converted files from their complete files in the cache directory when {@code complete} is not null. */
     public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
                        Telemetry telemetry, CompleteFileServing complete) {
+        this(storeRoot, resolver, chunks, readAhead, uid, gid, telemetry, complete, new ConversionGate());
+    }
+
+    /** The same, opening converted files only once {@code conversions} lets them ({@link #open}). */
+    public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
+                       Telemetry telemetry, CompleteFileServing complete, ConversionGate conversions) {
+        this.conversions = conversions;
         this.complete = complete;
         this.telemetry = telemetry;
         this.space = new StoreSpace(storeRoot);
@@ -117,16 +126,23 @@ public final class ServePolicy {
      * Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. With a cache
      * directory, a converted file whose complete file is there and intact is opened as that one file (served as a
      * blob: kernel passthrough on FUSE), and one opened from chunks asks for its complete file when closed
-     * ({@link CompleteFileServing}).
+     * ({@link CompleteFileServing}). A converted file opened from chunks is opened once the policy's
+     * {@link ConversionGate} lets it: at once, or when a warm-up running behind the served tree is done (at most until
+     * its deadline).
      */
     public OpenedSource open(FileNode file) throws IOException {
-        if (complete == null || file.source().kind() != dev.modelfs.telemetry.FileKind.CONVERTED) {
+        if (file.source().kind() != dev.modelfs.telemetry.FileKind.CONVERTED) {
+            return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
+        }
+        if (complete == null) {
+            conversions.await();
             return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
         }
         OpenedSource whole = complete.open(file.source(), chunks, telemetry);
         if (whole != null) {
             return whole;
         }
+        conversions.await();
         return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry, complete.assembleAfterClose(file.source()));
     }
 

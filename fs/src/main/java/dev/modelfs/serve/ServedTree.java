@@ -41,6 +41,8 @@ public final class ServedTree implements AutoCloseable {
     private final Telemetry telemetry;
     /** Complete converted files of the cache directory (null without one). */
     private final CompleteFileServing complete;
+    /** Holds the opening of converted files while a front end warms up behind this tree ({@link #conversions()}). */
+    private final ConversionGate conversions = new ConversionGate();
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
@@ -122,9 +124,31 @@ public final class ServedTree implements AutoCloseable {
         return complete == null ? s : s + "; " + complete.summary();
     }
 
-    /** The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with. */
+    /**
+     * The policy a front end showing every file as owned by {@code uid}:{@code gid} answers with: it reports to this
+     * tree's telemetry and opens converted files once {@link #conversions()} lets it.
+     */
     public ServePolicy policy(long uid, long gid) {
-        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete);
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete, conversions);
+    }
+
+    /**
+     * A policy for a front end's own warm-up traffic ({@code fuse.MountSession}'s private {@code ModelFs},
+     * {@code nfs.NfsSession}'s private loopback server): the same answers over the same tree and caches, reported to
+     * nothing (warm-up reads are not a client's) and never held by {@link #conversions()} (a warm-up does not wait for
+     * itself).
+     */
+    public ServePolicy warmupPolicy(long uid, long gid) {
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, Telemetry.NONE, complete,
+                new ConversionGate());
+    }
+
+    /**
+     * The gate every {@link #policy} opens converted files through: held by a front end while its warm-up runs
+     * after it began serving, released when the warm-up is done (docs/DESIGN.md §2.8).
+     */
+    public ConversionGate conversions() {
+        return conversions;
     }
 
     /** The complete converted files of the cache directory, or null without one (tests). */

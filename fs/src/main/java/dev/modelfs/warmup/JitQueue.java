@@ -3,6 +3,7 @@ package dev.modelfs.warmup;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -60,6 +61,14 @@ public final class JitQueue {
      * A pass's failure ({@link RuntimeException} or {@link Error}) is thrown here.
      */
     public static int settle(Runnable pass, int maxPasses, Duration max) throws InterruptedException {
+        return settle(pass, maxPasses, max, () -> false);
+    }
+
+    /**
+     * The same, running no further pass and ending a wait for the compilers once {@code stop} holds (a front end
+     * stopping while its warm-up runs behind the served tree); the pass running then ends by its own stop condition.
+     */
+    public static int settle(Runnable pass, int maxPasses, Duration max, BooleanSupplier stop) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
         int passes = 0;
         while (true) {
@@ -67,9 +76,9 @@ public final class JitQueue {
             runOnNewThread(pass, passes);
             passes++;
             boolean compiled = pending() > 0;
-            awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), stop);
             compiled |= compileMillis() != before;
-            if (!compiled || passes >= maxPasses || System.nanoTime() >= deadline || before < 0) {
+            if (!compiled || passes >= maxPasses || System.nanoTime() >= deadline || before < 0 || stop.getAsBoolean()) {
                 return passes;
             }
         }
@@ -103,9 +112,14 @@ public final class JitQueue {
      * the compilers went idle.
      */
     public static boolean awaitIdle(Duration max) throws InterruptedException {
+        return awaitIdle(max, () -> false);
+    }
+
+    /** The same, ending the wait (false) once {@code stop} holds. */
+    public static boolean awaitIdle(Duration max, BooleanSupplier stop) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
         while (pending() > 0) {
-            if (System.nanoTime() >= deadline) {
+            if (System.nanoTime() >= deadline || stop.getAsBoolean()) {
                 return false;
             }
             Thread.sleep(10);

@@ -40,9 +40,10 @@ import java.util.stream.Stream;
  * for each converts a few chunks of the largest data using it, from the real mapped blobs into a private native
  * buffer (the same code, with the same segment classes, that a read runs); then reads each kernel's largest data
  * with the read path ({@link ReadPathWarmup}, {@link #regionsToRead}), in passes on fresh threads until a pass
- * leaves the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends start serving after it returns,
- * so a mount appears (and {@code modelfs nfs} accepts clients) once it is done. {@link #prefault} is the
- * memory half: it faults in the served chunk cache's first buffers.
+ * leaves the JIT compilers nothing to compile ({@link JitQueue#settle}). The front ends run it behind a tree they
+ * already serve ({@link BackgroundWarmup}), opens of converted files waiting for its end (the served tree's
+ * {@code serve.ConversionGate}), so that start-up does not wait for it (docs/DESIGN.md §2.8). {@link #prefault} is
+ * the memory half: it faults in the served chunk cache's first buffers.
  *
  * <p>Invariants: runs on the caller's thread, the read passes' threads and their read-ahead pools; at most
  * {@link Budget#maxModels()} model directories visited, {@link Budget#maxKernels()} kernels,
@@ -166,8 +167,8 @@ public final class KernelWarmup {
 
     /**
      * Warms up {@code tree}'s kernels and read path on the calling thread within {@code budget}, stopping early
-     * once {@code stop} says so (checked between chunks and reads); logs and returns what it did. An interrupt
-     * ends the wait for the compilers (the thread's interrupt status is kept).
+     * once {@code stop} says so (checked between chunks and reads, and while waiting for the compilers); logs and
+     * returns what it did. An interrupt ends the wait for the compilers (the thread's interrupt status is kept).
      */
     public static Report beforeServing(StoreTree tree, BlobResolver resolver, Budget budget, BooleanSupplier stop) {
         return beforeServing(tree, resolver, budget, stop, WarmupDeadline.none());
@@ -191,9 +192,14 @@ public final class KernelWarmup {
      * An interrupt ends the wait (the thread's interrupt status is kept).
      */
     public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget) {
+        frontEndDone(frontEnd, files, startNanos, budget, () -> false);
+    }
+
+    /** The same, ending the wait for the compilers once {@code stop} holds (the front end stops). */
+    public static void frontEndDone(String frontEnd, int files, long startNanos, Budget budget, BooleanSupplier stop) {
         boolean idle = false;
         try {
-            idle = JitQueue.awaitIdle(budget.jitWait());
+            idle = JitQueue.awaitIdle(budget.jitWait(), stop);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -237,10 +243,10 @@ public final class KernelWarmup {
                 int[] read = {0};
                 long passesEnd = readsEnd.earlierOf(System.nanoTime() + ReadPathWarmup.PASSES_WALL.toNanos());   // a pass stops there too
                 JitQueue.settle(() -> read[0] = ReadPathWarmup.run(resolver, toRead, budget.readBytesPerFile(), readsEnd.or(stop), passesEnd),
-                        ReadPathWarmup.PASSES, readsEnd.cap(ReadPathWarmup.PASSES_WALL));
+                        ReadPathWarmup.PASSES, readsEnd.cap(ReadPathWarmup.PASSES_WALL), stop);
                 files = read[0];
             }
-            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()));   // no wait asked: nothing ran out
+            idle = budget.jitWait().isZero() || JitQueue.awaitIdle(deadline.cap(budget.jitWait()), stop);   // no wait asked: nothing ran out
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {

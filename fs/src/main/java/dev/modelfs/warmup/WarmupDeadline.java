@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 /**
- * The wall-clock end of a front end's whole warm-up (the kernels, the read path and the front end's own reads): a
- * front end starts serving at most {@link #DEFAULT_WALL} after its warm-up began, however busy the machine is
- * (docs/DESIGN.md §2.8). What is not warm by then is compiled while the first clients read. The warm-up's other
+ * The wall-clock end of a front end's whole warm-up (the kernels, the read path and the front end's own reads), which
+ * runs behind the tree it already serves: opens of converted files wait for the warm-up at most until
+ * {@link #DEFAULT_WALL} after it began, however busy the machine is (docs/DESIGN.md §2.8). What is not warm by then
+ * is compiled while the first clients read. The warm-up's other
  * bounds ({@link KernelWarmup.Budget}: CPU time, passes, waits) still apply inside it.
  *
  * <p>The kernels' part ends by {@link #KERNELS} of the wall time and the read path's by {@link #READ_PATH} ({@link #phase}),
@@ -25,8 +26,8 @@ public record WarmupDeadline(long startNanos, long atNanos) {
     /**
      * A front end's warm-up ends this long after it began: on a quiet machine the warm-up of a store of a few models
      * is done sooner (3 s cut it short there and the first read of a converted file fell from 0.9x to 0.2x of a warm
-     * one: BENCHMARKS.md, stop 32); on a busy one (both CPUs taken) it stops here, so the mount appears a bounded time after the
-     * command (the JVM's start and the store's listing come first), where the budgets alone took 13 s.
+     * one: BENCHMARKS.md, stop 32); on a busy one (both CPUs taken) it stops here, so a converted file's first open waits
+     * a bounded time (the budgets alone took 13 s). The mount itself no longer waits for it: it serves first.
      */
     public static final Duration DEFAULT_WALL = Duration.ofSeconds(8);
 

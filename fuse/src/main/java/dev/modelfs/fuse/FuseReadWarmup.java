@@ -8,6 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 import dev.modelfs.tree.FileNode;
@@ -17,8 +18,9 @@ import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 
 /**
- * The FUSE half of the warm-up before mounting: opens a file through the {@code getattr} and {@code open}
- * callbacks and calls the {@code read_buf} upcall stub itself, as libfuse will, so that the native-to-Java
+ * The FUSE half of the warm-up, behind the served mount: opens a file through the {@code getattr} and {@code open}
+ * callbacks of a private {@link ModelFs} over the served tree and calls a {@code read_buf} upcall stub of that file
+ * system itself ({@code ReadBufUpcall.stub}), as libfuse calls the mount's, so that the native-to-Java
  * transition, {@link ReadBufUpcall} and the splice and copy branches of a read (the copy branch also for
  * ranges across segment boundaries, {@code KernelWarmup.segmentBoundaries}) are compiled (and the classes an open
  * loads are loaded) before the kernel sends the first request (the kernels and {@code OpenedSource.read} are warmed by
@@ -28,8 +30,9 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * <p>Invariants: it reads only the files it is given, which must be files without conversions
  * ({@code KernelWarmup.plainFilesToRead}: their reads convert nothing and fill no cache: the splice branch
  * answers with a descriptor and position, the copy branch copies blob bytes); the {@code fuse_bufvec} and buffer
- * each call mallocs are freed here, as libfuse would; its reads reach the telemetry, which {@code MountSession}
- * keeps closed until the warm-up is done ({@code telemetry.GatedTelemetry}); every handle it opens is closed
+ * each call mallocs are freed here, as libfuse would; its reads reach the telemetry of the file system it is given, which for
+ * {@code MountSession}'s private one is none ({@code ServedTree.warmupPolicy}), so that they count in no metric while
+ * clients read the mount; every handle it opens is closed
  * before it returns; a failure ends it with a fine-level log line.
  */
 final class FuseReadWarmup {
@@ -71,6 +74,11 @@ final class FuseReadWarmup {
      * through {@code ring} (a mount with {@code --io-uring}; null: none), the code that answers the rings' READs.
      */
     static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files, RingEntries ring) {
+        return run(fs, readBufStub, files, ring, () -> false);
+    }
+
+    /** The same, ending at the next call once {@code stop} holds (the mount stops while its warm-up runs). */
+    static int run(ModelFs fs, MemorySegment readBufStub, Collection<Path> files, RingEntries ring, BooleanSupplier stop) {
         MethodHandle readBuf = Linker.nativeLinker().downcallHandle(readBufStub, FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         int read = 0;
@@ -83,6 +91,9 @@ final class FuseReadWarmup {
             FuseFileInfo info = FuseFileInfo.of(Pointer.wrap(rt, fi.address()));
             FileStat st = FileStat.of(Pointer.wrap(rt, stat.address()));
             for (Path rel : files) {
+                if (stop.getAsBoolean()) {
+                    break;
+                }
                 String path = "/" + rel;
                 if (!(fs.resolve(path) instanceof FileNode f) || f.size() == 0) {
                     LOG.fine("FUSE read warm-up skips " + rel + ": not a non-empty file");
@@ -96,7 +107,7 @@ final class FuseReadWarmup {
                 try {
                     long region = Math.max(LARGE, Math.min(REGION, f.size()));
                     long[] boundaries = KernelWarmup.segmentBoundaries(f, BOUNDARIES);
-                    for (int i = 0; i < CALLS; i++) {
+                    for (int i = 0; i < CALLS && !stop.getAsBoolean(); i++) {
                         long size = i % 2 == 0 ? LARGE : SMALL;
                         long offset = i % 4 == 2 && boundaries.length > 0
                                 ? Math.max(0, boundaries[(i / 4) % boundaries.length] - LARGE / 2)

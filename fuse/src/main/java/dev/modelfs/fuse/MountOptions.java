@@ -29,8 +29,8 @@ import java.util.List;
  *                    a time, conversions included, so this is also how many chunks convert at once)
  * @param cacheDir    directory of the on-disk cache of converted chunks ({@code --cache-dir}), or null for none
  * @param cacheDirBytes bound of that directory
- * @param warmup      the wall-clock bound of the warm-up of the store's conversion kernels and read path before
- *                    mounting ({@code KernelWarmup}, {@code WarmupDeadline}; {@code --warmup-seconds}); zero for none
+ * @param warmup      the wall-clock bound of the warm-up of the store's conversion kernels and read path behind the
+ *                    mount ({@code KernelWarmup}, {@code WarmupDeadline}; {@code --warmup-seconds}); zero for none
  *                    ({@code --no-warmup})
  * @param kernelPassthrough open whole-blob files with the kernel's FUSE passthrough when the kernel (Linux 6.9+) and
  *                    this process ({@code CAP_SYS_ADMIN}) allow: their reads and maps then never reach this process

@@ -2,12 +2,12 @@ package dev.modelfs.fuse;
 
 import dev.modelfs.cache.DiskChunkStore;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.ModelView;
 import dev.modelfs.serve.FrontEnd;
 import dev.modelfs.serve.ServedTree;
 import dev.modelfs.tree.StoreTree;
+import dev.modelfs.warmup.BackgroundWarmup;
 import dev.modelfs.warmup.JitQueue;
 import dev.modelfs.warmup.KernelWarmup;
 import dev.modelfs.warmup.WarmupDeadline;
@@ -20,13 +20,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
  * One live mount: the served tree ({@link ServedTree}: store snapshot, refresher, blob mappings, chunk
  * cache) and the FUSE session. {@link #stop} (and {@link #close()}) stops new opens at once, serves open
  * files until they are closed or the grace period ends, then unmounts and releases everything; it is
- * idempotent.
+ * idempotent. The mount serves once {@link #mount} returns; its warm-up runs behind it once {@link #warmUp} is called
+ * (docs/DESIGN.md §2.8), and a stop ends the warm-up before it releases the mappings the warm-up reads.
  */
 public final class MountSession implements FrontEnd {
     private static final Logger LOG = Logger.getLogger(MountSession.class.getName());
@@ -38,22 +40,27 @@ public final class MountSession implements FrontEnd {
     private final FuseWorkers workers;
     private volatile boolean closed;
 
-    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers) {
+    private final MountOptions opts;
+    /** The warm-up running behind the mount, once {@link #warmUp} started it (null before, and without one). */
+    private BackgroundWarmup warmup;
+
+    private MountSession(Path mountpoint, ServedTree served, ModelFs fs, FuseWorkers workers, MountOptions opts) {
         this.fs = fs;
         this.mountpoint = mountpoint;
         this.served = served;
         this.workers = workers;
+        this.opts = opts;
     }
 
     /**
-     * Builds the tree over {@code store}, warms it up unless {@code opts} say not to ({@link KernelWarmup}: the mount
-     * appears once the first reads will not run cold), and mounts it at {@code mountpoint}, clearing a stale mount first.
+     * Builds the tree over {@code store} and mounts it at {@code mountpoint}, clearing a stale mount first; the mount
+     * serves when this returns. Its warm-up ({@link #warmUp}) is started by the caller once it has said so.
      */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views) throws IOException {
         return mount(store, mountpoint, opts, views, Telemetry.NONE);
     }
 
-    /** The same, reporting what the mount serves to {@code telemetry}. */
+    /** The same, reporting what the mount serves to {@code telemetry} (the warm-up's own reads never reach it). */
     public static MountSession mount(OllamaStore store, Path mountpoint, MountOptions opts, List<ModelView> views,
                                      Telemetry telemetry) throws IOException {
         Path mp = mountpoint.toAbsolutePath().normalize();
@@ -63,14 +70,7 @@ public final class MountSession implements FrontEnd {
         }
         DiskChunkStore disk = opts.cacheDir() == null ? null : new DiskChunkStore(opts.cacheDir(), opts.cacheDirBytes(),
                 DiskChunkStore.queueFor(opts.cacheBytes()));
-        GatedTelemetry gate = GatedTelemetry.closed(telemetry);         // opened once the warm-up is done: its reads are not a client's
-        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), gate, disk);
-        KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
-        WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
-        if (!opts.warmup().isZero()) {
-            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), () -> false, deadline);
-            KernelWarmup.prefault(served.chunks());
-        }
+        ServedTree served = ServedTree.open(store, views, opts.cacheBytes(), opts.refreshMillis(), telemetry, disk);
         ModelFs fs = new ModelFs(served.tree(), served.policy(opts.uid(), opts.gid()));
         FuseWorkers workers;
         try {
@@ -80,44 +80,68 @@ public final class MountSession implements FrontEnd {
             }
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
-            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> {
-                if (!opts.warmup().isZero()) {
-                    warmFuse(fs, readBuf, served.tree(), budget, deadline, opts.ioUring());
-                }
-                gate.open();                                            // before the kernel mount exists
-            });
+            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> { });
         } catch (IOException | RuntimeException e) {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
-        return new MountSession(mp, served, fs, workers);
+        return new MountSession(mp, served, fs, workers, opts);
     }
 
     /**
-     * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through {@code read_buf}, and the workers' loop) in
-     * passes until the JIT has nothing left to compile for it ({@link JitQueue#settle}), before mounting, ending by
-     * {@code deadline}.
+     * Starts the warm-up behind the mount, unless the options turn it off or the mount is stopping
+     * ({@link KernelWarmup}: the kernels and the read path, the served chunk cache's buffers faulted in, then the FUSE
+     * read path through a private {@link ModelFs}), ending by {@link MountOptions#warmup()} of wall time; until it is
+     * done, opens of converted files wait for it ({@link dev.modelfs.serve.ConversionGate}). Idempotent.
      */
-    private static void warmFuse(ModelFs fs, MemorySegment readBuf, StoreTree tree, KernelWarmup.Budget budget,
-                                 WarmupDeadline deadline, boolean ioUring) {
+    @Override
+    public synchronized void warmUp() {
+        if (opts.warmup().isZero() || warmup != null || closed) {
+            return;
+        }
+        WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
+        served.conversions().hold(deadline.atNanos());
+        KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
+        warmup = BackgroundWarmup.start(stop -> {
+            KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), stop, deadline);
+            if (!stop.getAsBoolean()) {
+                KernelWarmup.prefault(served.chunks());
+            }
+            if (!stop.getAsBoolean()) {
+                warmFuse(new ModelFs(served.tree(), served.warmupPolicy(opts.uid(), opts.gid())), served.tree(), budget,
+                        deadline, opts.ioUring(), stop);
+            }
+        }, served.conversions()::release);
+    }
+
+    /**
+     * The FUSE half of the warm-up ({@link FuseReadWarmup}: reads through a {@code read_buf} upcall stub of
+     * {@code privateFs}, a {@link ModelFs} of its own over the served tree that reports to no metric, and the workers'
+     * loop over a session never mounted) in passes until the JIT has nothing left to compile for it
+     * ({@link JitQueue#settle}), ending by {@code deadline} or once {@code stop} holds.
+     */
+    private static void warmFuse(ModelFs privateFs, StoreTree tree, KernelWarmup.Budget budget, WarmupDeadline deadline,
+                                 boolean ioUring, BooleanSupplier stop) {
         long t0 = System.nanoTime();
         int files = 0;
+        BooleanSupplier end = deadline.or(stop);
         // passes run on threads of their own (JitQueue): the rings' warm-up entries are shared, used by one at a time
         try (Arena arena = Arena.ofShared()) {
-            RingEntries ring = ioUring ? RingEntries.forWarmup(fs, arena) : null;
-            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels(), deadline::passed);
+            MemorySegment readBuf = ReadBufUpcall.stub(privateFs, arena);
+            RingEntries ring = ioUring ? RingEntries.forWarmup(privateFs, arena) : null;
+            List<Path> plain = KernelWarmup.plainFilesToRead(tree, budget.maxModels(), end);
             int[] read = {0};
             JitQueue.settle(() -> {
-                read[0] = FuseReadWarmup.run(fs, readBuf, plain, ring);
+                read[0] = FuseReadWarmup.run(privateFs, readBuf, plain, ring, end);
                 FuseReadWarmup.runWorkerLoop();
-            }, FuseReadWarmup.PASSES, deadline.cap(budget.jitWait()));
+            }, FuseReadWarmup.PASSES, deadline.cap(budget.jitWait()), stop);
             files = read[0];
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (IOException | RuntimeException | Error e) {         // never a reason not to mount
+        } catch (IOException | ReflectiveOperationException | RuntimeException | Error e) {         // never a reason to stop serving
             LOG.fine("FUSE read warm-up stopped: " + e);
         }
-        KernelWarmup.frontEndDone("FUSE", files, t0, budget.withJitWait(deadline.cap(budget.jitWait())));
+        KernelWarmup.frontEndDone("FUSE", files, t0, budget.withJitWait(deadline.cap(budget.jitWait())), stop);
     }
 
     /** If {@code mp} is a mount whose server is gone, unmount it (lazily). */
@@ -155,6 +179,14 @@ public final class MountSession implements FrontEnd {
     }
 
 
+    /** How long {@link #stop} waits for a running warm-up to end (it checks its stop condition between reads). */
+    static final Duration WARMUP_STOP = Duration.ofSeconds(30);
+
+    /** The warm-up started by {@link #warmUp}, or null (tests wait for it to end). */
+    synchronized BackgroundWarmup warmup() {
+        return warmup;
+    }
+
     /** The default grace period of {@link #stop} ({@link FrontEnd#DEFAULT_GRACE}). */
     public static final Duration DEFAULT_GRACE = FrontEnd.DEFAULT_GRACE;
 
@@ -178,6 +210,11 @@ public final class MountSession implements FrontEnd {
         }
         closed = true;
         fs.stopOpening();
+        // the warm-up reads the served tree's mappings: it ends before they are released (a stop flag, no interrupt)
+        boolean warmupEnded = warmup == null || warmup.stop(WARMUP_STOP);
+        if (!warmupEnded) {
+            LOG.warning("the warm-up of " + mountpoint + " did not stop within " + WARMUP_STOP.toSeconds() + " s");
+        }
         long deadline = System.nanoTime() + grace.toNanos();
         if (fs.openFiles() > 0) {
             LOG.info("stopping " + mountpoint + ": no new opens; serving the " + fs.openFiles()
@@ -204,6 +241,9 @@ public final class MountSession implements FrontEnd {
         if (!workers.stop(5_000)) {    // they end once the kernel mount is gone
             LOG.warning("FUSE workers still running after unmounting " + mountpoint);
             return;                     // their mappings stay: a busy worker may still read them
+        }
+        if (!warmupEnded) {
+            return;                     // likewise for the warm-up
         }
         served.close();
     }

@@ -41,6 +41,16 @@ final class ReadBufUpcall {
     }
 
     /**
+     * A {@code read_buf} upcall stub for {@code fs} alone, in {@code arena}, outside any operation table libfuse holds:
+     * what a warm-up calls through a private {@code ModelFs} while the mount serves ({@link FuseReadWarmup}).
+     */
+    static MemorySegment stub(ModelFs fs, Arena arena) throws ReflectiveOperationException {
+        MemorySegment ops = arena.allocate(FuseStructs.OPERATIONS);
+        install(fs, ops, arena);
+        return ops.get(ADDR, FuseStructs.OPS_READ_BUF);
+    }
+
+    /**
      * {@code int read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off, struct fuse_file_info *fi)}:
      * a malloc'ed one-buffer vector (libfuse frees it and its {@code mem} with {@code free}) that names the blob's
      * descriptor and position, or holds the bytes {@link OpenedSource#read} read; never throws.

@@ -12,7 +12,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
 /**
- * The workers' request loop ({@link FuseWorkers#serveOne}) run before mounting over a session and a channel that no
+ * The workers' request loop ({@link FuseWorkers#serveOne}) run by the warm-up over a session and a channel that no
  * kernel feeds, so that its downcalls are linked and the loop compiled before a client's first request.
  *
  * <p>Invariants: touches no mount and no kernel file; everything it makes lives in an arena of its own, closed

@@ -42,7 +42,8 @@ class CgroupMemoryTest {
             List<String> cmd = new ArrayList<>(List.of("sh", "-c", "echo $$ > '" + cg.procs() + "' && exec \"$0\" \"$@\""));
             cmd.addAll(CliMount.command("mount", "--store", store.toString(), mp.toString()));
             Process p = CliMount.launchCommand(cmd, log, "mount",
-                    () -> Files.readString(log).contains("modelfs: serving") && dev.modelfs.fuse.MountTable.isMounted(mp));
+                    () -> Files.readString(log).contains("modelfs: serving") && dev.modelfs.fuse.MountTable.isMounted(mp)
+                            && CliMount.warmedUp(Files.readString(log)));      // the readers' memory, not the warm-up's
             try (CliMount m = new CliMount(store, mp, p, log)) {
                 List<Thread> readers = new ArrayList<>();
                 List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -85,7 +86,8 @@ class CgroupMemoryTest {
             Path nfsLog = tmp.resolve("nfs.log");
             List<String> nfsCmd = new ArrayList<>(List.of("sh", "-c", "echo $$ > '" + cg.procs() + "' && exec \"$0\" \"$@\""));
             nfsCmd.addAll(CliMount.command("nfs", "--store", store.toString(), "--port", Integer.toString(port)));
-            Process np = CliMount.launchCommand(nfsCmd, nfsLog, "nfs", () -> Files.readString(nfsLog).contains("modelfs: serving NFS"));
+            Process np = CliMount.launchCommand(nfsCmd, nfsLog, "nfs", () -> Files.readString(nfsLog).contains("modelfs: serving NFS")
+                    && CliMount.warmedUp(Files.readString(nfsLog)));
             try (CliNfs nfs = CliNfs.launched(port, np, nfsLog)) {
                 List<Thread> readers = new ArrayList<>();
                 List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());

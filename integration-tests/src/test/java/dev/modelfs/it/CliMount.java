@@ -84,8 +84,23 @@ final class CliMount implements AutoCloseable {
         return startWith(ready, List.of(), store, mountpoint, extra);
     }
 
+    /**
+     * Like {@link #start}, returning as soon as the mount serves, while its warm-up may still run behind it
+     * ({@link #start} also waits for the warm-up's end, so that what a test measures, RSS or metrics, is what it was
+     * when the mount appeared only after its warm-up).
+     */
+    static CliMount startServing(Path store, Path mountpoint, String... extra) throws IOException, InterruptedException {
+        return startWith(READY_BOUND, List.of(), store, mountpoint, false, extra);
+    }
+
     private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, String... extra)
             throws IOException, InterruptedException {
+        return startWith(bound, modelfs, store, mountpoint, true, extra);
+    }
+
+    /** {@code warmed}: ready also needs the warm-up's end ({@link #warmedUp}). */
+    private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, boolean warmed,
+                                      String... extra) throws IOException, InterruptedException {
         Env.requireFuse();
         try {
             Files.createDirectories(mountpoint);
@@ -97,9 +112,18 @@ final class CliMount implements AutoCloseable {
         args.addAll(List.of(extra));
         args.add(mountpoint.toString());
         // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
-        Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint);
+        Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint)
+                && (!warmed || warmedUp(Files.readString(log), extra));
         Process p = launchCommand(modelfs.isEmpty() ? command(args.toArray(String[]::new)) : concat(modelfs, args), log, "mount", ready, bound);
         return new CliMount(store, mountpoint, p, log);
+    }
+
+    /**
+     * Whether a command with these arguments has no warm-up still to come: {@code --no-warmup}, a front end whose warm-up
+     * is done (its log says {@code warm-up done}, docs/DESIGN.md §2.8), or a command that does not serve.
+     */
+    static boolean warmedUp(String log, String... args) {
+        return List.of(args).contains("--no-warmup") || log.contains("warm-up done");
     }
 
     /** When a launched command is ready. */

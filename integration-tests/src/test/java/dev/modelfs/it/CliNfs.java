@@ -39,10 +39,24 @@ final class CliNfs implements AutoCloseable {
 
     /** Like {@link #start(Path, Path, int, String...)}, failing unless the server says it serves within {@code ready}. */
     static CliNfs start(Duration ready, Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
+        return start(ready, true, store, log, port, extra);
+    }
+
+    /**
+     * Like {@link #start(Path, Path, int, String...)}, returning as soon as the server says it serves, while its warm-up
+     * may still run behind it (the other starts also wait for the warm-up's end: {@link CliMount#warmedUp}).
+     */
+    static CliNfs startServing(Path store, Path log, int port, String... extra) throws IOException, InterruptedException {
+        return start(CliMount.READY_BOUND, false, store, log, port, extra);
+    }
+
+    private static CliNfs start(Duration ready, boolean warmed, Path store, Path log, int port, String... extra)
+            throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("nfs", "--store", store.toString(), "--port", Integer.toString(port)));
         args.addAll(List.of(extra));
         Process p = CliMount.launchCommand(CliMount.command(args.toArray(String[]::new)), log, "nfs",
-                () -> Files.readString(log).contains("modelfs: serving NFS"), ready);
+                () -> Files.readString(log).contains("modelfs: serving NFS") && (!warmed || CliMount.warmedUp(Files.readString(log), extra)),
+                ready);
         return new CliNfs(port, p, log);
     }
 

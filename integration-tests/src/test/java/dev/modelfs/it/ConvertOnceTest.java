@@ -94,69 +94,111 @@ class ConvertOnceTest {
         assertEquals(alone.converted(), Stats.of(m.log()).converted(), "4 readers at once convert what 1 reader converts");
     }
 
+    /**
+     * Beside {@code stress-ng --cpu 2} (both CPUs busy, as in issue 37's start-up figures), the mount serves before its
+     * warm-up starts (the serving line precedes every warm-up line), its tree is listed and a converted file read
+     * while the warm-up runs behind it (that read waits for it: docs/SEMANTICS.md "Start-up"), the bytes are the
+     * reference's, and the warm-up, once done, has filled no page cache of the mount. How soon the mount appears is
+     * a benchmark (scripts/bench.sh --startup), never a timed assertion.
+     */
     @Test
-    void theWarmUpRunsByDefaultFillsNoPageCacheAndChangesNoByte() throws Exception {
+    void theWarmUpRunsBehindTheServedMountOnABusyMachineFillsNoPageCacheAndChangesNoByte() throws Exception {
         // --no-kernel-passthrough: every file then has the mount's own page cache; a passthrough model.gguf would
         // show the blob's pages, resident because the store was read, whatever the warm-up did
         // a bound no busy machine reaches: what is checked is what the warm-up does and when, not its deadline
-        CliMount m = CliMount.start(store, work.resolve("warm"), "--no-kernel-passthrough", "--warmup-seconds", "600");
-        try {
-            waitForLine(m.log, "warm-up: ");
-            Matcher w = Pattern.compile("warm-up: (\\d+) kernels of 2 models, (\\d+) chunks, (\\d+) files read").matcher(m.log());
-            assertTrue(w.find(), m.log());
-            assertTrue(Long.parseLong(w.group(1)) > 0 && Long.parseLong(w.group(2)) > 0 && Long.parseLong(w.group(3)) > 0, w.group());
-            int serving = m.log().indexOf("modelfs: serving ");
-            assertTrue(serving > w.start(), "the mount appears once the warm-up is done:\n" + m.log());
-            List<Path> files;
-            try (Stream<Path> s = Files.walk(m.mountpoint)) {
-                files = s.filter(Files::isRegularFile).toList();
+        try (CpuLoad load = CpuLoad.start(2, Duration.ofMinutes(10), work.resolve("warm-cpu.log"))) {
+            CliMount m = CliMount.startServing(store, work.resolve("warm"), "--no-kernel-passthrough", "--warmup-seconds", "600");
+            try {
+                List<String> listed;
+                try (Stream<Path> s = Files.list(m.mountpoint)) {
+                    listed = s.map(p -> p.getFileName().toString()).sorted().toList();
+                }
+                assertEquals(2, listed.size(), "the tree is listed at once: " + listed);
+                // O_DIRECT, as below: the mount's page cache stays empty
+                assertEquals(reference, sha256Direct(m.mountpoint.resolve(FILE)), "a converted file read during the warm-up");
+                waitForLine(m.log, "warm-up done ", WARMUP_BOUND);
+                String log = m.log();
+                int serving = log.indexOf("modelfs: serving ");
+                Matcher w = Pattern.compile("warm-up: (\\d+) kernels of 2 models, (\\d+) chunks, (\\d+) files read").matcher(log);
+                assertTrue(w.find(), log);
+                assertTrue(Long.parseLong(w.group(1)) > 0 && Long.parseLong(w.group(2)) > 0 && Long.parseLong(w.group(3)) > 0, w.group());
+                assertTrue(serving >= 0 && serving < log.indexOf("warm-up: ") && log.indexOf("FUSE read warm-up: ") > w.start(),
+                        "serving, then the warm-up behind it (kernels, read path, FUSE reads):\n" + log);
+                List<Path> files;
+                try (Stream<Path> s = Files.walk(m.mountpoint)) {
+                    files = s.filter(Files::isRegularFile).toList();
+                }
+                for (Path p : files) {              // the warm-up reads through a private ModelFs, never the kernel mount
+                    Env.Run r = Env.run(30, List.of("fincore", "--bytes", "--noheadings", "--output", "RES", p.toString()));
+                    assertEquals(0, r.exit(), r.output());
+                    assertEquals("0", r.output().trim(), p + " has cached pages after the warm-up");
+                }
+                assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
+                assertTrue(load.running(), "both CPUs were busy throughout");
+            } finally {
+                m.close();
             }
-            for (Path p : files) {              // read through the mount with O_DIRECT: no page of the mount is cached
-                Env.Run r = Env.run(30, List.of("fincore", "--bytes", "--noheadings", "--output", "RES", p.toString()));
-                assertEquals(0, r.exit(), r.output());
-                assertEquals("0", r.output().trim(), p + " has cached pages after the warm-up");
-            }
-            assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
-        } finally {
-            m.close();
         }
         assertFalse(Files.readString(work.resolve("alone.log")).contains("warm-up:"), "--no-warmup: no warm-up");
     }
 
     /**
-     * {@code modelfs nfs} warms up before it says it is serving: kernels, read path, then READs of its own over TCP;
-     * none of it shows in the metrics, and the bytes served after it are the reference's.
+     * {@code modelfs nfs} beside {@code stress-ng --cpu 2}: it says it serves before its warm-up starts (kernels, read
+     * path, then READs of its own over TCP to a private loopback server), answers a listing while it runs, and none of
+     * the warm-up shows in the metrics; the bytes served are the reference's.
      */
     @Test
-    void theNfsWarmUpRunsBeforeServingAndCountsInNoMetric() throws Exception {
+    void theNfsWarmUpRunsBehindTheServingServerOnABusyMachineAndCountsInNoMetric() throws Exception {
         int port = CliNfs.freePort();
         int metricsPort = CliNfs.freePort();
-        CliNfs s = CliNfs.start(store, work.resolve("nfs-warm.log"), port, "--metrics", "127.0.0.1:" + metricsPort,
-                "--warmup-seconds", "600");     // as above: what the warm-up does, not its deadline
-        try {
-            String log = s.log();
-            Matcher w = Pattern.compile("NFS read warm-up: (\\d+) files").matcher(log);
-            assertTrue(w.find(), log);
-            assertEquals("1", w.group(1), "the largest file without conversions was read over NFS: " + w.group());
-            assertTrue(log.indexOf("warm-up: ") < w.start() && w.start() < log.indexOf("modelfs: serving NFS"),
-                    "kernels, then NFS reads, then serving:\n" + log);
-            String metrics = java.net.http.HttpClient.newHttpClient().send(
-                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            assertTrue(metrics.contains("modelfs_read_bytes_total"), metrics);
-            assertFalse(metrics.lines().anyMatch(l -> l.startsWith("modelfs_nfs_operations_total{") && !l.endsWith(" 0.0")),
-                    "no NFS call of the warm-up is counted:\n" + metrics);
-            assertFalse(metrics.lines().anyMatch(l -> l.startsWith("modelfs_read_bytes_total{") && !l.endsWith(" 0.0")),
-                    "no byte the warm-up read is counted:\n" + metrics);
-            assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
-            String after = java.net.http.HttpClient.newHttpClient().send(
-                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            assertTrue(after.lines().anyMatch(l -> l.startsWith("modelfs_read_bytes_total{") && !l.endsWith(" 0.0")),
-                    "a client's reads are counted:\n" + after);
-        } finally {
-            s.close();
+        try (CpuLoad load = CpuLoad.start(2, Duration.ofMinutes(10), work.resolve("nfs-warm-cpu.log"))) {
+            CliNfs s = CliNfs.startServing(store, work.resolve("nfs-warm.log"), port, "--metrics", "127.0.0.1:" + metricsPort,
+                    "--warmup-seconds", "600");     // as above: what the warm-up does, not its deadline
+            try {
+                CliNfs.Out ls = CliNfs.run(120, "nfs-ls", CliNfs.url("", port));
+                assertEquals(0, ls.exit(), ls.stderr());
+                assertTrue(new String(ls.stdout(), java.nio.charset.StandardCharsets.UTF_8).contains("big-gguf"), "listed while warming up");
+                String during = metrics(metricsPort);
+                waitForLine(work.resolve("nfs-warm.log"), "warm-up done ", WARMUP_BOUND);
+                String log = s.log();
+                Matcher w = Pattern.compile("NFS read warm-up: (\\d+) files").matcher(log);
+                assertTrue(w.find(), log);
+                assertEquals("1", w.group(1), "the largest file without conversions was read over NFS: " + w.group());
+                int serving = log.indexOf("modelfs: serving NFS");
+                assertTrue(serving >= 0 && serving < log.indexOf("warm-up: ") && log.indexOf("warm-up: ") < w.start(),
+                        "serving, then kernels, then NFS reads:\n" + log);
+                String after = metrics(metricsPort);
+                assertTrue(after.contains("modelfs_read_bytes_total"), after);
+                assertEquals(counted(during), counted(after), "no NFS call or byte of the warm-up is counted:\n" + during + "\n" + after);
+                assertFalse(counted(after).stream().anyMatch(l -> l.contains("procedure=\"READ\"") || l.startsWith("modelfs_read_bytes_total{")),
+                        "no READ counted before a client's:\n" + after);
+                assertEquals(reference, NfsServerTest.sha256OfOutput("nfs-cat", CliNfs.url(FILE, port)));
+                assertTrue(metrics(metricsPort).lines().anyMatch(l -> l.startsWith("modelfs_read_bytes_total{") && !l.endsWith(" 0.0")),
+                        "a client's reads are counted");
+                assertTrue(load.running(), "both CPUs were busy throughout");
+            } finally {
+                s.close();
+            }
         }
+    }
+
+    private static String metrics(int port) throws Exception {
+        return java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** The non-zero NFS call and read-byte counters of a metrics page. */
+    private static List<String> counted(String metrics) {
+        return metrics.lines().filter(l -> (l.startsWith("modelfs_nfs_operations_total{") || l.startsWith("modelfs_read_bytes_total{"))
+                && !l.endsWith(" 0.0")).sorted().toList();
+    }
+
+    /** SHA-256 of a file read with {@code O_DIRECT} (dd), which leaves no page of it cached. */
+    private static String sha256Direct(Path file) throws Exception {
+        Env.Run r = Env.run(120, List.of("sh", "-c", "dd if=\"$0\" iflag=direct bs=1M status=none | sha256sum", file.toString()));
+        assertEquals(0, r.exit(), r.output());
+        return r.output().trim().split("\\s+")[0];
     }
 
     @Test
@@ -401,7 +443,18 @@ class ConvertOnceTest {
     }
 
     private static void waitForLine(Path log, String text) throws IOException, InterruptedException {
-        Poll.until("'" + text + "' in the log", Duration.ofSeconds(60), () -> Files.readString(log).contains(text),
+        waitForLine(log, text, Duration.ofSeconds(60));
+    }
+
+    /**
+     * How long a warm-up with {@code --warmup-seconds 600} may take beside {@code stress-ng --cpu 2} on a machine
+     * shared with other builds (47 s for its kernels and read path alone at a load average of 15): only one that
+     * hangs waits this long.
+     */
+    private static final Duration WARMUP_BOUND = Duration.ofSeconds(400);
+
+    private static void waitForLine(Path log, String text, Duration bound) throws IOException, InterruptedException {
+        Poll.until("'" + text + "' in the log", bound, () -> Files.readString(log).contains(text),
                 () -> CliMount.readQuietly(log));
     }
 

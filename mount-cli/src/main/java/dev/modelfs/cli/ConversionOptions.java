@@ -19,11 +19,12 @@ final class ConversionOptions {
             description = "bound of --cache-dir (default: ${DEFAULT-VALUE})")
     long cacheDirSize;
 
-    @Option(names = "--no-warmup", description = "serve at once: skip the warm-up of the store's conversion kernels and read path before serving")
+    @Option(names = "--no-warmup", description = "skip the warm-up of the store's conversion kernels and read path that runs behind the served tree (converted files then open at once, and their first reads run JIT-cold)")
     boolean noWarmup;
 
     @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "8",
-            description = "serve at most S seconds after the warm-up began, warm or not (default: ${DEFAULT-VALUE})")
+            description = "end the warm-up, and the wait of converted files' opens for it, at most S seconds after it began, warm or not"
+                    + " (default: ${DEFAULT-VALUE}); the tree is served before it either way")
     int warmupSeconds;
 
     /** The warm-up's wall-clock bound ({@code WarmupDeadline}); zero with {@code --no-warmup}. */

@@ -63,6 +63,8 @@ final class DemoCommand implements Callable<Integer> {
                 Signal.handle(new Signal("TERM"), s -> stop.countDown());
                 System.out.println("staying mounted; Ctrl-C or `modelfs unmount " + mp + "` to unmount");
                 System.out.flush();
+                session.warmUp();                       // behind the mount, as `modelfs mount` does
+
                 while (!stop.await(1, TimeUnit.SECONDS)) {
                     if (!MountTable.isMounted(mp)) {
                         break;   // `modelfs unmount` (or fusermount -u)

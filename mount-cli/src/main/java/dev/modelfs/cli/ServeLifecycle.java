@@ -14,11 +14,13 @@ import sun.misc.Signal;
 /**
  * The foreground life of a front end, one for {@code mount} and {@code nfs}: signal handlers first (a signal that
  * arrives while starting must still stop politely), the metrics endpoint, the front end started, its gauges
- * watched, the serving line printed, then serving until SIGINT/SIGTERM or until the front end stops serving by
+ * watched, the serving line printed (and systemd told it is ready), the front end's warm-up started behind the
+ * served tree, then serving until SIGINT/SIGTERM or until the front end stops serving by
  * itself (a mount unmounted from outside), and a stop with the grace period. SIGHUP is ignored.
  *
  * <p>Invariants: the metrics endpoint is closed on every path out, after the front end; the serving line is printed
- * only once the front end serves (what {@code --daemon} and the tests wait for).
+ * only once the front end serves (what {@code --daemon} and the tests wait for), and before its warm-up starts, so
+ * neither it nor systemd's READY waits for the warm-up (docs/DESIGN.md §2.8).
  */
 final class ServeLifecycle {
     /** Starts a front end reporting to {@code telemetry}; {@code stopRequested} holds once a stop signal arrived. */
@@ -58,6 +60,7 @@ final class ServeLifecycle {
         System.out.println(serving);
         System.out.flush();
         SystemdNotify.ready(serving);
+        frontEnd.warmUp();                              // behind the served tree: ready does not wait for it
         while (!stop.await(1, TimeUnit.SECONDS)) {
             if (!frontEnd.serving()) {
                 System.err.println(lines.stoppedByItself().apply(frontEnd));

@@ -24,7 +24,7 @@ import org.dcache.oncrpc4j.xdr.XdrDecodingStream;
 import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
 
 /**
- * The NFS half of a server's warm-up before it says it is serving: a client of its own, over TCP to the address it
+ * The NFS half of a server's warm-up, behind the serving server: a client of its own, over TCP to the address it
  * listens on, that mounts {@code /}, looks up a few files and READs their start many times, several at once on
  * its one connection as the kernel client does, so that the RPC layer, the READ path, the reply encoding and the
  * transport's queued writes are compiled before the first real client's READ (a fresh {@code modelfs nfs} served
@@ -32,9 +32,9 @@ import org.dcache.oncrpc4j.xdr.XdrEncodingStream;
  *
  * <p>Invariants: READs only, of files the caller chose (files without conversions, so nothing is converted or
  * cached for it); at most {@link #READS} per file, {@link #IN_FLIGHT} at a time, 2 s per call; any READ that fails
- * ends the file's READs and the run (it returns the files read before); it goes through the same allow list as any
- * client (a server whose {@code --allow} refuses its own address is not warmed); the caller hides its calls from
- * the metrics ({@code telemetry.GatedTelemetry}); a failure ends it with a fine-level log line.
+ * ends the file's READs and the run (it returns the files read before); the caller points it at a private server of
+ * the warm-up's own on 127.0.0.1 ({@code NfsServer.forWarmup}: the same code as the served one, whatever its
+ * {@code --allow} list, and no metric counts its calls); a failure ends it with a fine-level log line.
  */
 public final class LoopbackWarmup {
     private static final Logger LOG = Logger.getLogger(LoopbackWarmup.class.getName());

@@ -30,10 +30,13 @@ public final class NfsServer implements AutoCloseable {
     private final OpenFiles open;
     private final InetSocketAddress address;
     private final boolean published;
+    /** Whether {@link #close()} closes the served tree (not for a {@link #forWarmup} server, which borrows it). */
+    private final boolean ownsServed;
     private boolean closed;
 
     private NfsServer(RpcListener listener, Set<OncRpcProgram> programs, ServedTree served, OpenFiles open,
-                      InetSocketAddress address, boolean published) {
+                      InetSocketAddress address, boolean published, boolean ownsServed) {
+        this.ownsServed = ownsServed;
         this.listener = listener;
         this.programs = programs;
         this.served = served;
@@ -44,8 +47,22 @@ public final class NfsServer implements AutoCloseable {
 
     /** Starts serving {@code served}. */
     public static NfsServer start(ServedTree served, Config config) throws IOException {
+        return start(served, served.policy(config.uid(), config.gid()), config, true);
+    }
+
+    /**
+     * A server of a warm-up's own over {@code served} ({@code NfsSession}'s {@link LoopbackWarmup}, while the real
+     * server serves): on a free port of 127.0.0.1, for loopback clients only, answering with
+     * {@link ServedTree#warmupPolicy} (no metric counts its calls), never published to rpcbind; it borrows the served
+     * tree, which its {@link #close()} leaves open.
+     */
+    public static NfsServer forWarmup(ServedTree served, int uid, int gid) throws IOException {
+        Config config = new Config("127.0.0.1", 0, AllowList.parse(java.util.List.of("127.0.0.0/8")), uid, gid);
+        return start(served, served.warmupPolicy(uid, gid), config, false);
+    }
+
+    private static NfsServer start(ServedTree served, ServePolicy policy, Config config, boolean own) throws IOException {
         HandleResolver handles = new HandleResolver(served.tree());
-        ServePolicy policy = served.policy(config.uid(), config.gid());
         OpenFiles open = new OpenFiles(policy, 256);
         Wire.Shown shown = new Wire.Shown(policy, 0x6d6f64656c6673L);   // fsid "modelfs"
         Map<OncRpcProgram, RpcDispatchable> programs = Map.of(
@@ -59,12 +76,12 @@ public final class NfsServer implements AutoCloseable {
             open.close();
             throw new IOException("cannot serve NFS on " + config.bind() + ":" + config.port() + ": " + e.getMessage(), e);
         }
-        boolean rpcbind = Rpcbind.running();
+        boolean rpcbind = own && Rpcbind.running();
         if (rpcbind) {
             Rpcbind.publish(programs.keySet(), listener.address());
             LOG.info("registered NFS and MOUNT with rpcbind");
         }
-        return new NfsServer(listener, programs.keySet(), served, open, listener.address(), rpcbind);
+        return new NfsServer(listener, programs.keySet(), served, open, listener.address(), rpcbind, own);
     }
 
     public InetSocketAddress address() {
@@ -96,6 +113,8 @@ public final class NfsServer implements AutoCloseable {
         }
         listener.close();
         open.close();
-        served.close();
+        if (ownsServed) {
+            served.close();
+        }
     }
 }
