@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.logging.Logger;
 
 /**
@@ -63,24 +62,21 @@ final class FuseWorkers {
      * @throws IOException when libfuse cannot mount (its reason is on stderr)
      */
     static FuseWorkers start(ModelFs fs, List<String> args, int count) throws IOException {
-        return start(fs, args, count, true, true, readBuf -> { });
+        return start(fs, args, count, true, true);
     }
 
     /**
      * Like {@link #start(ModelFs, List, int)}; whole-blob files are opened with kernel passthrough when
      * {@code kernelPassthrough} and the kernel and this process's privileges allow ({@link PassthroughChannels});
-     * requests come through io_uring ({@link FuseRing}) when {@code ioUring} and the kernel allows;
-     * {@code beforeMount} is given the {@code read_buf} upcall stub (a C
-     * function pointer) once it exists and before the kernel mount does (a warm-up can call it:
-     * {@link FuseReadWarmup}).
+     * requests come through io_uring ({@link FuseRing}) when {@code ioUring} and the kernel allows. The warm-up
+     * never goes through these workers: it reads through a private {@code ModelFs}'s own upcall stub
+     * ({@code MountSession}, {@link FuseReadWarmup}).
      */
-    static FuseWorkers start(ModelFs fs, List<String> args, int count, boolean kernelPassthrough, boolean ioUring,
-                             Consumer<MemorySegment> beforeMount) throws IOException {
+    static FuseWorkers start(ModelFs fs, List<String> args, int count, boolean kernelPassthrough, boolean ioUring) throws IOException {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment ops = fs.copyOperations(arena);
             ReadBufUpcall.install(fs, ops, arena);
-            beforeMount.accept(ops.get(ADDR, FuseStructs.OPS_READ_BUF));
             List<String> argv = new ArrayList<>();
             argv.add("modelfs");
             argv.add("-f");                                     // never daemonize: this JVM is the server

@@ -80,7 +80,7 @@ public final class MountSession implements FrontEnd {
             }
             args.add(mp.toString());
             args.addAll(List.of(opts.fuseArgs()));
-            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring(), readBuf -> { });
+            workers = FuseWorkers.start(fs, args, opts.threads(), opts.kernelPassthrough(), opts.ioUring());
         } catch (IOException | RuntimeException e) {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);

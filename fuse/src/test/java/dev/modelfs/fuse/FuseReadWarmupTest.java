@@ -9,7 +9,6 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.warmup.KernelWarmup;
 import java.nio.file.Files;
@@ -42,64 +41,6 @@ class FuseReadWarmupTest {
         assertFalse(MountTable.isMounted(mp));
     }
 
-    @Test
-    void readsThroughTheUpcallBeforeMountingClosesWhatItOpensAndReportsNothing() throws Exception {
-        OllamaStore store = TinyGgufStore.create(tmp.resolve("store"));
-        Path mp = Files.createDirectories(tmp.resolve("mnt"));
-        CountingTelemetry telemetry = new CountingTelemetry();
-        GatedTelemetry gate = GatedTelemetry.closed(telemetry);     // as MountSession: opened once the warm-up is done
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, gate)) {
-            ModelFs fs = new ModelFs(served.tree(), served.policy(0, 0));
-            var files = KernelWarmup.plainFilesToRead(served.tree(), 16);
-            AtomicInteger warmed = new AtomicInteger(-1);
-            AtomicInteger openAfter = new AtomicInteger(-1);
-            AtomicLong readsBeforeMount = new AtomicLong(-1);
-            AtomicInteger mountedDuringWarmup = new AtomicInteger(-1);
-            // false: the daemon's own read path is what is warmed and checked here (kernel passthrough would take model.gguf)
-            FuseWorkers workers = FuseWorkers.start(fs, List.of(mp.toString(), "-o", "ro,subtype=modelfs"), 2, false, false, readBuf -> {
-                mountedDuringWarmup.set(MountTable.isMounted(mp) ? 1 : 0);
-                warmed.set(FuseReadWarmup.run(fs, readBuf, files));
-                openAfter.set(fs.openFiles());
-                readsBeforeMount.set(telemetry.reads.get());
-                gate.open();
-            });
-            try {
-                assertEquals(0, mountedDuringWarmup.get(), "the warm-up runs before the kernel mount exists");
-                assertEquals(1, files.size(), "the store has a file without conversions");
-                assertTrue(fs.resolve("/" + files.get(0)) instanceof FileNode f && f.source().convertedData().isEmpty(), files.toString());
-                assertEquals(1, warmed.get(), "the file was read through the upcall");
-                assertEquals(0, openAfter.get(), "every handle the warm-up opened is closed");
-                assertEquals(0, readsBeforeMount.get(), "warm-up reads are not a client's: not reported");
-                Path gguf;
-                try (Stream<Path> s = Files.walk(mp)) {
-                    gguf = s.filter(p -> p.getFileName().toString().equals("model.gguf")).findFirst().orElseThrow();
-                }
-                byte[] served1 = Files.readAllBytes(gguf);
-                byte[] blob;
-                try (Stream<Path> s = Files.list(tmp.resolve("store/blobs"))) {
-                    blob = s.map(p -> {
-                        try {
-                            return Files.readAllBytes(p);
-                        } catch (java.io.IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
-                    }).filter(b -> b.length == served1.length).findFirst().orElseThrow();
-                }
-                assertArrayEquals(blob, served1, "the mount serves the blob byte for byte after the warm-up");
-                assertTrue(telemetry.reads.get() > 0, "reads through the mount are reported");
-            } finally {
-                MountTable.unmount(mp, 2_000);
-                workers.stop(5_000);
-            }
-        }
-    }
-
-    /**
-     * {@code MountSession}: the mount serves before its warm-up starts ({@link MountSession#warmUp}, behind the mount);
-     * the warm-up's FUSE reads go through a private {@code ModelFs} and reach no metric; an open of a converted file
-     * made while it runs returns once it is done (the conversion gate released), with the right bytes; a stop while it
-     * runs ends it and unmounts.
-     */
     @Test
     void theMountServesBeforeItsWarmUpWhichReportsNothingWhileConvertedOpensWaitForIt() throws Exception {
         OllamaStore store = TinyGgufStore.create(tmp.resolve("store"));

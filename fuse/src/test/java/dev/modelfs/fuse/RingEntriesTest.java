@@ -8,7 +8,6 @@ import dev.modelfs.serve.ServedTree;
 import dev.modelfs.serve.StandardViews;
 import dev.modelfs.serve.TinyGgufStore;
 import dev.modelfs.store.OllamaStore;
-import dev.modelfs.telemetry.GatedTelemetry;
 import dev.modelfs.tree.FileNode;
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.Arena;
@@ -27,8 +26,8 @@ import ru.serce.jnrfuse.struct.FuseFileInfo;
  * How a ring entry answers a {@code READ} ({@link RingEntries}, the code behind {@code --io-uring}), without a kernel:
  * the warm-up's synthetic requests go through the same {@code serve} as the kernel's. A whole-blob file read in 4 KiB
  * and 128 KiB requests gives its blob's bytes (the blob on disk, found by the SHA-256 of what was read, is the oracle),
- * a read across the end is short, one past it empty, an unknown handle gets EBADF, and a closed telemetry gate (the
- * warm-up's) lets no report through. The rings themselves are tested on a real mount ({@code FuseIoUringTest}).
+ * a read across the end is short, one past it empty, an unknown handle gets EBADF, and the warm-up's private policy reports
+ * nothing while a client's read is reported. The rings themselves are tested on a real mount ({@code FuseIoUringTest}).
  */
 class RingEntriesTest {
     @TempDir
@@ -38,10 +37,9 @@ class RingEntriesTest {
     void aReadIsAnsweredIntoTheEntrysPayloadWithTheBlobsBytes() throws Exception {
         OllamaStore store = TinyGgufStore.create(tmp.resolve("store"));
         CountingTelemetry counting = new CountingTelemetry();
-        GatedTelemetry gate = GatedTelemetry.closed(counting);
-        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, gate);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 8 << 20, 60_000, counting);
              Arena arena = Arena.ofConfined()) {
-            ModelFs fs = new ModelFs(served.tree(), served.policy(0, 0));
+            ModelFs fs = new ModelFs(served.tree(), served.warmupPolicy(0, 0));     // the warm-up's private file system
             Path rel = dev.modelfs.warmup.KernelWarmup.plainFilesToRead(served.tree(), 16).getFirst();
             String path = "/" + rel;
             long size = ((FileNode) fs.resolve(path)).size();
@@ -70,14 +68,21 @@ class RingEntriesTest {
                         ring.payload(0).asSlice(0, 100).toArray(ValueLayout.JAVA_BYTE));
                 assertEquals(0, ring.warmRead(fh, size, 4096), "one past it is empty");
                 assertEquals(-9, ring.warmRead(fh + 1000, 0, 4096), "an unknown handle: EBADF");
-                assertEquals(0, counting.reads.get() + counting.ringRequests.get(), "the warm-up's gate is closed: nothing reported");
-                gate.open();
-                assertEquals(4096, ring.warmRead(fh, 0, 4096));
-                assertEquals(1, counting.reads.get(), "once open, the read is reported");
-                assertEquals(1, counting.ringRequests.get(), "and the ring request");
+                assertEquals(0, counting.reads.get() + counting.ringRequests.get(), "the warm-up's policy reports nothing");
             } finally {
                 fs.release(path, info);
                 ring.release();
+            }
+            ModelFs served1 = new ModelFs(served.tree(), served.policy(0, 0));             // a client's file system
+            assertEquals(0, served1.open(path, info));
+            RingEntries clients = RingEntries.forWarmup(served1, arena);
+            try {
+                assertEquals(4096, clients.warmRead(fi.get(ValueLayout.JAVA_LONG, FuseStructs.FI_FH), 0, 4096));
+                assertEquals(1, counting.reads.get(), "a client's read is reported");
+                assertEquals(1, counting.ringRequests.get(), "and its ring request");
+            } finally {
+                served1.release(path, info);
+                clients.release();
             }
         }
     }
