@@ -55,7 +55,7 @@ final class GgufHfFiles {
     static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree, String dir) {
         Map<String, ByteSource> files = new LinkedHashMap<>();
         Map<String, String> what = new HashMap<>();
-        String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
+        String cw = "Hugging Face " + hf.hfArchitecture() + " config rebuilt from GGUF metadata";
         files.put("config.json", ByteSource.literal(hf.config()));
         files.put("generation_config.json", ByteSource.literal(hf.generationConfig()));
         what.put("config.json", cw);
