@@ -19,11 +19,10 @@ import hf_models as H
 CHAT = ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n", "a<|endoftext|>b<|im_end|>c"]
 
 
-def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40, no_tokenizer: str = "") -> dict:
+def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40) -> dict:
     """The dialect_expected.json fields of the folder check: its class, the token ids (n of them, cycling over the
     vocabulary from id 3), the path of the source's float32 logits (out_prefix + "-logits.npy"), and the source
-    tokenizer's ids of sample strings (without, then with special tokens added); with no_tokenizer (the reason the
-    folder has no tokenizer files), that reason instead of the ids."""
+    tokenizer's ids of sample strings (without, then with special tokens added)."""
     import torch
     import transformers as T
     model = getattr(T, source_class).from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
@@ -37,8 +36,6 @@ def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str
         logits = model(input_ids=torch.tensor([ids])).logits[0].float().numpy()
     path = out_prefix + "-logits.npy"
     np.save(path, logits)
-    if no_tokenizer:
-        return {"hf_architecture": hf_architecture, "hf_ids": ids, "hf_logits": path, "hf_folder_no_tokenizer": no_tokenizer}
     tok = T.AutoTokenizer.from_pretrained(hf_dir)
     texts = list(H.SAMPLE_TEXTS) + CHAT
     return {"hf_architecture": hf_architecture, "hf_ids": ids, "hf_logits": path, "hf_folder_texts": texts,

@@ -108,6 +108,23 @@ class VlTextArchTest {
     }
 
     @Test
+    void tekkenIsMistralsTokenizerJsonRegex() {
+        // the Split of Mistral's tokenizer.json files (as llama.cpp's llama-vocab.cpp quotes it), written by hand here
+        String regex = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+                + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+                + "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+        var tekken = TokenizerTables.PreTokenizer.fromGguf("tekken").orElseThrow();
+        assertEquals(regex, tekken.hfRegex());
+        assertEquals(tekken, TokenizerTables.PreTokenizer.fromHf(tekken.toHf()).orElseThrow());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher("HelloWorld 42 a/b\n");
+        List<String> parts = new java.util.ArrayList<>();
+        while (m.find()) {
+            parts.add(m.group());
+        }
+        assertEquals(List.of("Hello", "World", " ", "4", "2", " a", "/b", "\n"), parts, "case splits, single digits (as the tokenizers library splits it)");
+    }
+
+    @Test
     void theVisionLanguageNamesResolveButSynthesizeNothing() {
         for (String hf : List.of("Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Mistral3ForConditionalGeneration")) {
             var r = Architecture.fromHf(hf, null);
