@@ -144,6 +144,8 @@ def check_model(r, mount, d, e):
         if r.ok(os.path.isfile(cfg_path), f"{d}: no Hugging Face folder (config.json)"):
             with open(cfg_path) as f:
                 r.ok(json.load(f).get("architectures") == [e["hf_architecture"]], f"{d}/config.json architectures")
+        if e.get("hf_logits"):
+            check_folder(r, base, d, e)
     if not e.get("mmproj"):
         r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists")
         return
@@ -172,6 +174,30 @@ def check_model(r, mount, d, e):
     r.ok(sorted(k for k in ck if k.startswith("clip.") and k not in e.get("clip_extra", [])) == sorted(k for k in rck if k.startswith("clip.")),
          f"{d}/mmproj.gguf clip.* keys differ: {sorted(set(k for k in ck if k.startswith('clip.')) ^ set(k for k in rck if k.startswith('clip.')))}")
     r.ok(ck.get("general.architecture") == "clip", f"{d}/mmproj.gguf architecture {ck.get('general.architecture')}")
+
+
+def check_folder(r, base, d, e):
+    """The text model's Hugging Face folder read through the translation (dialect_hf_folder.py): transformers'
+    AutoModelForCausalLM gives the source model's text-only logits within 1e-4 and AutoTokenizer the source's ids."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    try:
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32, attn_implementation="eager").eval()
+        with torch.no_grad():
+            got = model(torch.tensor([e["hf_ids"]])).logits[0].float().numpy()
+    except Exception as ex:  # noqa: BLE001
+        r.ok(False, f"{d}: from_pretrained(folder) + forward failed: {type(ex).__name__}: {ex}")
+        return
+    want = np.load(e["hf_logits"])
+    diff = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+    r.ok(type(model).__name__ == e["hf_architecture"], f"{d}: AutoModelForCausalLM made a {type(model).__name__}")
+    r.ok(diff <= 1e-4, f"{d}: max |folder logits - source logits| = {diff:.3g} > 1e-4 ({len(e['hf_ids'])} tokens)")
+    print(f"{d}: {e['hf_architecture']} folder: max |logits - source model's| = {diff:.3g} on {len(e['hf_ids'])} tokens")
+    tok = AutoTokenizer.from_pretrained(base)
+    for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
+        for special, want_ids in zip((False, True), ids):
+            got_ids = tok(text, add_special_tokens=special)["input_ids"]
+            r.ok(got_ids == want_ids, f"{d}: folder tokenizer encodes {text!r} (special={special}) as {got_ids}, the source as {want_ids}")
 
 
 def check_refused(r, mount, d, e):

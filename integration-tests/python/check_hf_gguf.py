@@ -19,6 +19,9 @@ hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
 * AutoModelForCausalLM.from_pretrained(MOUNT/<dir>) (no gguf_file), float32: logits within 1e-5 of
   the source model with the oracle weights loaded (for F32 GGUFs: the source model itself), and within
   1e-5 of transformers' own GGUF loader (from_pretrained(..., gguf_file="model.gguf"));
+* a vision-language source (hf_models_vlm.py, F32 only): the folder is its text model as the text class, its
+  tensors the source's text tensors renamed (model.language_model.X -> model.X), its config the source's
+  text_config, and the logits the source model's own text-only forward;
 * gemma2: the plain from_pretrained(MOUNT/<dir>) (no attn_implementation) runs eager attention (config.json
   says so; sdpa would ignore the attention soft-cap) and gives the eager logits on a sample longer than the window;
 * AutoTokenizer.from_pretrained(MOUNT/<dir>) encodes hf_models.SAMPLE_TEXTS and chat strings with
@@ -42,6 +45,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
 import hf_gguf_moe as MOE  # noqa: E402
+import hf_models_vlm as VLM  # noqa: E402
 import hf_models as H  # noqa: E402
 
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
@@ -50,9 +54,10 @@ VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
              "gemma": "gemma", "gemma2": "gemma2",
-             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", **MOE.GGUF_ARCH}
+             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", **MOE.GGUF_ARCH,
+             **VLM.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
-PERMUTED = ("llama", "mixtral", "granitemoe")
+PERMUTED = ("llama", "mixtral", "granitemoe", "mistral3")
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
 # (GraniteMoeModel.modify_tensors: input_linear = gate rows then up rows)
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
@@ -165,9 +170,17 @@ def check_tensors(r, d, mdir, orc, stored_types, src_names):
             r.fail(f"{d}/{rel}: cannot read with safetensors: {type(ex).__name__}: {ex}")
 
 
-def check_config(r, d, mdir, src):
+def check_config(r, d, mdir, src, kind=None):
     from transformers import AutoConfig
     a, b = AutoConfig.from_pretrained(mdir), AutoConfig.from_pretrained(src)
+    if kind in VLM.KINDS:   # a vision-language source: the folder is its text model, as the text class (hf_models_vlm.py)
+        r.ok((a.architectures, a.model_type) == ([VLM.FOLDER[kind][0]], VLM.FOLDER[kind][1]),
+             f"{d}/config.json: {a.architectures} {a.model_type}, not the text class {VLM.FOLDER[kind]}")
+        r.ok(a.tie_word_embeddings == b.tie_word_embeddings, f"{d}/config.json: tie_word_embeddings {a.tie_word_embeddings}")
+        b = b.text_config
+        b.architectures, b.model_type = a.architectures, a.model_type
+        b.tie_word_embeddings = a.tie_word_embeddings
+        b.rope_parameters = {k: v for k, v in (b.rope_parameters or {}).items() if k not in VLM.MROPE_KEYS}
     fields = ["model_type", "architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
@@ -251,12 +264,15 @@ def check_model(r, d, mdir, src, e, out_dir):
         src_names = sorted(f.keys())
         src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
     cfg = AutoConfig.from_pretrained(src)
+    if kind in VLM.KINDS:   # a vision-language source: its text half under the folder's names
+        src_w = {VLM.text_name(k): v for k, v in src_w.items() if VLM.text_name(k)}
+        src_names, cfg = sorted(src_w), cfg.text_config
     orc, stored_by_hf = oracle(os.path.join(mdir, "model.gguf"), src_names, kind, cfg)
     if e["ggml_type"] == "F32":
         for k in src_names:
             r.ok(np.array_equal(orc[k], src_w[k]), f"{d}: oracle {k} differs from the HF source (converter chain)")
     check_tensors(r, d, mdir, orc, stored_by_hf, src_names)
-    check_config(r, d, mdir, src)
+    check_config(r, d, mdir, src, kind)
     check_tokenizer(r, d, mdir, src, kind)
     # logits
     from transformers import AutoTokenizer
@@ -274,11 +290,17 @@ def check_model(r, d, mdir, src, e, out_dir):
     import shutil
     import tempfile
     from safetensors.numpy import save_file
-    with tempfile.TemporaryDirectory() as ref:
-        shutil.copy(os.path.join(src, "config.json"), ref)
-        save_file({k: np.ascontiguousarray(v) for k, v in orc.items()}, os.path.join(ref, "model.safetensors"),
-                  metadata={"format": "pt"})
-        want = logits_of(load(ref), ids)
+    if kind in VLM.KINDS:   # the source model's own text-only forward (F32 GGUFs only: the oracle is its weights, above)
+        r.ok(e["ggml_type"] == "F32", f"{d}: a vision-language case must be F32 (its oracle is the source model itself)")
+        import torch
+        torch.manual_seed(0)
+        want = logits_of(VLM.model_class(kind).from_pretrained(src, dtype=torch.float32, attn_implementation="eager").eval(), ids)
+    else:
+        with tempfile.TemporaryDirectory() as ref:
+            shutil.copy(os.path.join(src, "config.json"), ref)
+            save_file({k: np.ascontiguousarray(v) for k, v in orc.items()}, os.path.join(ref, "model.safetensors"),
+                      metadata={"format": "pt"})
+            want = logits_of(load(ref), ids)
     diff = float(np.abs(got - want).max())
     r.ok(got.shape == want.shape and diff <= 1e-5, f"{d}: max |logits - oracle model logits| = {diff:.3g} > 1e-5")
     try:   # fp32/ holds the same f32 values as the top folder (F16 tensors widened exactly)

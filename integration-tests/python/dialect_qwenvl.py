@@ -51,13 +51,14 @@ def make_qwen25vl(out_dir: str) -> None:
     ids = {t: tok.convert_tokens_to_ids(t) for t in VISION_TOKENS}
     text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=2, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False,
-                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.pad_token_id,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": MROPE_SECTION})
     vision = dict(depth=3, hidden_size=32, intermediate_size=64, num_heads=2, in_channels=3, patch_size=14, spatial_merge_size=2,
                   temporal_patch_size=2, window_size=112, out_hidden_size=64, fullatt_block_indexes=[2])
     cfg = T.Qwen2_5_VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
                              video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
-                             vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False)
+                             vision_end_token_id=ids["<|vision_end|>"], tie_word_embeddings=False,
+                             bos_token_id=tok.pad_token_id)   # <|endoftext|> as Qwen 2.5-VL's (the default 151643 is no id here)
     torch.manual_seed(25)
     model = T.Qwen2_5_VLForConditionalGeneration(cfg)
     M.randomize(model)   # wide enough that greedy decoding does not settle on one token
@@ -311,9 +312,14 @@ CASES = {
 }
 
 
+SOURCE_CLASS = {"qwen25vl": "Qwen2_5_VLForConditionalGeneration", "qwen3vl": "Qwen3VLForConditionalGeneration"}
+FOLDER_CLASS = {"qwen25vl": "Qwen2ForCausalLM", "qwen3vl": "Qwen3ForCausalLM"}   # M-RoPE is plain rope on text
+
+
 def add_cases(src: str, work: str, out: str, store: str, expected: dict, cases=tuple(CASES)) -> None:
     """The cases for make_dialect_fixture.py: the source models, llama.cpp's text and --mmproj conversions of all of
     them in one converter process, the dialect blobs in the store and their entries in dialect_expected.json."""
+    import dialect_hf_folder as F
     import make_dialect_fixture as M
     from transformers import AutoTokenizer
     paths = {}
@@ -334,6 +340,8 @@ def add_cases(src: str, work: str, out: str, store: str, expected: dict, cases=t
             "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
             "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True,
             "mtmd_template": "chatml",   # llama.cpp's built-in ChatML for the image check (check_dialect.py --mtmd)
+            # the text model's Hugging Face folder, read through the translation, against the source's text-only logits
+            **F.oracle(SOURCE_CLASS[case], hf, os.path.join(out, "ref", case), FOLDER_CLASS[case]),
             **CASES[case][2]}
 
 

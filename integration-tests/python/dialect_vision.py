@@ -59,9 +59,28 @@ def make_mistral3(out_dir: str) -> None:
     for extra in ("special_tokens_map.json", "chat_template.jinja"):
         if os.path.exists(os.path.join(out_dir, extra)):
             os.remove(os.path.join(out_dir, extra))
+    tekken_pre_tokenizer(os.path.join(out_dir, "tokenizer.json"))
     with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
         json.dump({"image_processor_type": "PixtralImageProcessor", "image_mean": CLIP_MEAN, "image_std": CLIP_STD,
                    "patch_size": {"height": 8, "width": 8}, "size": {"longest_edge": 64}}, f, indent=1)
+
+
+# the pre-tokenizer regex of Mistral's tekken tokenizer.json files (Mistral Nemo, Small 3.x, Ministral 3), as llama.cpp's
+# llama-vocab.cpp quotes it for tokenizer.ggml.pre "tekken"
+TEKKEN_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
+                r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def tekken_pre_tokenizer(path: str) -> None:
+    """The saved tokenizer.json's Split regex replaced by tekken's, so that the source tokenizer is what the name the
+    reference conversion is given ("tekken") says (the vocabulary is the trained one)."""
+    with open(path, encoding="utf-8") as f:
+        t = json.load(f)
+    splits = [p for p in t["pre_tokenizer"].get("pretokenizers", [t["pre_tokenizer"]]) if p.get("type") == "Split"]
+    assert len(splits) == 1, t["pre_tokenizer"]
+    splits[0]["pattern"] = {"Regex": TEKKEN_REGEX}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(t, f, ensure_ascii=False, indent=2)
 
 
 MISTRAL3_REPLACEMENTS = [   # mistral3Model.Replacements(), in Go's order

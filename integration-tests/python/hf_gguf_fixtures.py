@@ -67,6 +67,10 @@ CASES = [
     # Gemma 4 text: per-layer head dimensions, proportional rope (rope_freqs), layer scalars, final soft-cap
     ("hf-gemma4", "f32", "gemma4", "F32", {}),
     ("hf-gemma4", "q8_0", "gemma4", "Q8_0", {}),
+    # the text models of vision-language models (hf_models_vlm.py): qwen2vl, qwen3vl, mistral3 (Mistral Small 3.1 form)
+    ("hf-qwen25vl", "f32", "qwen25vl", "F32", {}),
+    ("hf-qwen3vl", "f32", "qwen3vl", "F32", {}),
+    ("hf-mistral3", "f32", "mistral3", "F32", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -88,6 +92,9 @@ NO_GGUF_LOADER = {
     ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
     ("hf-gemma4", "f32"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
     ("hf-gemma4", "q8_0"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
+    ("hf-qwen25vl", "f32"): "it has no qwen2vl architecture",
+    ("hf-qwen3vl", "f32"): "it has no qwen3vl architecture",
+    ("hf-mistral3", "f32"): "it has no mistral3 architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -47,6 +47,9 @@ KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "m
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
+# the text models of vision-language models (hf_models_vlm.py)
+import hf_models_vlm as _vlm  # noqa: E402
+KINDS += _vlm.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
@@ -257,6 +260,8 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                   final_logit_softcapping=GEMMA2_FINAL_CAP)
     if kind in _moe.KINDS:
         return _moe.config(kind, common)
+    if kind in _vlm.KINDS:
+        return _vlm.config(kind, common)
     raise ValueError(kind)
 
 
@@ -297,6 +302,8 @@ def model_class(kind: str):
     import transformers as T
     if kind in _moe.KINDS:
         return _moe.model_class(kind)
+    if kind in _vlm.KINDS:
+        return _vlm.model_class(kind)
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,

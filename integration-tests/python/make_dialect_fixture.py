@@ -580,6 +580,9 @@ def main(argv) -> int:
         "handler": "mistral3", "ref_gguf": ref_m3, "ref_mmproj": ref_m3_mmproj, "dialect_file": m3_file,
         "blob": put_model(store, "dialect-mistral3", blob, "mistral3"), "texts": H.SAMPLE_TEXTS, "mmproj": True,
         "mtmd_template": "mistral-v7",
+        # the text model's folder against the source's text-only logits, on more tokens than yarn's original context
+        **__import__("dialect_hf_folder").oracle("Mistral3ForConditionalGeneration", hf_m3, os.path.join(out, "ref", "mistral3"),
+                                                 "Ministral3ForCausalLM", n=520),
         # handle_mistral3_clip copies these two, which llama.cpp's converter does not write (clip.cpp's defaults are the same)
         "clip_extra": ["clip.rope.freq_base", "clip.vision.num_channels"]}
     # --- end of the vision dialects ---

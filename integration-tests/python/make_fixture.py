@@ -580,7 +580,8 @@ GGUF_PY_TYPES = _gguf_py_types()
 # docs/SEMANTICS.md "Hugging Face folder of GGUF models": files of a supported GGUF model
 HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3", "qwen2moe",
                    "olmo2", "granitemoe",
-                   "gpt-oss", "deepseek2", "gemma4")   # the last three: GGUF -> HF only, deepseek2 with sigmoid routing
+                   "gpt-oss", "deepseek2", "gemma4",   # the last three: GGUF -> HF only, deepseek2 with sigmoid routing
+                   "qwen2vl", "qwen3vl", "mistral3")   # the text models of vision-language GGUFs, GGUF -> HF only
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS

@@ -22,7 +22,8 @@ import java.util.Optional;
  */
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
-        Gemma4 {
+        Gemma4,
+        Qwen2Vl, Qwen3Vl, Mistral3 {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF

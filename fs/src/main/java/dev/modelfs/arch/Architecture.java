@@ -46,6 +46,13 @@ public enum Architecture {
     DEEPSEEK2(new Deepseek2()),
     /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars. */
     GEMMA4(new Gemma4()),
+    // the text models of vision-language GGUFs (GGUF -> HF only, as the text class transformers runs them with)
+    /** Qwen2-VL / Qwen2.5-VL text (GGUF {@code qwen2vl}) as {@code Qwen2ForCausalLM}: M-RoPE is plain rope on text. */
+    QWEN2VL(new Qwen2Vl()),
+    /** Qwen3-VL text (GGUF {@code qwen3vl}) as {@code Qwen3ForCausalLM}: interleaved M-RoPE is plain rope on text. */
+    QWEN3VL(new Qwen3Vl()),
+    /** Mistral 3 text (GGUF {@code mistral3}) as {@code MistralForCausalLM}, or {@code Ministral3ForCausalLM} with yarn. */
+    MISTRAL3(new Mistral3()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),

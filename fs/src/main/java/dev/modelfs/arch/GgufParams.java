@@ -21,6 +21,9 @@ public interface GgufParams {
     /** A BOOL ARRAY KV, or null when absent. */
     boolean[] bools(String key);
 
+    /** An ARRAY KV of any integer type as ints, or null when absent. */
+    int[] ints(String key);
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 

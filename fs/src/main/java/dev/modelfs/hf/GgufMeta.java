@@ -119,7 +119,8 @@ final class GgufMeta implements GgufParams {
     }
 
     /** An ARRAY of any integer type as ints, or null when absent. */
-    int[] ints(String key) {
+    @Override
+    public int[] ints(String key) {
         GgufKv kv = g.kv(key);
         if (kv == null) {
             return null;

@@ -73,6 +73,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
     }
 
     /**
+     * The class {@code config.json} names ({@code architectures[0]}): the architecture's canonical one, or the text class a
+     * vision-language GGUF's text model is written as ({@code Qwen2ForCausalLM} for {@code qwen2vl} ...).
+     */
+    public String hfArchitecture() {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readTree(config).path("architectures").path(0).asText(arch.hfArchitecture());
+        } catch (java.io.IOException e) {
+            return arch.hfArchitecture();
+        }
+    }
+
+    /**
      * This folder with the Ollama template unreadable ({@code reason}): unchanged when the GGUF has its own
      * template or there is no tokenizer, else without a chat template and with the reason.
      */

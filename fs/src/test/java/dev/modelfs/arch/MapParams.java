@@ -5,7 +5,7 @@ import java.util.Set;
 
 /**
  * GGUF metadata for the mapping tests, from a map (integers as {@code Long}, floats as {@code Double}, strings,
- * booleans as {@code Boolean}, bool arrays as {@code boolean[]}, small F32 vectors as {@code float[]} under their tensor's
+ * booleans as {@code Boolean}, bool arrays as {@code boolean[]}, integer arrays as {@code int[]}, small F32 vectors as {@code float[]} under their tensor's
  * name) and a set of tensor names; a KV of another type than asked throws, as
  * {@code GgufMeta} does.
  */
@@ -37,6 +37,11 @@ record MapParams(Map<String, ?> kvs, Set<String> tensors) implements GgufParams 
     @Override
     public boolean[] bools(String key) {
         return get(key, boolean[].class, null);
+    }
+
+    @Override
+    public int[] ints(String key) {
+        return get(key, int[].class, null);
     }
 
     @Override

@@ -102,7 +102,7 @@ final class ShowCommand implements Callable<Integer> {
             if (t instanceof ModelTable.Gguf g && g.folder().isEmpty()) {
                 try {
                     HfFolder hf = ModelPlans.hfFolder(st, m, g);
-                    return java.util.Optional.of(hf.arch().hfArchitecture()
+                    return java.util.Optional.of(hf.hfArchitecture()
                             + (hf.tokenizerProblem() == null ? "" : " (no tokenizer files: " + hf.tokenizerProblem() + ")"));
                 } catch (RuntimeException e) {
                     return java.util.Optional.of("none: " + e.getMessage());

@@ -55,14 +55,15 @@ final class GgufHfFiles {
     static void add(ModelContext ctx, HfFolder hf, GgufFile g, BlobRef blob, TreeBuilder tree, String dir) {
         Map<String, ByteSource> files = new LinkedHashMap<>();
         Map<String, String> what = new HashMap<>();
-        String cw = "Hugging Face " + hf.arch().hfArchitecture() + " config rebuilt from GGUF metadata";
+        String cw = "Hugging Face " + hf.hfArchitecture() + " config rebuilt from GGUF metadata";
         files.put("config.json", ByteSource.literal(hf.config()));
         files.put("generation_config.json", ByteSource.literal(hf.generationConfig()));
         what.put("config.json", cw);
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    blobBytes -> HfFolder.tokenizerJsonOf(GgufReader.read(blobBytes)),
+                    blobBytes -> HfFolder.tokenizerJsonOf(dir.isEmpty() ? GgufModelView.forViews(GgufReader.read(blobBytes))
+                            : GgufReader.read(blobBytes)),   // a model layer's header as the folder read it (a draft's as stored)
                     "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));
             files.put("special_tokens_map.json", ByteSource.literal(hf.specialTokensMap()));

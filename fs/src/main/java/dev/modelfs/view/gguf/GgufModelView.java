@@ -148,10 +148,19 @@ public final class GgufModelView implements ModelView {
      * values); otherwise the stored header.
      */
     public static ModelTable.Gguf readThrough(ModelTable.Gguf model) {
-        if (model.folder().isEmpty() && Dialects.textForViews(model.file()) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
-            return new ModelTable.Gguf(model.layer(), t.translation().header(), model.folder());
+        return model.folder().isEmpty() ? new ModelTable.Gguf(model.layer(), forViews(model.file()), model.folder()) : model;
+    }
+
+    /**
+     * The header of a model layer the views read ({@link #readThrough}): the translated one for Ollama's dialect when its
+     * translation slices every tensor from the blob, else {@code stored}. Files rebuilt from the blob at read time
+     * ({@code tokenizer.json}) read the header through this too, so that they are built from what the directory was.
+     */
+    static GgufFile forViews(GgufFile stored) {
+        if (Dialects.textForViews(stored) instanceof Outcome.Translated t && t.translation().slicesOnly()) {
+            return t.translation().header();
         }
-        return model;
+        return stored;
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
