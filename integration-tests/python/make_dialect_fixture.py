@@ -36,6 +36,8 @@ Case glm4moelite (dialect_glm4moelite.py): Glm4MoeLiteForCausalLM (MLA, MoE), wr
 GLM-4.7-Flash; checked by gguf-py only (node-llama-cpp's llama.cpp aborts on the reference deepseek2 GGUF itself).
 Case qwen3next (dialect_qwen3next.py): Qwen3NextForCausalLM, written as convert_qwen3next.go first wrote the published
 qwen3-next files (commit 77eb2ca61).
+Case gemma3n (dialect_gemma3n.py): Gemma3nForCausalLM in the published layout, written as convert_gemma3n.go first wrote the
+published gemma3n files (commit 73b642e6f): the multimodal vocabulary in token_embd and the tokenizer, the text one per layer.
 """
 from __future__ import annotations
 
@@ -170,7 +172,7 @@ def finish(w) -> None:
 
 def convert_reference(src: str, jobs) -> None:
     """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not, or
-    "st": --sentence-transformers-dense-modules, or "nomtp": --no-mtp),
+    "st": --sentence-transformers-dense-modules, "nomtp": --no-mtp, or "f32": --outtype f32),
     in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
     args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, mmproj if isinstance(mmproj, str) else "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
@@ -190,7 +192,7 @@ def _convert_main(args) -> None:
         for obj in vars(B).values():
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
-        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
+        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f32" if face == "f32" else "f16", "--outfile", out] + \
             (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else []) + \
             (["--no-mtp"] if face == "nomtp" else [])   # a source without the MTP head its architecture may carry
         try:
@@ -585,6 +587,8 @@ def main(argv) -> int:
     GLM.build(src, out, work, store, expected)
     import dialect_qwen3next as Q3N   # qwen3next (Qwen3-Next: gated delta net + MoE), as Ollama's first qwen3next converter wrote it
     Q3N.build(src, out, work, store, expected)
+    import dialect_gemma3n as G3N   # gemma3n (text: AltUp, LAuReL, per-layer inputs), as Ollama's first gemma3n converter wrote it
+    G3N.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
