@@ -38,6 +38,9 @@ Case qwen3next (dialect_qwen3next.py): Qwen3NextForCausalLM, written as convert_
 qwen3-next files (commit 77eb2ca61).
 Case gemma3n (dialect_gemma3n.py): Gemma3nForCausalLM in the published layout, written as convert_gemma3n.go first wrote the
 published gemma3n files (commit 73b642e6f): the multimodal vocabulary in token_embd and the tokenizer, the text one per layer.
+Case llama3 (dialect_llama3.py): LlamaForCausalLM with a Llama-3-style tokenizer (128256 tokens), written as Ollama's
+convert/llama.go wrote Llama 3 in May 2024 (commit 2d315ba9a): no pre-tokenizer, eos <|end_of_text|>; upstream llama.cpp
+loads it and mis-tokenizes ("raw_loads").
 """
 from __future__ import annotations
 
@@ -589,6 +592,8 @@ def main(argv) -> int:
     Q3N.build(src, out, work, store, expected)
     import dialect_gemma3n as G3N   # gemma3n (text: AltUp, LAuReL, per-layer inputs), as Ollama's first gemma3n converter wrote it
     G3N.build(src, out, work, store, expected)
+    import dialect_llama3 as L3   # llama with Ollama's May 2024 Llama 3 tokenizer metadata (no pre-tokenizer, eos <|end_of_text|>)
+    L3.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
