@@ -41,6 +41,8 @@ published gemma3n files (commit 73b642e6f): the multimodal vocabulary in token_e
 Case llama3 (dialect_llama3.py): LlamaForCausalLM with a Llama-3-style tokenizer (128256 tokens), written as Ollama's
 convert/llama.go wrote Llama 3 in May 2024 (commit 2d315ba9a): no pre-tokenizer, eos <|end_of_text|>; upstream llama.cpp
 loads it and mis-tokenizes ("raw_loads").
+Case snowflake (dialect_snowflake.py): XLMRobertaModel with a SentencePiece unigram tokenizer, CLS pooling; the dialect is
+llama.cpp's conversion with the precompiled charsmap as the published file holds it (one-character base64 strings).
 """
 from __future__ import annotations
 
@@ -594,6 +596,8 @@ def main(argv) -> int:
     G3N.build(src, out, work, store, expected)
     import dialect_llama3 as L3   # llama with Ollama's May 2024 Llama 3 tokenizer metadata (no pre-tokenizer, eos <|end_of_text|>)
     L3.build(src, out, work, store, expected)
+    import dialect_snowflake as SF   # snowflake-arctic-embed2 (bert, T5 tokenizer): the charsmap as base64 digits; compared by embedding
+    SF.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
