@@ -43,6 +43,8 @@ convert/llama.go wrote Llama 3 in May 2024 (commit 2d315ba9a): no pre-tokenizer,
 loads it and mis-tokenizes ("raw_loads").
 Case snowflake (dialect_snowflake.py): XLMRobertaModel with a SentencePiece unigram tokenizer, CLS pooling; the dialect is
 llama.cpp's conversion with the precompiled charsmap as the published file holds it (one-character base64 strings).
+Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
+as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
 """
 from __future__ import annotations
 
@@ -598,6 +600,8 @@ def main(argv) -> int:
     L3.build(src, out, work, store, expected)
     import dialect_snowflake as SF   # snowflake-arctic-embed2 (bert, T5 tokenizer): the charsmap as base64 digits; compared by embedding
     SF.build(src, out, work, store, expected)
+    import dialect_qwen3vlmoe as VLM   # qwen3vlmoe (text MoE + vision tower in one file): text and mmproj, as convert_qwen3vl.go wrote it
+    VLM.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
