@@ -45,6 +45,7 @@ Case snowflake (dialect_snowflake.py): XLMRobertaModel with a SentencePiece unig
 llama.cpp's conversion with the precompiled charsmap as the published file holds it (one-character base64 strings).
 Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
 as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
+Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
 """
 from __future__ import annotations
 
@@ -602,6 +603,8 @@ def main(argv) -> int:
     SF.build(src, out, work, store, expected)
     import dialect_qwen3vlmoe as VLM   # qwen3vlmoe (text MoE + vision tower in one file): text and mmproj, as convert_qwen3vl.go wrote it
     VLM.build(src, out, work, store, expected)
+    import dialect_laguna as LG   # laguna (gated attention, SWA + YaRN, MoE with a shared expert), as convert_laguna.go wrote it
+    LG.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
