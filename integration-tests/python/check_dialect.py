@@ -11,6 +11,8 @@ For every model of OUT/dialect_expected.json:
     of the reference with the same value, except the keys REF_DIFFERENCES names (general.* naming and the
     chat template, which Ollama's handler injects as Gemma 3's own) and the model's own "ref_differences" (KVs
     Ollama's handler leaves as Ollama's converter wrote them); its user.modelfs.source names the handler;
+  * a model whose translation cuts the vocabulary ("vocab_cut": gemma3n) has the reference's first rows of the
+    listed tensors and the first entries of the listed tokenizer arrays;
   * mmproj.gguf has the reference mmproj's tensor names and shapes, its values (a tensor the reference stores
     as F32 where the dialect stored F16 is compared with the reference rounded to F16) and its clip.* keys;
   * the variants and the Hugging Face folder are read through the translation: model.fp32.gguf has the
@@ -18,9 +20,12 @@ For every model of OUT/dialect_expected.json:
     (where the architecture has a folder) names the text architecture; a model without an embedded vision tower has no mmproj.gguf;
 and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
 there is no ollama/model.gguf.
-llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf), and model.gguf tokenizes the sample
+llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf; a metadata-only dialect, "raw_loads", it loads
+but tokenizes some sample text otherwise than the reference), and model.gguf tokenizes the sample
 texts and continues a prompt greedily exactly as the reference GGUF does (an embedding model, "embedding": its
-dimension: gives every sample text the same embedding as the reference GGUF instead).
+dimension: gives every sample text the same embedding as the reference GGUF instead; a model with "greedy_fp32", whose
+F16 logits llama.cpp computes as NaN, generates from model.gguf widened to F32 (gguf-py, numpy) as from llama.cpp's
+F32 conversion instead).
 mtmd mode: for every model with an mmproj, llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
 describes a test image made here (numpy + PIL, a fixed seed) greedily in MTMD_N tokens from model.gguf +
 mmproj.gguf of the mount exactly as from llama.cpp's own conversion (the reference GGUF + reference mmproj), and
@@ -75,6 +80,14 @@ def tensors(reader):
     return {t.name: t for t in reader.tensors}
 
 
+def ne(t):
+    """A tensor's shape as ggml's ne without trailing 1s ([n, 1] and [n] are one shape to llama.cpp)."""
+    s = [int(x) for x in t.shape]
+    while len(s) > 1 and s[-1] == 1:
+        s.pop()
+    return s
+
+
 def values(t):
     import gguf
     return np.asarray(gguf.dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(-1)
@@ -103,7 +116,12 @@ def check_model(r, mount, d, e):
     r.ok(sorted(gt) == sorted(rt), f"{d}/model.gguf tensors {sorted(set(gt) ^ set(rt))} differ from the reference")
     f16 = set(e.get("f16_where_ref_f32", []))
     permuted = e.get("qk_permuted_in_ref", {})   # name -> heads: rows llama.cpp's converter permuted (LlamaModel.permute)
-    for name in sorted(set(gt) & set(rt)):
+    cut = e.get("vocab_cut") or {"rows": 0, "tensors": [], "kvs": []}
+    for name in cut["tensors"]:   # the translation's vocabulary rows are the reference's first rows, byte for byte
+        a, b = gt.get(name), rt.get(name)
+        r.ok(a is not None and b is not None and a.tensor_type == b.tensor_type and ne(a) == ne(b)[:-1] + [cut["rows"]]
+             and bytes(a.data) == bytes(b.data)[:len(bytes(a.data))], f"{d}/model.gguf {name}: not the reference's first {cut['rows']} rows")
+    for name in sorted(set(gt) & set(rt) - set(cut["tensors"])):
         a, b = gt[name], rt[name]
         if name in permuted:   # the translation keeps the checkpoint's row order (no rope reads it): permuted, the reference
             r.ok(a.tensor_type == b.tensor_type and list(a.shape) == list(b.shape)
@@ -111,7 +129,9 @@ def check_model(r, mount, d, e):
                  f"{d}/model.gguf {name}: not the reference's rows in the checkpoint's order")
             continue
         if name in f16:   # stored F16 by Ollama's converter, F32 by llama.cpp's: the reference rounded to F16
-            r.ok(a.tensor_type.name == "F16" and b.tensor_type.name == "F32" and list(a.shape) == list(b.shape)
+            # (the shapes compared as ggml's ne without trailing 1s: Ollama's qwen3next converter squeezed the
+            # shared-expert gate [n_embd, 1] to [n_embd], the same tensor to llama.cpp)
+            r.ok(a.tensor_type.name == "F16" and b.tensor_type.name == "F32" and ne(a) == ne(b)
                  and np.array_equal(values(a), values(b).astype(np.float16).astype(np.float32)),
                  f"{d}/model.gguf {name}: not the reference's values in F16")
             continue
@@ -121,8 +141,10 @@ def check_model(r, mount, d, e):
     stored_names = {t.name for t in gguf.GGUFReader(e["dialect_file"]).tensors}
     r.ok(all(n in stored_names and n not in gt for n in e.get("dropped", [])), f"{d}/model.gguf keeps a tensor the handler leaves out")
     gk, rk = kvs(got), kvs(ref)
+    for k in cut["kvs"]:
+        r.ok(k in gk and list(gk[k]) == list(rk[k])[:cut["rows"]], f"{d}/model.gguf KV {k}: not the reference's first {cut['rows']} entries")
     for k, v in rk.items():
-        if k not in REF_DIFFERENCES and k not in e.get("ref_differences", []):
+        if k not in REF_DIFFERENCES and k not in e.get("ref_differences", []) and k not in cut["kvs"]:
             r.ok(k in gk and gk[k] == v, f"{d}/model.gguf KV {k}: {str(gk.get(k))[:60]} vs reference {str(v)[:60]}")
     fp32 = gguf.GGUFReader(os.path.join(base, "model.fp32.gguf"))
     # a model with an MTP head: the views read the text model alone (its blocks, without the nextn keys)
@@ -213,13 +235,41 @@ def check_refused(r, mount, d, e):
     r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
 
 
+def widen_f16(src, dst):
+    """A copy of the GGUF src (read through the mount) with every F16 tensor widened to F32 by numpy, the KVs as they
+    are (gguf-py), for an architecture whose F16 logits llama.cpp computes as NaN."""
+    import gguf
+    rd = gguf.GGUFReader(src)
+    w = gguf.GGUFWriter(dst, rd.fields["general.architecture"].contents())
+    for k, f in rd.fields.items():
+        if k.startswith("GGUF.") or k == "general.architecture":
+            continue
+        if f.types[0] == gguf.GGUFValueType.ARRAY:
+            w.add_key_value(k, f.contents(), f.types[0], f.types[-1])
+        else:
+            w.add_key_value(k, f.contents(), f.types[0])
+    for t in rd.tensors:
+        a = np.asarray(t.data).reshape([int(x) for x in reversed(t.shape)])
+        w.add_tensor(t.name, a.astype(np.float32) if t.tensor_type.name == "F16" else a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def run_llama(r, mount, exp, node_dir):
     jobs = []
     for d, e in exp["models"].items():
         if e.get("no_llama_run"):   # a model upstream llama.cpp cannot run even as its own conversion: the reason, no check
             print(f"{d}: not run in llama.cpp: {e['no_llama_run']}")
             continue
-        for f in (os.path.join(mount, d, "model.gguf"), os.path.join(mount, d, "ollama", "model.gguf"), e["ref_gguf"]):
+        files = [os.path.join(mount, d, "model.gguf"), os.path.join(mount, d, "ollama", "model.gguf"), e["ref_gguf"]]
+        if e.get("greedy_fp32"):   # the greedy check on the translation widened to F32 against llama.cpp's F32 conversion
+            wide = os.path.join(tempfile.mkdtemp(prefix="modelfs-wide-"), d + ".f32.gguf")
+            widen_f16(os.path.join(mount, d, "model.gguf"), wide)
+            e["_wide"] = wide
+            files += [wide, e["greedy_fp32"]]
+        for f in files:
             jobs.append({"file": f, "texts": e["texts"], "prompt": GEN_PROMPT, "n": GEN_N, "embed": bool(e.get("embedding"))})
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(jobs, fh)
@@ -235,8 +285,13 @@ def run_llama(r, mount, exp, node_dir):
         if e.get("no_llama_run"):
             continue
         raw = results.get(os.path.join(mount, d, "ollama", "model.gguf"))
-        r.ok(raw is not None and "error" in raw, f"{d}/ollama/model.gguf: upstream llama.cpp loaded the raw dialect file: {raw}")
         got, ref = results.get(os.path.join(mount, d, "model.gguf")), results.get(e["ref_gguf"])
+        if e.get("raw_loads"):   # a metadata-only dialect that upstream llama.cpp loads: it must mis-tokenize a sample text
+            r.ok(raw is not None and "error" not in raw and ref is not None and "error" not in ref
+                 and raw["tokenized"] != ref["tokenized"],
+                 f"{d}/ollama/model.gguf: upstream llama.cpp tokenizes the raw dialect file as the reference: {str(raw)[:200]}")
+            raw = {"error": "tokenizes otherwise: " + str(next((a for a, b in zip(raw.get("tokenized", []), ref.get("tokenized", [])) if a != b), None))}
+        r.ok(raw is not None and "error" in raw, f"{d}/ollama/model.gguf: upstream llama.cpp loaded the raw dialect file: {raw}")
         if not r.ok(got is not None and "error" not in got, f"{d}/model.gguf: llama.cpp failed: {got and got.get('error')}"):
             continue
         if not r.ok(ref is not None and "error" not in ref, f"{d}: the reference GGUF failed: {ref}"):
@@ -251,6 +306,12 @@ def run_llama(r, mount, exp, node_dir):
                      f"{d}/model.gguf embeds {text!r} as {a[:4]}... ({len(a)}), the reference as {b[:4]}... ({len(b)})")
             print(f"{d}: model.gguf embeds {e['texts'][0]!r} as {got['embeddings'][0][:3]}...; ollama/model.gguf: {str(raw.get('error'))[:120]}")
             continue
+        if e.get("greedy_fp32"):   # F16 logits are NaN in llama.cpp for this architecture: the F32 files generate
+            got = results.get(e["_wide"]) or {"error": "no result", "tokens": []}
+            os.unlink(e["_wide"])
+            ref = results.get(e["greedy_fp32"]) or {"error": "no result", "tokens": []}
+            r.ok("error" not in got and "error" not in ref and len(set(ref["tokens"])) > 1,
+                 f"{d}: the F32 files: {got.get('error')} / {ref.get('error')}, reference tokens {ref['tokens']}")
         r.ok(len(ref["tokens"]) == GEN_N and got["tokens"] == ref["tokens"],
              f"{d}/model.gguf greedy tokens {got['tokens']}, reference {ref['tokens']}")
         print(f"{d}: model.gguf continues {GEN_PROMPT} with {got['tokens']}; ollama/model.gguf: {str(raw.get('error'))[:120]}")

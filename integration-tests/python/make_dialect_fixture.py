@@ -40,6 +40,18 @@ Case nemotron_h_moe (dialect_nemotron.py): NemotronHForCausalLM (Mamba-2, attent
 written as convert_nemotron_h.go writes Nemotron 3 Super; the reference is llama.cpp's --no-mtp conversion.
 Case deepseekocr (dialect_deepseekocr.py): DeepSeek-OCR (no transformers class: the checkpoint written with numpy in the
 published layout), text (deepseek2-ocr) and the SAM + CLIP projector, written as convert_deepseekocr.go writes them.
+Case qwen3next (dialect_qwen3next.py): Qwen3NextForCausalLM, written as convert_qwen3next.go first wrote the published
+qwen3-next files (commit 77eb2ca61).
+Case gemma3n (dialect_gemma3n.py): Gemma3nForCausalLM in the published layout, written as convert_gemma3n.go first wrote the
+published gemma3n files (commit 73b642e6f): the multimodal vocabulary in token_embd and the tokenizer, the text one per layer.
+Case llama3 (dialect_llama3.py): LlamaForCausalLM with a Llama-3-style tokenizer (128256 tokens), written as Ollama's
+convert/llama.go wrote Llama 3 in May 2024 (commit 2d315ba9a): no pre-tokenizer, eos <|end_of_text|>; upstream llama.cpp
+loads it and mis-tokenizes ("raw_loads").
+Case snowflake (dialect_snowflake.py): XLMRobertaModel with a SentencePiece unigram tokenizer, CLS pooling; the dialect is
+llama.cpp's conversion with the precompiled charsmap as the published file holds it (one-character base64 strings).
+Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
+as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
+Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
 """
 from __future__ import annotations
 
@@ -174,7 +186,7 @@ def finish(w) -> None:
 
 def convert_reference(src: str, jobs) -> None:
     """convert_hf_to_gguf.py --outtype f16 for each job (pre-tokenizer name, HF folder, output, --mmproj or not, or
-    "st": --sentence-transformers-dense-modules, or "no-mtp": --no-mtp),
+    "st": --sentence-transformers-dense-modules, "no-mtp": --no-mtp, or "f32": --outtype f32),
     in one child process (the converter needs its own gguf-py, not the pinned one this process imports)."""
     args = [x for pre, hf, out, mmproj in jobs for x in (pre, hf, out, mmproj if isinstance(mmproj, str) else "mmproj" if mmproj else "text")]
     subprocess.run([sys.executable, os.path.abspath(__file__), "--convert", src, *args], check=True, stdout=subprocess.DEVNULL)
@@ -194,9 +206,9 @@ def _convert_main(args) -> None:
         for obj in vars(B).values():
             if isinstance(obj, type) and "get_vocab_base_pre" in vars(obj):
                 obj.get_vocab_base_pre = lambda self, tokenizer, pre=pre: pre
-        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f16", "--outfile", out] + \
+        sys.argv = [os.path.join(src, "convert_hf_to_gguf.py"), hf_dir, "--outtype", "f32" if face == "f32" else "f16", "--outfile", out] + \
             (["--mmproj"] if face == "mmproj" else []) + (["--sentence-transformers-dense-modules"] if face == "st" else []) + \
-            (["--no-mtp"] if face == "no-mtp" else [])
+            (["--no-mtp"] if face == "no-mtp" else [])   # a source without the MTP head its architecture may carry
         try:
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as e:
@@ -596,6 +608,18 @@ def main(argv) -> int:
     NEMO.build(src, out, work, store, expected)
     import dialect_deepseekocr as DSOCR   # deepseekocr (DeepSeek-OCR: deepseek2-ocr text + the deepseekocr projector)
     DSOCR.build(src, out, work, store, expected)
+    import dialect_qwen3next as Q3N   # qwen3next (Qwen3-Next: gated delta net + MoE), as Ollama's first qwen3next converter wrote it
+    Q3N.build(src, out, work, store, expected)
+    import dialect_gemma3n as G3N   # gemma3n (text: AltUp, LAuReL, per-layer inputs), as Ollama's first gemma3n converter wrote it
+    G3N.build(src, out, work, store, expected)
+    import dialect_llama3 as L3   # llama with Ollama's May 2024 Llama 3 tokenizer metadata (no pre-tokenizer, eos <|end_of_text|>)
+    L3.build(src, out, work, store, expected)
+    import dialect_snowflake as SF   # snowflake-arctic-embed2 (bert, T5 tokenizer): the charsmap as base64 digits; compared by embedding
+    SF.build(src, out, work, store, expected)
+    import dialect_qwen3vlmoe as VLM   # qwen3vlmoe (text MoE + vision tower in one file): text and mmproj, as convert_qwen3vl.go wrote it
+    VLM.build(src, out, work, store, expected)
+    import dialect_laguna as LG   # laguna (gated attention, SWA + YaRN, MoE with a shared expert), as convert_laguna.go wrote it
+    LG.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's

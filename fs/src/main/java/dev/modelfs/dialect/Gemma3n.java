@@ -16,13 +16,21 @@ import java.util.List;
  * {@code detect_ollama_gemma3n} and {@code handle_gemma3n} (docs/FORMATS.md §12.6): {@code tokenizer.ggml.model} set to
  * {@code llama}, {@code token_embd.weight} cut to the per-layer rows (a prefix of its bytes), the tokenizer arrays cut
  * alike, byte tokens {@code <0xXX>} typed BYTE (6) and {@code <unused...>} tokens NORMAL (1), and end-of-turn (106)
- * added to {@code tokenizer.ggml.eos_token_ids} ({@code [1, 106]} when absent). Ollama's converter already leaves the
+ * added to {@code tokenizer.ggml.eos_token_ids} ({@code [1, 106]} when absent); and, beyond Ollama's handler,
+ * {@code tokenizer.ggml.add_space_prefix = false} when absent (Gemma's SentencePiece has no dummy prefix; without the
+ * key llama.cpp prepends a space to every text). Ollama's converter already leaves the
  * vision and audio towers out of the file, so nothing is dropped.
  */
 public record Gemma3n() implements DialectHandler {
     static final int END_OF_TURN = 106;
     static final int TYPE_NORMAL = 1;
     static final int TYPE_BYTE = 6;
+    /**
+     * Not in Ollama's {@code handle_gemma3n}: Ollama's converter writes no {@code add_space_prefix}, and llama.cpp's
+     * SentencePiece vocabulary then prepends a space to every text, which Gemma's tokenizer (no dummy prefix) does
+     * not; set false when absent, as llama.cpp's converter writes it for every Gemma (the dialect fixture).
+     */
+    static final String ADD_SPACE_PREFIX = "tokenizer.ggml.add_space_prefix";
 
     @Override
     public String name() {
@@ -62,6 +70,7 @@ public record Gemma3n() implements DialectHandler {
         e.truncateArray("tokenizer.ggml.token_type", target);
         retype(e);
         eosIds(e);
+        e.inject(ADD_SPACE_PREFIX, GgufValueType.BOOL, false);
         return e.build(name(), face());
     }
 

@@ -57,6 +57,13 @@ class Gemma3nTest {
     }
 
     @Test
+    void noSpacePrefixUnlessTheFileSaysOtherwise() {
+        assertEquals(false, translated(gemma3n(12, 10, null).header()).header().kv(Gemma3n.ADD_SPACE_PREFIX).value());
+        GgufFile said = gemma3n(12, 10, null).kv(Gemma3n.ADD_SPACE_PREFIX, GgufValueType.BOOL, true).header();
+        assertEquals(true, translated(said).header().kv(Gemma3n.ADD_SPACE_PREFIX).value(), "a stored value is kept");
+    }
+
+    @Test
     void endOfTurnJoinsTheStoredEosIdsOnce() {
         Translation t = translated(gemma3n(12, 10, new GgufArray(GgufValueType.UINT32, List.of(1))).header());
         GgufArray eos = (GgufArray) t.header().kv("tokenizer.ggml.eos_token_ids").value();

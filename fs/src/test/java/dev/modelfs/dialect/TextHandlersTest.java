@@ -84,6 +84,20 @@ class TextHandlersTest {
     }
 
     @Test
+    void lagunaYarnAttentionFactorIsRestatedForLlamaCpp() {
+        float def = (float) (0.1 * Math.log(4.0) + 1.0);   // lagunaAttentionFactor without attention_factor
+        TinyGguf base = new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                .str("laguna.rope.scaling.type", "yarn").f32("laguna.rope.scaling.factor", 4f);
+        assertNull(translated(base.f32(Laguna.ATTN_FACTOR, def).header()).header().kv(Laguna.ATTN_FACTOR), "the default mscale: no key");
+        TinyGguf explicit = new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                .str("laguna.rope.scaling.type", "yarn").f32("laguna.rope.scaling.factor", 4f).f32(Laguna.ATTN_FACTOR, 2 * def);
+        assertEquals(2f, (Float) translated(explicit.header()).header().kv(Laguna.ATTN_FACTOR).value(), 1e-6f);
+        TinyGguf plain = new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                .str("laguna.rope.scaling.type", "linear").f32("laguna.rope.scaling.factor", 4f).f32(Laguna.ATTN_FACTOR, 1.5f);
+        assertEquals(1.5f, translated(plain.header()).header().kv(Laguna.ATTN_FACTOR).value(), "not YaRN: as stored");
+    }
+
+    @Test
     void qwen3NextCollapsesKvHeadsAndRenamesDt() {
         Translation t = translated(new TinyGguf().str("general.architecture", "qwen3next")
                 .kv("qwen3next.attention.head_count_kv", GgufValueType.ARRAY, new GgufArray(GgufValueType.UINT32, List.of(0, 2, 0, 2)))
