@@ -13,9 +13,10 @@
 #      models from fresh mounts against local copies of the same bytes, cold (page cache dropped) and warm
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
-#      third state, a fresh mount over a filled --cache-dir. Needs root (drop_caches).
+#      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's).
+#      Needs root (drop_caches).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
-#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--rounds R] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
 #   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
@@ -32,7 +33,8 @@ while [ $# -gt 0 ]; do
     --work) keep="$2"; shift 2 ;;
     --load) load=1; shift ;;
     --load-shape) load_shape="$2"; shift 2 ;;
-    --load-cache-dir) load_cache=--cache-dir; shift ;;
+    --load-cache-dir) load_cache="$load_cache --cache-dir"; shift ;;
+    --load-cache-dir-size) load_cache="$load_cache --cache-dir-size $2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done

@@ -38,6 +38,8 @@ final class CompleteFileRecord {
     static final String SUFFIX = ".sum";
     /** Bytes read per {@code pread} while verifying (and written per call while assembling). */
     static final int BUFFER = 1 << 20;
+    /** How long writing a record waits at most for the file system's clock to pass the data file's ctime. */
+    static final long CLOCK_WAIT_MILLIS = 2_000;
     private static final long MAGIC_LONG = magic(MAGIC);
     private static final long MAGIC_V1_LONG = magic(MAGIC_V1);
 
@@ -67,23 +69,58 @@ final class CompleteFileRecord {
     }
 
     /**
-     * Writes the record of data file {@code data} ({@code size} bytes, CRC32C {@code crc}) as {@code record}: first as
-     * the new file {@code temporary}, synced, taking {@code data}'s identity by {@code stat} (after its last rename,
-     * which moves its ctime), then renamed over {@code record}.
+     * Writes the record of data file {@code data} ({@code size} bytes, CRC32C {@code crc}) as {@code record}, with
+     * {@code data}'s identity by {@code stat} after its last rename (which moves its ctime): see {@link #write(Path, Path,
+     * long, long, Identity, IOSupplier)}.
      */
     static void write(Path record, Path temporary, Path data, long size, long crc) throws IOException {
-        write(record, temporary, size, crc, Identity.of(NativeFile.stat(data)));
+        write(record, temporary, size, crc, Identity.of(NativeFile.stat(data)), () -> NativeFile.stat(data));
     }
 
-    private static void write(Path record, Path temporary, long size, long crc, Identity id) throws IOException {
+    /** A {@code stat} that may fail. */
+    @FunctionalInterface
+    interface IOSupplier {
+        NativeFile.Stat get() throws IOException;
+    }
+
+    /**
+     * Writes the record as the new file {@code temporary}, synced, then renamed over {@code record}. The identity is
+     * {@code id}, the data file's when its CRC32C was taken, and the record is written only once the file system's clock has moved past the data file's
+     * ctime (the temporary's own ctime, after a write, is later: waiting a millisecond at a time, at most
+     * {@value #CLOCK_WAIT_MILLIS} ms) and the data file's identity ({@code dataStat}) is still {@code id} then: timestamps are
+     * coarse (a clock tick), and a write in the tick of the last change would otherwise leave the identity as it was
+     * (the problem git's index calls "racily clean").
+     *
+     * @throws IOException when the data file changed meanwhile, or the clock did not move (nothing written)
+     */
+    static void write(Path record, Path temporary, long size, long crc, Identity id, IOSupplier dataStat) throws IOException {
         try {
+            ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN).putLong(MAGIC_LONG).putLong(size).putLong(crc)
+                    .putLong(id.dev()).putLong(id.ino()).putLong(id.mtimeNanos()).putLong(id.ctimeNanos()).flip();
             try (FileChannel ch = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN).putLong(MAGIC_LONG).putLong(size).putLong(crc)
-                        .putLong(id.dev()).putLong(id.ino()).putLong(id.mtimeNanos()).putLong(id.ctimeNanos()).flip();
-                while (b.hasRemaining()) {
-                    ch.write(b);
+                for (long waited = 0; ; waited++) {
+                    ByteBuffer w = b.duplicate();
+                    for (long at = 0; w.hasRemaining(); ) {
+                        at += ch.write(w, at);
+                    }
+                    if (NativeFile.stat(temporary).ctimeNanos() > id.ctimeNanos()) {
+                        break;
+                    }
+                    if (waited >= CLOCK_WAIT_MILLIS) {
+                        throw new IOException("the file system's clock did not pass the data file's ctime within "
+                                + CLOCK_WAIT_MILLIS + " ms");
+                    }
+                    try {
+                        Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("stopping");
+                    }
                 }
                 ch.force(true);
+            }
+            if (!Identity.of(dataStat.get()).equals(id)) {
+                throw new IOException("the data file changed while its record was written");
             }
             Files.move(temporary, record, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } finally {
@@ -148,11 +185,13 @@ final class CompleteFileRecord {
         if (crc(data, expectedSize) != c.crc()) {
             return Verdict.CHECKSUM;
         }
-        Identity after = Identity.of(data.stat());
-        if (after.equals(now)) {
-            write(record, temporary, expectedSize, c.crc(), now);
-        } else {
+        if (!Identity.of(data.stat()).equals(now)) {
             throw new IOException(data.path() + " changed while its checksum was read");
+        }
+        try {
+            write(record, temporary, expectedSize, c.crc(), now, data::stat);
+        } catch (IOException e) {
+            throw new IOException(data.path() + ": " + e.getMessage(), e);
         }
         return Verdict.VERIFIED;
     }

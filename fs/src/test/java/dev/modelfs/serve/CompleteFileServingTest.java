@@ -156,6 +156,45 @@ class CompleteFileServingTest {
         }
     }
 
+    /**
+     * A GGUF in Ollama's dialect whose translation computes tensors with an identity (gemma3's projector face: F16
+     * position and patch embeddings promoted to F32, FORMATS.md §12) is kept whole once read, and a restarted tree
+     * serves it from that file with the bytes of a tree without a cache.
+     */
+    @Test
+    void aTranslatedGgufWithComputedTensorsIsAssembledAndServedWhole() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root, dev.modelfs.dialect.TinyGguf.gemma3Dialect().bytes());
+        String path = "tiny/mmproj.gguf";
+        Map<Long, String> plain = new java.util.HashMap<>();
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            FileNode f = files.get(path);
+            assertTrue(f != null, "the projector face: " + files.keySet());
+            plain.put(f.inode(), read(served.policy(0, 0), f, FileKind.CONVERTED));
+        }
+        DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            FileNode f = files.get(path);
+            assertEquals(FileKind.CONVERTED, f.source().kind());
+            String name = FileIdentity.nameOf(f.source());
+            assertTrue(name != null, "its computed tensors have an identity");
+            assertEquals(plain.get(f.inode()), read(served.policy(0, 0), f, FileKind.CONVERTED));
+            Poll.until("assembled", Duration.ofSeconds(60), () -> first.completeFiles().present(name));
+        }
+        DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            FileNode f = files.get(path);
+            assertEquals(plain.get(f.inode()), read(served.policy(0, 0), f, FileKind.PASSTHROUGH));
+            assertEquals(0, served.chunks().conversions(), "nothing converted");
+            assertEquals(0, second.completeFiles().verified(), "trusted by its record's identity, not read to be opened");
+        }
+    }
+
     @Test
     void aCorruptCompleteFileIsRefusedServedFromChunksAndAssembledAgain() throws Exception {
         OllamaStore store = TinyGgufStore.create(root);
