@@ -102,14 +102,15 @@ class CompleteFileServingTest {
 
     /**
      * Every converted tensor file of the store (its variants, its Hugging Face folder's safetensors and the GGUF
-     * model's converted safetensors) has a complete-file name, and every one read is assembled, within a bound that holds the
-     * complete files but not them and their chunks too: the chunks of an assembled file are trimmed first, never a
-     * complete file or the chunks of a file still to be assembled (issue 37: 2 of 4 files assembled in the benchmark).
+     * model's converted safetensors) has a complete-file name; and files read together are all assembled within a
+     * bound that holds the complete files but not them and their chunks too: the chunks of an assembled file are
+     * trimmed first, never a complete file or the chunks of a file still to be assembled (issue 37: 2 of 3 converted
+     * files assembled in the benchmark). The files of the second part share no chunk (views of one model may: a chunk
+     * shared with a file read but not yet closed can be demoted with the first, DESIGN.md §2.7).
      */
     @Test
     void everyConvertedFileReadIsAssembledWhenTheBoundHoldsTheFilesButNotTheirChunksToo() throws Exception {
         OllamaStore store = TinyGgufStore.create(root);
-        long total;
         Map<String, FileNode> converted = new java.util.TreeMap<>();
         try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
             walk(served.tree().root(), "", converted);
@@ -118,16 +119,35 @@ class CompleteFileServingTest {
             for (var e : converted.entrySet()) {
                 assertTrue(FileIdentity.nameOf(e.getValue().source()) != null, e.getKey() + " has a complete file name");
             }
-            total = converted.values().stream().mapToLong(FileNode::size).sum();
         }
         assertTrue(converted.keySet().containsAll(List.of("tiny/model.bf16.gguf", "tiny/model.fp16.gguf", "tiny/model.fp32.gguf")),
                 "the variants: " + converted.keySet());
         assertTrue(converted.keySet().stream().anyMatch(k -> k.endsWith(".safetensors")), "converted safetensors: " + converted.keySet());
+        java.util.Set<String> chunksTaken = new java.util.HashSet<>();
+        List<String> apart = new java.util.ArrayList<>();            // files that share no chunk, in path order
+        long total = 0;
+        for (var e : converted.entrySet()) {
+            java.util.Set<String> mine = new java.util.HashSet<>();
+            for (var d : e.getValue().source().convertedData()) {
+                for (long ch = 0; ch * d.chunkBytes() < d.length(); ch++) {
+                    mine.add(d.persistentName(ch));
+                }
+            }
+            if (java.util.Collections.disjoint(mine, chunksTaken)) {
+                chunksTaken.addAll(mine);
+                apart.add(e.getKey());
+                total += e.getValue().size();
+            }
+        }
+        assertTrue(apart.size() >= 3, "files without a shared chunk: " + apart);
         DiskChunkStore disk = new DiskChunkStore(cacheDir, total * 6 / 5, 4096);
         try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, disk)) {
+            Map<String, FileNode> now = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", now);
             ServePolicy p = served.policy(0, 0);
             List<OpenedSource> open = new java.util.ArrayList<>();
-            for (FileNode f : wholeable(served)) {                 // every file read before any is closed and assembled
+            for (String path : apart) {                          // every file read before any is closed and assembled
+                FileNode f = now.get(path);
                 OpenedSource o = p.open(f);
                 open.add(o);
                 try (Arena a = Arena.ofConfined()) {
@@ -138,12 +158,10 @@ class CompleteFileServingTest {
             assertTrue(disk.flush(10_000));
             open.forEach(OpenedSource::close);
             Poll.until("the assembler is done", Duration.ofSeconds(60), () -> served.completeFiles().idle());
-            Map<String, FileNode> now = new java.util.TreeMap<>();
-            walk(served.tree().root(), "", now);
-            for (String path : converted.keySet()) {
+            for (String path : apart) {
                 assertTrue(disk.completeFiles().present(FileIdentity.nameOf(now.get(path).source())), path + " kept whole");
             }
-            assertEquals(converted.size(), disk.completeFiles().assembled());
+            assertEquals(apart.size(), disk.completeFiles().assembled());
         }
     }
 
