@@ -13,7 +13,8 @@
 #      models from fresh mounts against local copies of the same bytes, cold (page cache dropped) and warm
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
-#      third state, a fresh mount over a filled --cache-dir. Needs root (drop_caches).
+#      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's).
+#      Needs root (drop_caches).
 #   --mmap runs only 7: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
 #      MADV_SEQUENTIAL) against read(2), on fresh mounts and local copies, at the mount's read_ahead_kb values --ra-kb
 #      (integration-tests/bench/mmap_load.py, issue 37 point 3; the store and shape of --load). Needs root.
@@ -23,7 +24,7 @@
 #      by copying manifests (integration-tests/bench/startup_time.py, issue 37); --startup-before JAR adds an older
 #      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
-#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--rounds R] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
@@ -42,7 +43,8 @@ while [ $# -gt 0 ]; do
     --work) keep="$2"; shift 2 ;;
     --load) load=1; shift ;;
     --load-shape) load_shape="$2"; shift 2 ;;
-    --load-cache-dir) load_cache=--cache-dir; shift ;;
+    --load-cache-dir) load_cache="$load_cache --cache-dir"; shift ;;
+    --load-cache-dir-size) load_cache="$load_cache --cache-dir-size $2"; shift 2 ;;
     --mmap) mmap=1; shift ;;
     --ra-kb) ra_kb="$2"; shift 2 ;;
     --startup) startup=1; shift ;;

@@ -2,7 +2,7 @@
 """Whole tools loading models from a fresh modelfs mount against local copies of the same bytes (issue 37, point 1).
 
 Usage: load_time.py JAR WORKDIR [--hidden H --layers N --vocab V] [--rounds R] [--java JAVA] [--node DIR]
-                    [--cache-dir] [--timeout S]
+                    [--cache-dir [--cache-dir-size SIZE]] [--timeout S]
 
 Store: make_load_store.py's (an `x/create` int4 Llama `load-st` and a Q4_K GGUF Llama `load-gguf` of the same shape),
 made in WORKDIR/store-<shape> unless there. Local copies: each measured file or folder copied once from a mount to
@@ -20,8 +20,9 @@ both sides) to:
 states: cold = `sync; echo 3 > /proc/sys/vm/drop_caches` (root) right before each side's run, so blobs, local
 copies and everything else come from disk; warm = the store's blobs and the local copy read once before (page
 cache), but a fresh mount (nothing converted yet). With --cache-dir, a third state: a fresh mount with
-`--cache-dir` that a previous mount filled (every case read once, then waited for its complete files), page cache
-warm (issue 37 point 2, "converted once, then at local-file speed").
+`--cache-dir` that a previous mount filled (every case read once, then waited until that mount wrote nothing more into
+the cache directory for 5 s: its complete files assembled), page cache warm (issue 37 point 2, "converted once, then
+at local-file speed").
 Prints one Markdown table: medians over --rounds of the seconds on the mount and locally, and local / mount
 (1.00 = as fast as local files; targets: cold >= 0.8, warm >= 0.95).
 """
@@ -139,20 +140,23 @@ def run_tool(a, tool, path):
 
 
 def prepare_cache_dir(a, store, cache):
-    """Fills `cache` through one mount: every case read once, then waits until no complete file appears for 5 s."""
+    """Fills `cache` through one mount: every case read once, then waits until the mount has written nothing into the
+    cache directory for 5 s (no chunk or complete file being written: nothing under tmp/, no new record), at most
+    30 min. Returns the number of complete files and the mount's last line."""
     shutil.rmtree(cache, ignore_errors=True)
-    m = Mount(a, store, os.path.join(a.work, "mnt-fill"), "--cache-dir", cache)
+    m = Mount(a, store, os.path.join(a.work, "mnt-fill"), "--cache-dir", cache, *a.cache_dir_size)
     try:
         read_all([os.path.join(m.mnt, p) for _, p, _ in CASES])
-        last, since = -1, time.time()
-        while time.time() - since < 5 and time.time() - since < 600:
-            n = len(glob.glob(os.path.join(cache, "files", "*", "*.sum")))
-            if n != last:
-                last, since = n, time.time()
+        last, since, start = None, time.time(), time.time()
+        while time.time() - since < 5 and time.time() - start < 1800:
+            state = (len(glob.glob(os.path.join(cache, "files", "*", "*.sum"))), len(os.listdir(os.path.join(cache, "tmp"))))
+            if state != last or state[1] > 0:
+                last, since = state, time.time()
             time.sleep(0.2)
     finally:
-        m.stop()
-    return last
+        log = m.stop()
+    summary = [line for line in log.splitlines() if "unmounted" in line]
+    return last[0], (summary[-1] if summary else log[-2000:])
 
 
 def main():
@@ -166,9 +170,11 @@ def main():
     ap.add_argument("--java", default="java")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--cache-dir", action="store_true")
+    ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir state (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
     a = ap.parse_args()
     a.work = os.path.abspath(a.work)
+    a.cache_dir_size = ["--cache-dir-size", a.cache_dir_size] if a.cache_dir_size else []
     if os.geteuid() != 0:
         sys.exit("load_time.py drops the page cache for its cold runs: run it as root")
     out = os.path.join(a.work, f"store-{a.hidden}x{a.layers}x{a.vocab}")
@@ -199,12 +205,13 @@ def main():
     states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else [])
     cache = os.path.join(a.work, "cache-dir")
     if a.cache_dir:
-        print(f"(--cache-dir filled: {prepare_cache_dir(a, store, cache)} complete files)", file=sys.stderr)
+        n, summary = prepare_cache_dir(a, store, cache)
+        print(f"(--cache-dir filled: {n} complete files; the filling mount: {summary})", file=sys.stderr)
     times = {(c, s): ([], []) for c in range(len(CASES)) for s in states}
     for r in range(a.rounds):
         for ci, (label, p, tool) in enumerate(CASES):
             for s in states:
-                m = Mount(a, store, mnt, *(["--cache-dir", cache] if s == "cache-dir" else []))
+                m = Mount(a, store, mnt, *(["--cache-dir", cache, *a.cache_dir_size] if s == "cache-dir" else []))
                 try:
                     if s == "cold":
                         drop_caches()

@@ -19,8 +19,9 @@ import java.util.stream.Stream;
  * {@code DIR/chunks/<name[0..2]>/<name>}, complete file {@code name} ({@link CompleteFiles}) is
  * {@code DIR/files/<name[0..2]>/<name>} plus its record {@code <name>.sum}; both are written under {@code DIR/tmp/} and
  * renamed into place; the directory is kept near {@code maxBytes} by deleting the least recently used chunks and
- * complete files (a hit refreshes a chunk's mtime, a complete file's record's) once more than the bound is on disk,
- * down to 90 % of it, never a complete file in use.
+ * complete files (a hit refreshes a chunk's mtime, a complete file's record's; the chunks of an assembled file are
+ * demoted to the epoch, {@link DiskChunkStore#demote}) once more than the bound is on disk, down to 90 % of it, never
+ * a complete file in use.
  *
  * <p>Invariants: a name is the caller's ({@code [0-9a-z-]}, checked: never a path); temporary files older than an hour
  * are a crashed writer's and removed when the directory is opened; every failure to list is reported to the

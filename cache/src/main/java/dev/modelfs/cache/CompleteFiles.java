@@ -9,7 +9,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileTime;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -19,19 +18,21 @@ import java.util.zip.CRC32C;
 /**
  * Complete converted files of a {@code --cache-dir} (docs/DESIGN.md §2.7 "Complete files"): file {@code name} (a
  * 64-hex name the caller derives from what the bytes are, never a path) is {@code DIR/files/<name[0..2]>/<name>},
- * exactly the bytes a mount serves for it, with its {@link CompleteFileRecord} ({@code <name>.sum}: size and CRC32C)
- * beside it. A front end serves such a file by handing its descriptor to the kernel (FUSE passthrough) or by
- * {@code pread}/{@code splice} of it, as a blob.
+ * exactly the bytes a mount serves for it, with its {@link CompleteFileRecord} ({@code <name>.sum}: size, CRC32C and
+ * the identity of the file they were taken of) beside it. A front end serves such a file by handing its descriptor to
+ * the kernel (FUSE passthrough) or by {@code pread}/{@code splice} of it, as a blob.
  *
  * <p>Invariants: a data file and its record are only ever written under {@code DIR/tmp/}, synced ({@code fsync}) and
- * renamed into place, data first; {@link #open} hands out a descriptor only of a file whose record matches its size,
- * the expected size and the CRC32C of all its bytes, read through that very descriptor (verified once per file
- * identity, device, inode, size and mtime, in this process: a later open of the same unchanged file is not read
- * again), and deletes a file whose record contradicts it (a torn or corrupt file is never served); a data file
- * without a record is an install in progress or a crashed one, not served and not deleted here (the size bound ages
- * it out). Files count toward the directory's bound with the chunks ({@link ChunkDirectory}); a file {@link #acquire
- * acquired} by an open file is never trimmed; a hit refreshes the record's mtime (the LRU order), never the data
- * file's (which would make it look changed).
+ * renamed into place, data first (the record holds the identity the data file has after its rename); {@link #open}
+ * hands out a descriptor only of a file whose record matches its size and the expected size and that the record
+ * trusts: the file's identity by {@code fstat} of that very descriptor (device, inode, size, mtime, ctime) is the
+ * one the record's CRC32C was taken of, or else the CRC32C of all its bytes, read through that descriptor, matches
+ * (then the record is rewritten with the identity now: {@link CompleteFileRecord#check}). So an unchanged file is
+ * never read to be opened, in this process or after a restart, and a changed one is read once. A file whose record
+ * contradicts it is deleted with its record (a torn or corrupt file is never served); a data file without a record is
+ * an install in progress or a crashed one, not served and not deleted here (the size bound ages it out). Files count
+ * toward the directory's bound with the chunks ({@link ChunkDirectory}); a file {@link #acquire acquired} by an open
+ * file is never trimmed; a hit refreshes the record's mtime (the LRU order), never the data file's.
  */
 public final class CompleteFiles {
     private static final Logger LOG = Logger.getLogger(CompleteFiles.class.getName());
@@ -48,16 +49,13 @@ public final class CompleteFiles {
         void write(MemorySegment bytes) throws IOException;
     }
 
-    /** A file verified in this process: its identity as it was then. */
-    private record Verified(Object key, long size, FileTime mtime) {}
-
     private final ChunkDirectory directory;
     private final Runnable trim;
-    private final Map<String, Verified> verified = new ConcurrentHashMap<>();
     private final Map<String, Integer> inUse = new ConcurrentHashMap<>();
     private final LongAdder served = new LongAdder();
     private final LongAdder assembled = new LongAdder();
     private final LongAdder rejected = new LongAdder();
+    private final LongAdder verified = new LongAdder();
 
     /** Files of {@code directory}; {@code trim} is called when an assembled file takes it past its bound. */
     CompleteFiles(ChunkDirectory directory, Runnable trim) {
@@ -76,35 +74,34 @@ public final class CompleteFiles {
     }
 
     /**
-     * Opens complete file {@code name} of {@code size} bytes, verified ({@link CompleteFileRecord#verify}, once per
-     * unchanged file in this process).
+     * Opens complete file {@code name} of {@code size} bytes, trusted by its record ({@link CompleteFileRecord#check}:
+     * read whole only when its identity is not the record's).
      *
      * @throws NoSuchFileException when there is none, or none that is complete and intact (then it was deleted)
-     * @throws IOException         when it cannot be read
+     * @throws IOException         when it cannot be read, or changed while it was verified
      */
     public NativeFile open(String name, long size) throws IOException {
         Path data = fileOf(name);
         NativeFile f = NativeFile.openRegular(data, data.getParent(), -1);
         try {
-            NativeFile.Stat st = f.stat();
-            var attrs = Files.readAttributes(data, java.nio.file.attribute.BasicFileAttributes.class);
-            Verified now = new Verified(st.dev() + ":" + st.ino(), st.size(), attrs.lastModifiedTime());
-            if (!now.equals(verified.get(name))) {
-                CompleteFileRecord.Verdict v = CompleteFileRecord.verify(CompleteFileRecord.recordOf(data), f, st.size(), size);
-                if (v == CompleteFileRecord.Verdict.NO_RECORD) {
-                    throw new NoSuchFileException(data.toString(), null, "no record (being installed)");
-                }
-                if (v != CompleteFileRecord.Verdict.VALID) {
-                    rejected.increment();
-                    verified.remove(name);
-                    CompleteFileRecord.deleteBoth(data);
-                    LOG.warning("complete file " + data + " is invalid (" + v.name().toLowerCase(java.util.Locale.ROOT)
-                            + "): deleted, served from chunks and assembled again");
-                    throw new NoSuchFileException(data.toString(), null, "invalid: " + v);
-                }
-                verified.put(name, now);
+            Path record = CompleteFileRecord.recordOf(data);
+            CompleteFileRecord.Verdict v = CompleteFileRecord.check(record, directory.temporaryFor(name + "-sum"), f, size);
+            if (v == CompleteFileRecord.Verdict.NO_RECORD) {
+                throw new NoSuchFileException(data.toString(), null, "no record (being installed)");
             }
-            ChunkDirectory.touch(CompleteFileRecord.recordOf(data));
+            if (!v.valid()) {
+                rejected.increment();
+                CompleteFileRecord.deleteBoth(data);
+                LOG.warning("complete file " + data + " is invalid (" + v.name().toLowerCase(java.util.Locale.ROOT)
+                        + "): deleted, served from chunks and assembled again");
+                throw new NoSuchFileException(data.toString(), null, "invalid: " + v);
+            }
+            if (v == CompleteFileRecord.Verdict.VERIFIED) {
+                verified.increment();
+                LOG.fine("complete file " + data + " changed since its record (or has a record of version 1): its checksum"
+                        + " matches, record rewritten");
+            }
+            ChunkDirectory.touch(record);
             served.increment();
             return f;
         } catch (IOException | RuntimeException e) {
@@ -136,6 +133,14 @@ public final class CompleteFiles {
      * or content that fails, installs nothing; one log line per failure.
      */
     public boolean assemble(String name, long size, Content content) {
+        return assemble(name, size, content, () -> { });
+    }
+
+    /**
+     * Like {@link #assemble(String, long, Content)}; {@code installed} runs once the file is in place, before it is
+     * counted against the bound (and the directory maybe trimmed): what it makes less recently used is trimmed first.
+     */
+    public boolean assemble(String name, long size, Content content, Runnable installed) {
         Path data = fileOf(name);
         Path t = directory.temporaryFor(name);
         Path tr = directory.temporaryFor(name + "-sum");
@@ -156,12 +161,13 @@ public final class CompleteFiles {
                 }
                 ch.force(true);
             }
-            CompleteFileRecord.write(tr, size, crc.getValue());
             Files.createDirectories(data.getParent());
-            verified.remove(name);
+            Path record = CompleteFileRecord.recordOf(data);
+            ChunkDirectory.deleteQuietly(record);           // a record never vouches for another data file than its own
             Files.move(t, data, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            Files.move(tr, CompleteFileRecord.recordOf(data), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            CompleteFileRecord.write(record, tr, data, size, crc.getValue());
             assembled.increment();
+            installed.run();
             if (directory.account(size + CompleteFileRecord.SIZE)) {
                 trim.run();
             }
@@ -185,6 +191,11 @@ public final class CompleteFiles {
     /** Complete files written by this process. */
     public long assembled() {
         return assembled.sum();
+    }
+
+    /** Complete files read whole to be opened: their identity was not their record's (changed, or a version 1 record). */
+    public long verified() {
+        return verified.sum();
     }
 
     /** Complete files found invalid (record, size or checksum) and deleted. */

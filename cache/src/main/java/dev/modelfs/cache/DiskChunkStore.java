@@ -104,7 +104,8 @@ public final class DiskChunkStore implements AutoCloseable {
 
     /**
      * Like {@link #read}, for work that copies the directory's own chunks (assembling a complete file, {@link
-     * CompleteFiles}): not counted as a hit or a miss (a file found invalid is still deleted and counted as rejected).
+     * CompleteFiles}): not counted as a hit or a miss and not a use (its place in the LRU order is kept); a file found
+     * invalid is still deleted and counted as rejected.
      */
     public boolean copy(String name, MemorySegment dst) {
         return read(name, dst, false);
@@ -129,11 +130,24 @@ public final class DiskChunkStore implements AutoCloseable {
             }
             return false;
         }
-        ChunkDirectory.touch(file);
         if (count) {
+            ChunkDirectory.touch(file);
             hits.increment();
         }
         return true;
+    }
+
+    /**
+     * Makes chunk {@code name} the least recently used (the first the size bound trims): its bytes were assembled into
+     * a complete file, which reads now go to ({@link CompleteFiles}); a later read of it as a chunk makes it recent
+     * again. Nothing when it is not there.
+     */
+    public void demote(String name) {
+        try {
+            java.nio.file.Files.setLastModifiedTime(fileOf(name), java.nio.file.attribute.FileTime.fromMillis(0));
+        } catch (IOException | UncheckedIOException e) {
+            // trimmed meanwhile
+        }
     }
 
     /**

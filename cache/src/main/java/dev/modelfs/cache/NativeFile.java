@@ -90,8 +90,12 @@ public final class NativeFile implements AutoCloseable {
         this.fd = fd;
     }
 
-    /** What {@code statx(2)} says about a file: type and permission bits, owner, link count, size, identity. */
-    public record Stat(int mode, long uid, long nlink, long size, long dev, long ino) {
+    /**
+     * What {@code statx(2)} says about a file: type and permission bits, owner, link count, size, identity, and the
+     * last modification of its data ({@code mtimeNanos}) and of its inode ({@code ctimeNanos}, which no caller can
+     * set: any write, truncation, {@code chmod} or {@code utimes} moves it), both in nanoseconds since the epoch.
+     */
+    public record Stat(int mode, long uid, long nlink, long size, long dev, long ino, long mtimeNanos, long ctimeNanos) {
         public boolean isRegular() {
             return (mode & S_IFMT) == S_IFREG;
         }
@@ -261,12 +265,18 @@ public final class NativeFile implements AutoCloseable {
                     Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 16)),
                     buf.get(ValueLayout.JAVA_LONG, 40),
                     (Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 136)) << 32) | Integer.toUnsignedLong(buf.get(ValueLayout.JAVA_INT, 140)),
-                    buf.get(ValueLayout.JAVA_LONG, 32));
+                    buf.get(ValueLayout.JAVA_LONG, 32),
+                    nanos(buf, 112), nanos(buf, 96));
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
             throw new IOException("stat " + path + ": " + t, t);
         }
+    }
+
+    /** A {@code struct statx_timestamp} at {@code offset} ({@code s64 tv_sec, u32 tv_nsec}) in nanoseconds. */
+    private static long nanos(MemorySegment statx, long offset) {
+        return statx.get(ValueLayout.JAVA_LONG, offset) * 1_000_000_000L + Integer.toUnsignedLong(statx.get(ValueLayout.JAVA_INT, offset + 8));
     }
 
     private static IOException failure(String op, Path path, int errno) {

@@ -24,9 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Complete files of a cache directory ({@link CompleteFiles}, {@link CompleteFileRecord}): an assembled file holds
  * exactly its content and is served only while its record vouches for every byte; a flipped byte, a truncation or a
- * record of another size is refused and both files deleted; a file without its record is not served and not
- * deleted; content of the wrong length installs nothing; the size bound trims complete files like chunks but never
- * one in use.
+ * record of another size is refused and both files deleted; a file whose identity is its record's is trusted without
+ * being read, also after a restart, and one whose identity changed (any write, a touch) or whose record is of version
+ * 1 is read whole once and its record rewritten; a file without its record is not served and not deleted; content of
+ * the wrong length installs nothing; the size bound trims complete files like chunks but never one in use.
  */
 class CompleteFilesTest {
     private static final int MIB = 1 << 20;
@@ -85,6 +86,74 @@ class CompleteFilesTest {
     }
 
     @Test
+    void anUnchangedFileIsTrustedWithoutReadingAfterARestartAndAChangedOneIsVerifiedOnce() throws Exception {
+        byte[] bytes = content(8, MIB + 77);
+        String n = name('9');
+        Path data;
+        try (DiskChunkStore disk = new DiskChunkStore(dir, 64L * MIB)) {
+            assertTrue(assemble(disk.completeFiles(), n, bytes, bytes.length));
+            data = disk.completeFiles().fileOf(n);
+        }
+        Path record = CompleteFileRecord.recordOf(data);
+        assertEquals(CompleteFileRecord.SIZE, Files.size(record));
+        try (DiskChunkStore restarted = new DiskChunkStore(dir, 64L * MIB)) {
+            CompleteFiles files = restarted.completeFiles();
+            try (NativeFile f = files.open(n, bytes.length)) {
+                assertArrayEquals(bytes, readAll(f, bytes.length));
+            }
+            assertEquals(0, files.verified(), "its identity is the record's: trusted without reading it");
+            assertEquals(1, files.served());
+
+            byte[] before = Files.readAllBytes(record);
+            Files.setLastModifiedTime(data, FileTime.fromMillis(System.currentTimeMillis() - 60_000));   // a touch
+            try (NativeFile f = files.open(n, bytes.length)) {
+                assertArrayEquals(bytes, readAll(f, bytes.length));
+            }
+            assertEquals(1, files.verified(), "changed identity: read whole, its checksum matches");
+            assertFalse(java.util.Arrays.equals(before, Files.readAllBytes(record)), "the record now holds the new identity");
+            try (NativeFile f = files.open(n, bytes.length)) {
+                assertEquals(bytes.length, f.stat().size());
+            }
+            assertEquals(1, files.verified(), "trusted again");
+            assertEquals(0, files.rejected());
+        }
+    }
+
+    @Test
+    void aRecordOfVersionOneIsVerifiedNotTrustedAndRewritten() throws Exception {
+        byte[] bytes = content(9, 300_001);
+        String n = name('8');
+        try (DiskChunkStore disk = new DiskChunkStore(dir, 64L * MIB)) {
+            CompleteFiles files = disk.completeFiles();
+            assertTrue(assemble(files, n, bytes, bytes.length));
+            Path data = files.fileOf(n);
+            Path record = CompleteFileRecord.recordOf(data);
+            var v1 = java.nio.ByteBuffer.allocate(CompleteFileRecord.SIZE_V1).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                    .put(CompleteFileRecord.MAGIC_V1.getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                    .putLong(bytes.length).putLong(crc(bytes));
+            Files.write(record, v1.array());
+            try (NativeFile f = files.open(n, bytes.length)) {
+                assertArrayEquals(bytes, readAll(f, bytes.length));
+            }
+            assertEquals(1, files.verified(), "a version 1 record has no identity: the file is read whole");
+            assertEquals(CompleteFileRecord.SIZE, Files.size(record), "rewritten as version 2");
+            files.open(n, bytes.length).close();
+            assertEquals(1, files.verified());
+
+            Files.write(record, v1.putLong(16, crc(bytes) ^ 1).array());     // a version 1 record that does not match
+            assertThrows(NoSuchFileException.class, () -> files.open(n, bytes.length).close());
+            assertFalse(Files.exists(data));
+            assertEquals(1, files.rejected());
+        }
+    }
+
+    private static long crc(byte[] b) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(b);
+        return c.getValue();
+    }
+
+    @Test
     void aFlippedByteATruncationOrAnotherSizeIsRefusedAndDeleted() throws Exception {
         try (DiskChunkStore disk = new DiskChunkStore(dir, 64L * MIB)) {
             CompleteFiles files = disk.completeFiles();
@@ -95,7 +164,7 @@ class CompleteFilesTest {
                 Path data = files.fileOf(n);
                 long expected = bytes.length;
                 switch (kind) {
-                    case 0 -> {                                  // same size, one bit changed, mtime kept
+                    case 0 -> {                                  // same size, one bit changed, mtime kept (ctime moves)
                         FileTime t = Files.getLastModifiedTime(data);
                         byte[] b = Files.readAllBytes(data);
                         b[b.length / 2] ^= 0x10;

@@ -64,6 +64,35 @@ class DiskChunkStoreTest {
         }
     }
 
+    /**
+     * The LRU order (DESIGN.md §2.7 "Complete files"): a read is a use, a copy for assembling a complete file is not,
+     * and a demoted chunk (its file assembled) is the first the bound trims.
+     */
+    @Test
+    void aReadIsAUseACopyIsNotAndADemotedChunkIsTrimmedFirst() throws IOException {
+        try (DiskChunkStore disk = new DiskChunkStore(dir, 5L << 20, 16); Arena a = Arena.ofConfined()) {
+            MemorySegment mib = a.allocate(1 << 20);
+            for (String n : List.of("aa-0", "bb-0", "cc-0", "dd-0")) {
+                assertTrue(disk.write(n, mib));
+            }
+            java.nio.file.attribute.FileTime old = java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 3_600_000);
+            for (String n : List.of("aa-0", "bb-0", "cc-0", "dd-0")) {
+                Files.setLastModifiedTime(disk.fileOf(n), old);
+            }
+            assertTrue(disk.copy("aa-0", mib));
+            assertEquals(old, Files.getLastModifiedTime(disk.fileOf("aa-0")), "a copy is not a use");
+            assertTrue(disk.read("bb-0", mib));
+            assertTrue(Files.getLastModifiedTime(disk.fileOf("bb-0")).compareTo(old) > 0, "a read is");
+            disk.demote("cc-0");
+            assertTrue(Files.getLastModifiedTime(disk.fileOf("cc-0")).compareTo(old) < 0, "demoted: older than any use");
+            assertTrue(disk.write("ee-0", mib));
+            assertTrue(disk.write("ff-0", mib));                 // 6 MiB and trailers > 5 MiB: trimmed to 4.5 MiB
+            assertFalse(disk.contains("cc-0"), "the demoted chunk goes first");
+            assertFalse(disk.contains("aa-0") && disk.contains("dd-0"), "then the least recently used");
+            assertTrue(disk.contains("bb-0") && disk.contains("ee-0") && disk.contains("ff-0"));
+        }
+    }
+
     @Test
     void chunksConvertedBeforeARestartAreReadFromDiskAfterIt() throws IOException {
         AtomicInteger first = new AtomicInteger();

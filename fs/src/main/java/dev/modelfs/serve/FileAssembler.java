@@ -12,6 +12,8 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -23,21 +25,26 @@ import java.util.logging.Logger;
  * Assembles complete converted files in a {@code --cache-dir} (docs/DESIGN.md §2.7 "Complete files"), on one
  * background thread ({@code modelfs-file-assembler}): a converted file that was closed is written whole once every
  * one of its converted chunks is on disk, segment by segment: converted data from its verified chunk files
- * ({@link DiskChunkStore#copy}, past the memory chunk cache, which it neither fills nor counts), everything else
- * through a fresh open of the file (headers, padding, blob ranges by {@code pread}), 1 MiB at a time. Nothing is
- * converted: a chunk file gone or invalid meanwhile abandons the file.
+ * ({@link DiskChunkStore#copy}, past the memory chunk cache, which it neither fills nor counts, and not a use of the
+ * chunk), everything else through a fresh open of the file (headers, padding, blob ranges by {@code pread}), 1 MiB at
+ * a time. Nothing is converted: a chunk file gone or invalid meanwhile abandons the file. Once the file is installed
+ * its chunks are {@link DiskChunkStore#demote demoted} (but those of files still waiting to be assembled): the size
+ * bound trims them before anything in use.
  *
  * <p>Invariants: one file is assembled at a time, through one native buffer of {@value #BUFFER} bytes allocated once
  * (no file's bytes on the heap); at most {@value #QUEUE} files wait, each once (further offers are dropped: the next
  * close offers it again); a file is assembled only when its complete file is absent and all its chunk files are on
- * disk once the chunk writer has finished its queue (waiting at most {@value #FLUSH_MILLIS} ms); {@link #close} stops
- * after at most the current MiB: a file being assembled then is abandoned (its temporary deleted, nothing installed).
+ * disk: while some are not, it waits for them as long as the chunk writer has anything queued, being written or in
+ * its backlog (a large file's last chunks may reach the disk minutes after its close: BENCHMARKS.md "stop 39"),
+ * looking every {@value #POLL_MILLIS} ms, and gives up only when a chunk is still missing after the writer had nothing
+ * left to write; {@link #close} stops after at most the current MiB or wait: a file being assembled then is abandoned
+ * (its temporary deleted, nothing installed).
  */
 final class FileAssembler implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FileAssembler.class.getName());
     static final int QUEUE = 64;
     static final int BUFFER = 1 << 20;
-    static final long FLUSH_MILLIS = 10_000;
+    static final long POLL_MILLIS = 20;
 
     private record Job(String name, ByteSource source) {}
 
@@ -105,12 +112,13 @@ final class FileAssembler implements AutoCloseable {
         if (closing || files.present(job.name())) {
             return;
         }
-        disk.flush(FLUSH_MILLIS);                               // this file's last chunks are usually still queued
-        if (!allChunksOnDisk(job.source())) {
+        ByteSource source = job.source();
+        List<String> chunkNames = chunkNames(source);
+        if (chunkNames == null || !awaitChunks(chunkNames)) {
             incomplete.increment();
+            LOG.fine("complete file " + job.name() + " not assembled: a chunk of it is not on disk");
             return;
         }
-        ByteSource source = job.source();
         try (OpenedSource src = OpenedSource.open(source, resolver, chunks)) {
             files.assemble(job.name(), source.size(), sink -> {
                 for (int i = 0; i < source.segmentCount(); i++) {
@@ -120,7 +128,55 @@ final class FileAssembler implements AutoCloseable {
                         writeRange(src, source.start(i), source.segment(i).length(), sink);
                     }
                 }
-            });
+            }, () -> demoteAllBut(chunkNames, job));
+        }
+    }
+
+    /**
+     * Demotes the chunks of {@code names} (an assembled file's) except those a file still waiting to be assembled needs
+     * (views of one model share chunks: a variant and its Hugging Face folder's safetensors).
+     */
+    private void demoteAllBut(List<String> names, Job done) {
+        Set<String> needed = new java.util.HashSet<>();
+        for (Job j : queue.toArray(Job[]::new)) {
+            if (j != STOP && j != done) {
+                List<String> n = chunkNames(j.source());
+                if (n != null) {
+                    needed.addAll(n);
+                }
+            }
+        }
+        for (String n : names) {
+            if (!needed.contains(n)) {
+                disk.demote(n);
+            }
+        }
+    }
+
+    /**
+     * Waits until every chunk of {@code names} is on disk (true), or one is still missing after the chunk writer had
+     * nothing left to write (false).
+     */
+    private boolean awaitChunks(List<String> names) throws InterruptedIOException {
+        int next = 0;
+        for (;;) {
+            boolean writerIdle = disk.pending() == 0;           // read first: an idle writer will not bring the missing
+            while (next < names.size() && disk.contains(names.get(next))) {
+                next++;
+            }
+            if (next == names.size()) {
+                return true;
+            }
+            if (writerIdle) {
+                return false;
+            }
+            stopIfClosing();
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("stopping");
+            }
         }
     }
 
@@ -159,21 +215,23 @@ final class FileAssembler implements AutoCloseable {
         }
     }
 
-    /** Whether every converted chunk of {@code source} has its file in the chunk directory now. */
-    private boolean allChunksOnDisk(ByteSource source) {
+    /** The names of every converted chunk of {@code source}, in file order; null when one has none. */
+    private static List<String> chunkNames(ByteSource source) {
+        List<String> names = new ArrayList<>();
         for (int i = 0; i < source.segmentCount(); i++) {
             if (source.segment(i) instanceof Segment.Converted c) {
                 ConvertedData d = c.data();
                 long count = (d.length() + d.chunkBytes() - 1) / d.chunkBytes();
                 for (long ch = 0; ch < count; ch++) {
                     String name = d.persistentName(ch);
-                    if (name == null || !disk.contains(name)) {
-                        return false;
+                    if (name == null) {
+                        return null;
                     }
+                    names.add(name);
                 }
             }
         }
-        return true;
+        return names;
     }
 
     /** Stops the thread (abandoning a file being assembled after its current MiB) and frees the buffer. */

@@ -30,7 +30,11 @@ public final class TinyGgufStore {
 
     /** Writes the store under {@code root} and opens it. */
     public static OllamaStore create(Path root) throws IOException {
-        byte[] gguf = Vectors.bytes("tiny-llama.gguf");
+        return create(root, Vectors.bytes("tiny-llama.gguf"));
+    }
+
+    /** Writes a store of the GGUF {@code gguf} as the model {@code tiny} under {@code root} and opens it. */
+    public static OllamaStore create(Path root, byte[] gguf) throws IOException {
         byte[] config = "{\"model_format\":\"gguf\",\"model_family\":\"llama\"}".getBytes(StandardCharsets.UTF_8);
         String model = blob(root, gguf);
         String cfg = blob(root, config);
