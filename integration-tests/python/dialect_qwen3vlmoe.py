@@ -78,72 +78,9 @@ def published_layout(out_dir: str) -> None:
 
 
 def qwen3vlmoe_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
-    import gguf
+    """convert_qwen3vl.go writes the MoE model with the dense one's code (qwen3VLModel, NumExperts > 0)."""
     import dialect_qwenvl as VL
-    import make_dialect_fixture as M
-    cfg = json.load(open(os.path.join(hf_dir, "config.json")))
-    text, vision = cfg["text_config"], dict(cfg["vision_config"])
-    vision.update(json.load(open(os.path.join(hf_dir, "preprocessor_config.json"))))   # parseMore: over vision_config
-    rope = text.get("rope_scaling") or text.get("rope_parameters") or {}
-    tok, _ = M.ref_tokenizer_kvs(ref_text, "qwen3vlmoe")
-    A = "qwen3vlmoe"                               # qwen3VLModel.KV: NumExperts > 0
-    w = gguf.GGUFWriter(out_path, A)
-    M.model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])   # ModelParameters.KV
-    # qwen3Model.KV (text_config), with the expert keys
-    w.add_uint32(A + ".block_count", text["num_hidden_layers"])
-    w.add_uint32(A + ".context_length", text["max_position_embeddings"])
-    w.add_uint32(A + ".embedding_length", text["hidden_size"])
-    w.add_uint32(A + ".feed_forward_length", text["intermediate_size"])
-    w.add_uint32(A + ".attention.head_count", text["num_attention_heads"])
-    w.add_uint32(A + ".attention.head_count_kv", text["num_key_value_heads"])
-    w.add_uint32(A + ".attention.key_length", text["head_dim"])
-    w.add_uint32(A + ".attention.value_length", text["head_dim"])
-    w.add_uint32(A + ".expert_count", text["num_experts"])
-    w.add_uint32(A + ".expert_used_count", text["num_experts_per_tok"])
-    w.add_bool(A + ".norm_top_k_prob", bool(text.get("norm_topk_prob", False)))
-    w.add_float32(A + ".rope.freq_base", text.get("rope_theta") or rope["rope_theta"])
-    w.add_float32(A + ".attention.layer_norm_rms_epsilon", text["rms_norm_eps"])
-    assert "type" not in rope   # RopeScaling.Type "": no rope keys (the published configs say rope_type)
-    # qwen3VLModel.KV's vision keys, cmp.Or giving the defaults of absent fields
-    w.add_uint32(A + ".vision.block_count", vision.get("depth") or 32)
-    w.add_uint32(A + ".vision.embedding_length", vision["hidden_size"])
-    w.add_uint32(A + ".vision.attention.head_count", vision.get("num_heads") or 16)
-    w.add_uint32(A + ".vision.num_channels", vision.get("in_channels", 0))
-    w.add_uint32(A + ".vision.patch_size", vision.get("patch_size") or 14)
-    w.add_uint32(A + ".vision.spatial_merge_size", vision.get("spatial_merge_size") or 2)
-    w.add_float32(A + ".vision.attention.layer_norm_epsilon", vision.get("layer_norm_epsilon") or 1e-6)
-    w.add_float32(A + ".vision.rope.freq_base", vision.get("rope_theta") or 1e4)
-    w.add_uint32(A + ".vision.temporal_patch_size", vision.get("temporal_patch_size") or 2)
-    w.add_array(A + ".vision.deepstack_visual_indexes", [int(x) for x in vision["deepstack_visual_indexes"]])
-    w.add_uint32(A + ".vision.shortest_edge", vision["size"]["shortest_edge"])
-    w.add_uint32(A + ".vision.longest_edge", vision["size"]["longest_edge"])
-    w.add_array(A + ".vision.image_mean", [float(x) for x in vision["image_mean"]])
-    w.add_array(A + ".vision.image_std", [float(x) for x in vision["image_std"]])
-    sd = M.checkpoint_tensors(hf_dir)
-    written = []
-
-    def add(name, data):
-        # tensorBase.Kind() at 7d25b9e19: .bias, .ffn_gate_inp.weight and 1-D F32, else F16
-        f32 = name.endswith((".bias", ".ffn_gate_inp.weight")) or data.ndim == 1
-        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float32 if f32 else np.float16)))
-        written.append(name)
-    for key in sorted(sd):
-        name = M.go_replace(key, VL.QWEN3VL_REPLACEMENTS)   # the reader's Replacements
-        data = sd[key].astype(np.float32)
-        if "attn_qkv" in name:                     # qwen3VLModel.Tensors: splitDim(t, 0, attn_q, attn_k, attn_v)
-            for leaf, part in zip(("attn_q", "attn_k", "attn_v"), np.split(data, 3, axis=0)):
-                add(name.replace("attn_qkv", leaf), part)
-        elif "patch_embed" in name and name.endswith("weight"):   # shape [out * in, t, h, w], the same data
-            add(name, data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]))
-        elif "ffn_gate_up_exps" in name:           # qwen3Model.Tensors: splitDim(t, 2, gate, up), each transposed (0, 2, 1)
-            for leaf, part in zip(("gate", "up"), np.split(data, 2, axis=2)):
-                add(name.replace("gate_up", leaf), np.swapaxes(part, 1, 2))
-        elif "ffn_down_exps" in name:              # transposed (0, 2, 1)
-            add(name, np.swapaxes(data, 1, 2))
-        else:
-            add(name, data)
-    M.finish(w)
-    return {"tensors": written}
+    return VL.qwen3vl_dialect(hf_dir, ref_text, out_path)
 
 
 def build(src: str, out: str, work: str, store: str, expected: dict) -> None:

@@ -234,14 +234,16 @@ QWEN3VL_REPLACEMENTS = [   # qwen3VLModel.Replacements() at 7d25b9e19: qwen3Mode
 
 
 def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
+    """qwen3vl, or qwen3vlmoe when the text config has experts: convert_qwen3vl.go writes both."""
     import gguf
     import make_dialect_fixture as M
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     text, vision = cfg["text_config"], dict(cfg["vision_config"])
     vision.update(json.load(open(os.path.join(hf_dir, "preprocessor_config.json"))))   # parseMore: over vision_config
     rope = text.get("rope_scaling") or text.get("rope_parameters") or {}
-    tok, _ = M.ref_tokenizer_kvs(ref_text, "qwen3vl")
-    A = "qwen3vl"                                  # qwen3VLModel.KV: NumExperts 0
+    moe = bool(text.get("num_experts"))
+    A = "qwen3vlmoe" if moe else "qwen3vl"         # qwen3VLModel.KV: NumExperts > 0 or 0
+    tok, _ = M.ref_tokenizer_kvs(ref_text, A)
     w = gguf.GGUFWriter(out_path, A)
     M.model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])   # ModelParameters.KV
     # qwen3Model.KV (text_config); WriteGGUF prefixes the keys with the architecture
@@ -253,6 +255,10 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     w.add_uint32(A + ".attention.head_count_kv", text["num_key_value_heads"])
     w.add_uint32(A + ".attention.key_length", text["head_dim"])
     w.add_uint32(A + ".attention.value_length", text["head_dim"])
+    if moe:                                        # qwen3Model.KV's expert keys
+        w.add_uint32(A + ".expert_count", text["num_experts"])
+        w.add_uint32(A + ".expert_used_count", text["num_experts_per_tok"])
+        w.add_bool(A + ".norm_top_k_prob", bool(text.get("norm_topk_prob", False)))
     w.add_float32(A + ".rope.freq_base", text.get("rope_theta") or rope["rope_theta"])
     w.add_float32(A + ".attention.layer_norm_rms_epsilon", text["rms_norm_eps"])
     assert "type" not in rope   # RopeScaling.Type "": no rope keys (the published configs say rope_type)
@@ -275,8 +281,9 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     written = []
 
     def add(name, data):
-        # tensorBase.Kind() at 7d25b9e19: .bias and 1-D F32, else F16
-        w.add_tensor(name, data.astype(np.float32 if name.endswith(".bias") or data.ndim == 1 else np.float16))
+        # tensorBase.Kind() at 7d25b9e19: .bias, .ffn_gate_inp.weight and 1-D F32, else F16
+        f32 = name.endswith((".bias", ".ffn_gate_inp.weight")) or data.ndim == 1
+        w.add_tensor(name, np.ascontiguousarray(data.astype(np.float32 if f32 else np.float16)))
         written.append(name)
     for key in sorted(sd):
         name = M.go_replace(key, QWEN3VL_REPLACEMENTS)   # the reader's Replacements (the published names are these)
@@ -288,6 +295,11 @@ def qwen3vl_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
         elif "patch_embed" in name and name.endswith("weight"):
             # qwen3VLModel.Tensors: shape [out * in, t, h, w], the same data
             add(name, data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]))
+        elif "ffn_gate_up_exps" in name:           # qwen3Model.Tensors: splitDim(t, 2, gate, up), each transposed (0, 2, 1)
+            for leaf, part in zip(("gate", "up"), np.split(data, 2, axis=2)):
+                add(name.replace("gate_up", leaf), np.swapaxes(part, 1, 2))
+        elif "ffn_down_exps" in name:              # transposed (0, 2, 1)
+            add(name, np.swapaxes(data, 1, 2))
         else:
             add(name, data)                          # qwen3Model.Tensors (dense: as is)
     M.finish(w)

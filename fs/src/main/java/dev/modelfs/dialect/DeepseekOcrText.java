@@ -45,8 +45,7 @@ public record DeepseekOcrText() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "deepseek2-ocr");
-        e.copyPrefix(SRC, DST);
+        e.renameArchitecture(ARCH, "deepseek2-ocr");
         e.inject(DST + "attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, 1e-6f);
         String ffKey = DST + "expert_feed_forward_length";
         if (!e.has(ffKey)) {

@@ -48,8 +48,7 @@ public record Glm4MoeLite() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "deepseek2");
-        e.copyPrefix(SRC, DST);
+        e.renameArchitecture("glm4moelite", "deepseek2");
         e.set(DST + "attention.head_count_kv", GgufValueType.UINT32, 1);
         long kvLora = u32(g, SRC + "attention.kv_lora_rank");
         long ropeDim = u32(g, SRC + "rope.dimension_count");

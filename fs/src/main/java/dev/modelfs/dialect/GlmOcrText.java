@@ -51,8 +51,7 @@ public record GlmOcrText() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "glm4");
-        e.copyPrefix(P, "glm4.");
+        e.renameArchitecture(ARCH, "glm4");
         GgufKv mrope = g.kv(P + "rope.mrope_section");
         if (mrope != null) {
             e.set("glm4.rope.dimension_sections", GgufValueType.ARRAY, dimensionSections(mrope));

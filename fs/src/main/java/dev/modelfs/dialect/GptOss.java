@@ -30,8 +30,7 @@ public record GptOss() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "gpt-oss");
-        e.copyPrefix("gptoss.", "gpt-oss.");
+        e.renameArchitecture("gptoss", "gpt-oss");
         if (!e.has("gpt-oss.expert_feed_forward_length")) {
             GgufTensorInfo gate = g.tensor("blk.0.ffn_gate_exps.weight");
             if (gate == null || gate.rank() < 2) {

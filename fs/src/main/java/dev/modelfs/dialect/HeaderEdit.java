@@ -138,6 +138,15 @@ final class HeaderEdit {
         copy(from, to);
     }
 
+    /**
+     * The architecture renamed as most handlers rename it: {@code general.architecture} set to {@code to}, then every
+     * {@code from.*} key copied to {@code to.*} ({@link #copyPrefix}: the old keys stay).
+     */
+    void renameArchitecture(String from, String to) {
+        set("general.architecture", GgufValueType.STRING, to);
+        copyPrefix(from + ".", to + ".");
+    }
+
     /** {@code rename_kv_prefix}: every {@code from*} key copied to {@code to*} (the old keys stay, as Ollama leaves them). */
     void copyPrefix(String from, String to) {
         for (GgufKv kv : new ArrayList<>(kvs.values())) {

@@ -27,8 +27,7 @@ public record Olmo3() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "olmo2");
-        e.copyPrefix("olmo3.", "olmo2.");
+        e.renameArchitecture("olmo3", "olmo2");
         return e.build(name(), face());
     }
 }

@@ -41,8 +41,7 @@ public record Qwen25VlText() implements DialectHandler {
     @Override
     public Translation translate(GgufFile g) {
         HeaderEdit e = new HeaderEdit(g);
-        e.set("general.architecture", GgufValueType.STRING, "qwen2vl");
-        e.copyPrefix(ARCH + ".", "qwen2vl.");
+        e.renameArchitecture(ARCH, "qwen2vl");
         e.set("qwen2vl.rope.dimension_sections", GgufValueType.ARRAY, dimensionSections(g.kv(ARCH + ".rope.mrope_section")));
         e.dropWithPrefix("v.", "vision tower (served in mmproj.gguf)");
         e.dropWithPrefix("mm.", "projector (served in mmproj.gguf)");
