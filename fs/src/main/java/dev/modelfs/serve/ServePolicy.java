@@ -1,7 +1,5 @@
 package dev.modelfs.serve;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.modelfs.bytes.BlobResolver;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.read.Errno;
@@ -31,7 +29,7 @@ import java.util.logging.Logger;
 public final class ServePolicy {
     private static final Logger LOG = Logger.getLogger(ServePolicy.class.getName());
     /** Distinct failure lines remembered (so each is logged once). */
-    public static final int LOGGED_MAX = 10_000;
+    public static final int LOGGED_MAX = FailureLog.REMEMBERED;
     /** The preferred I/O size reported for every file (the kernel's largest FUSE read). */
     public static final int BLOCK_SIZE = 128 * 1024;
     /** The longest name a component of the tree may have. */
@@ -50,7 +48,7 @@ public final class ServePolicy {
     private final CompleteFileServing complete;
     /** Opens of converted files wait here while a warm-up runs behind the served tree ({@link ConversionGate}). */
     private final ConversionGate conversions;
-    private final Cache<String, Boolean> logged = Caffeine.newBuilder().maximumSize(LOGGED_MAX).executor(Runnable::run).build();
+    private final FailureLog failures;
 
     /** The attributes every front end shows for one node. */
     public record Attributes(long inode, boolean directory, int permissions, int links, long size, long blocks,
@@ -92,6 +90,13 @@ public final class ServePolicy {
     /** The same, opening converted files only once {@code conversions} lets them ({@link #open}). */
     public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
                        Telemetry telemetry, CompleteFileServing complete, ConversionGate conversions) {
+        this(storeRoot, resolver, chunks, readAhead, uid, gid, telemetry, complete, conversions, new FailureLog());
+    }
+
+    /** The same, logging failures into {@code failures}, which other policies of the same tree may share. */
+    public ServePolicy(Path storeRoot, BlobResolver resolver, ChunkCache chunks, ReadAhead readAhead, long uid, long gid,
+                       Telemetry telemetry, CompleteFileServing complete, ConversionGate conversions, FailureLog failures) {
+        this.failures = failures;
         this.conversions = conversions;
         this.complete = complete;
         this.telemetry = telemetry;
@@ -169,8 +174,6 @@ public final class ServePolicy {
 
     /** Logs {@code line} unless it was logged before (among the last {@value #LOGGED_MAX} distinct ones). */
     public void logOnce(String line) {
-        if (logged.asMap().putIfAbsent(line, Boolean.TRUE) == null) {
-            LOG.warning(line);
-        }
+        failures.logOnce(line);
     }
 }

@@ -43,6 +43,8 @@ public final class ServedTree implements AutoCloseable {
     private final CompleteFileServing complete;
     /** Holds the opening of converted files while a front end warms up behind this tree ({@link #conversions()}). */
     private final ConversionGate conversions = new ConversionGate();
+    /** The failure lines logged by every policy of this tree (each once). */
+    private final FailureLog failures = new FailureLog();
     private boolean closed;
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
@@ -129,18 +131,19 @@ public final class ServedTree implements AutoCloseable {
      * tree's telemetry and opens converted files once {@link #conversions()} lets it.
      */
     public ServePolicy policy(long uid, long gid) {
-        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete, conversions);
+        return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, telemetry, complete, conversions, failures);
     }
 
     /**
      * A policy for a front end's own warm-up traffic ({@code fuse.MountSession}'s private {@code ModelFs},
      * {@code nfs.NfsSession}'s private loopback server): the same answers over the same tree and caches, reported to
      * nothing (warm-up reads are not a client's) and never held by {@link #conversions()} (a warm-up does not wait for
-     * itself).
+     * itself); its failures share the tree's {@link FailureLog}, so a file a warm-up and a client both fail on is
+     * logged once.
      */
     public ServePolicy warmupPolicy(long uid, long gid) {
         return new ServePolicy(tree.store().root(), resolver, chunks, readAhead, uid, gid, Telemetry.NONE, complete,
-                new ConversionGate());
+                new ConversionGate(), failures);
     }
 
     /**

@@ -9,7 +9,11 @@ import dev.modelfs.tree.DirNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +40,40 @@ class ServedTreeTest {
         } finally {
             served.close();
             served.close();
+        }
+    }
+
+    /** A failure the warm-up's private policy met and a client's policy then met again is logged once. */
+    @Test
+    void theWarmupsPolicyAndAClientsShareOneFailureLog() throws Exception {
+        Files.createDirectories(store.resolve("blobs"));
+        List<String> lines = new ArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                synchronized (lines) {
+                    lines.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        Logger log = Logger.getLogger(ServePolicy.class.getName());
+        log.addHandler(capture);
+        try (ServedTree served = ServedTree.open(new OllamaStore(store), List.of(), 1 << 20, 20)) {
+            served.warmupPolicy(0, 0).failed("open /m/model.gguf", new java.io.IOException("size 160, manifest says 9"));
+            served.policy(0, 0).failed("open /m/model.gguf", new java.io.IOException("size 160, manifest says 9"));
+            served.policy(0, 0).failed("open /m/other.gguf", new java.io.IOException("gone"));
+        } finally {
+            log.removeHandler(capture);
+        }
+        synchronized (lines) {
+            assertEquals(1, lines.stream().filter(l -> l.startsWith("open /m/model.gguf")).count(), lines.toString());
+            assertEquals(1, lines.stream().filter(l -> l.startsWith("open /m/other.gguf")).count(), lines.toString());
         }
     }
 }
