@@ -159,7 +159,8 @@ def prepare_cache_dir(a, store, cache):
     return last[0], (summary[-1] if summary else log[-2000:])
 
 
-def main():
+def store_arguments():
+    """The arguments every benchmark over this store takes: the jar, the work folder, the shape, rounds, java, python."""
     ap = argparse.ArgumentParser()
     ap.add_argument("jar")
     ap.add_argument("work")
@@ -169,6 +170,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--java", default="java")
     ap.add_argument("--python", default=sys.executable)
+    return ap
+
+
+def ensure_store(a):
+    """WORK/store-<shape> (made by make_load_store.py unless there): (its folder, its store)."""
+    out = os.path.join(a.work, f"store-{a.hidden}x{a.layers}x{a.vocab}")
+    store = os.path.join(out, "store")
+    if not os.path.isdir(store):
+        subprocess.run([a.python, os.path.join(HERE, "make_load_store.py"), out, "--hidden", str(a.hidden),
+                        "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
+    return out, store
+
+
+def main():
+    ap = store_arguments()
     ap.add_argument("--cache-dir", action="store_true")
     ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir state (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
@@ -177,11 +193,7 @@ def main():
     a.cache_dir_size = ["--cache-dir-size", a.cache_dir_size] if a.cache_dir_size else []
     if os.geteuid() != 0:
         sys.exit("load_time.py drops the page cache for its cold runs: run it as root")
-    out = os.path.join(a.work, f"store-{a.hidden}x{a.layers}x{a.vocab}")
-    store = os.path.join(out, "store")
-    if not os.path.isdir(store):
-        subprocess.run([a.python, os.path.join(HERE, "make_load_store.py"), out, "--hidden", str(a.hidden),
-                        "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
+    out, store = ensure_store(a)
     image = json.load(open(os.path.join(out, "shape.json"))).get("image")
     if image is None:
         sys.exit(f"{out} was made before load-image existed: remove it and run again")

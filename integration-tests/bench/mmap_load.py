@@ -20,11 +20,9 @@ root only) set to one of --ra-kb, then the whole file loaded once by one method,
 The same four methods on a local copy of the same bytes (WORKDIR/store-<shape>/mmap-local, page cache warm) give the
 local figure. Prints a Markdown table: medians over --rounds of GB/s per file, method and read-ahead, and mount/local.
 """
-import argparse
 import mmap
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -83,26 +81,14 @@ def set_read_ahead(mnt, kb):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("jar")
-    ap.add_argument("work")
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--vocab", type=int, default=512)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--java", default="java")
-    ap.add_argument("--python", default=sys.executable)
+    ap = L.store_arguments()
     ap.add_argument("--ra-kb", default="128,1024", help="the mount's read_ahead_kb values to compare (kernel default 128)")
     a = ap.parse_args()
     a.work = os.path.abspath(a.work)
     if os.geteuid() != 0:
         sys.exit("mmap_load.py sets the mount's read_ahead_kb: run it as root")
     ras = [int(x) for x in a.ra_kb.split(",")]
-    out = os.path.join(a.work, f"store-{a.hidden}x{a.layers}x{a.vocab}")
-    store = os.path.join(out, "store")
-    if not os.path.isdir(store):
-        subprocess.run([a.python, os.path.join(HERE, "make_load_store.py"), out, "--hidden", str(a.hidden),
-                        "--layers", str(a.layers), "--vocab", str(a.vocab)], check=True, timeout=3600, stdout=sys.stderr)
+    out, store = L.ensure_store(a)
     mnt = os.path.join(a.work, "mnt")
     local = os.path.join(out, "mmap-local")
     m = L.Mount(a, store, mnt, "--no-warmup")
