@@ -11,7 +11,6 @@ import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.logging.Logger;
 
 /**
  * What the FUSE mount and the NFS server decide alike (docs/SEMANTICS.md): the attributes of a node,
@@ -27,7 +26,6 @@ import java.util.logging.Logger;
  * {@link Telemetry} (which front ends also report their reads and calls to, {@link #telemetry()}).
  */
 public final class ServePolicy {
-    private static final Logger LOG = Logger.getLogger(ServePolicy.class.getName());
     /** Distinct failure lines remembered (so each is logged once). */
     public static final int LOGGED_MAX = FailureLog.REMEMBERED;
     /** The preferred I/O size reported for every file (the kernel's largest FUSE read). */
