@@ -52,6 +52,8 @@ llama.cpp's conversion with the precompiled charsmap as the published file holds
 Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
 as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
 Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
+Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
+convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
 from __future__ import annotations
 
@@ -664,15 +666,10 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"]["dialect-gemma4-bad"] = {"blob": put_model(store, "dialect-gemma4-bad", f.read(), "gemma4"),
                                                      "reason": "no tokenizer.ggml.merges"}
-    # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
-    mllama = os.path.join(work, "mllama.gguf")
-    import gguf
-    w = gguf.GGUFWriter(mllama, "mllama")
-    w.add_uint32("mllama.block_count", 1)
-    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
-    finish(w)
-    with open(mllama, "rb") as f:
-        expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
+    # llama3.2-vision's architecture, which upstream llama.cpp cannot run (`modelfs show` says so): MllamaForConditionalGeneration
+    # written as convert_mllama.go writes it, its text model's Hugging Face folder checked against the source
+    import dialect_mllama as ML
+    ML.build(src, out, work, store, expected)
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))

@@ -184,7 +184,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             default -> "float32";
         });
         Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
-        return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
+        return new HfFolder(arch, TokenizerFiles.write(spec.hfConfigFile(c)), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
                 tokProblem, List.copyOf(tensors), st, chat);
     }
 
@@ -192,7 +192,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
         List<HfTensor> out = new ArrayList<>(assembled.tensors());
         for (GgufTensorInfo t : g.tensors()) {
-            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name())) {
+            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name()) || arch.spec().leftOutOfFolder(t.name())) {
                 continue;
             }
             long[] shape = t.shape();
