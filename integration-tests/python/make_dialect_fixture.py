@@ -627,7 +627,7 @@ def main(argv) -> int:
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
     # converter did not write (the llama.cpp defaults, 32 and 1, are gpt-oss's values); OLMo 3's sliding-window rope
     # base, which llama.cpp's converter writes and llama.cpp defaults to the rope base (the same value)
-    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
+    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
                                      "gpt-oss.rope.scaling.yarn_beta_slow"], "olmo3": ["olmo2.rope.freq_base_swa"]}
     for case, (_, dialect_writer, _) in simple.items():
         ref, dialect_file = os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-dialect.gguf")
@@ -637,7 +637,10 @@ def main(argv) -> int:
         expected["models"]["dialect-" + case] = {
             "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
             "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
-            **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
+            # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
+            **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
+                                                      "GptOssForCausalLM", n=40, f32=("mlp.router.weight", "_bias"))
+               if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)
     # embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel + sentence-transformers Dense modules, compared by embedding
