@@ -19,7 +19,8 @@ For every model of OUT/dialect_expected.json:
     reference's tensor names and the translated KVs (the stored ones where "views_read_stored"), config.json
     (where the architecture has a folder) names the text architecture; a model without an embedded vision tower has no mmproj.gguf;
 and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
-there is no ollama/model.gguf.
+there is no ollama/model.gguf; for every "no_upstream" model (mllama, which upstream llama.cpp cannot run) the same, and
+its text model's Hugging Face folder: the source text model's tensors, its logits without and with cross-attention states.
 llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf; a metadata-only dialect, "raw_loads", it loads
 but tokenizes some sample text otherwise than the reference), and model.gguf tokenizes the sample
 texts and continues a prompt greedily exactly as the reference GGUF does (an embedding model, "embedding": its
@@ -215,6 +216,15 @@ def check_folder(r, base, d, e):
     r.ok(type(model).__name__ == e["hf_architecture"], f"{d}: AutoModelForCausalLM made a {type(model).__name__}")
     r.ok(diff <= 1e-4, f"{d}: max |folder logits - source logits| = {diff:.3g} > 1e-4 ({len(e['hf_ids'])} tokens)")
     print(f"{d}: {e['hf_architecture']} folder: max |logits - source model's| = {diff:.3g} on {len(e['hf_ids'])} tokens")
+    if e.get("hf_cross_logits"):   # cross-attention states given: the cross-attention layers run (and change the logits)
+        with torch.no_grad():
+            cross = model(torch.tensor([e["hf_ids"]]), cross_attention_states=torch.from_numpy(np.load(e["hf_cross_states"]))).logits[0].numpy()
+        want_cross = np.load(e["hf_cross_logits"])
+        diff = float(np.abs(cross - want_cross).max()) if cross.shape == want_cross.shape else float("inf")
+        moved = float(np.abs(want_cross - want).max())
+        r.ok(diff <= 1e-4 and moved > 1e-2, f"{d}: with cross-attention states max |folder logits - source logits| = {diff:.3g} "
+             f"(> 1e-4), the cross-attention layers moving the source's by {moved:.3g}")
+        print(f"{d}: with cross-attention states: max |logits - source model's| = {diff:.3g} (the cross layers move them by {moved:.3g})")
     tok = AutoTokenizer.from_pretrained(base)
     for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
         for special, want_ids in zip((False, True), ids):
@@ -222,9 +232,35 @@ def check_folder(r, base, d, e):
             r.ok(got_ids == want_ids, f"{d}: folder tokenizer encodes {text!r} (special={special}) as {got_ids}, the source as {want_ids}")
 
 
+def check_no_upstream(r, mount, d, e):
+    """An architecture upstream llama.cpp cannot run (mllama): model.gguf is the stored blob, there is no ollama/model.gguf,
+    and, where the fixture gives an oracle, the text model's Hugging Face folder (check_folder) holds exactly the source text
+    model's tensors (the vision tower left out) and gives its logits with cross-attention states too."""
+    base = served_as_stored(r, mount, d, e)
+    if not e.get("hf_architecture"):
+        return
+    cfg_path = os.path.join(base, "config.json")
+    if not r.ok(os.path.isfile(cfg_path), f"{d}: no Hugging Face folder (config.json)"):
+        return
+    with open(cfg_path) as f:
+        r.ok(json.load(f).get("architectures") == [e["hf_architecture"]], f"{d}/config.json architectures")
+    from safetensors import safe_open
+    with safe_open(os.path.join(base, "model.safetensors"), "np") as st:
+        names = sorted(st.keys())
+    r.ok(names == e["hf_tensor_names"], f"{d}/model.safetensors tensors {sorted(set(names) ^ set(e['hf_tensor_names']))[:8]} "
+         "differ from the source text model's")
+    check_folder(r, base, d, e)
+
+
 def check_refused(r, mount, d, e):
     """A dialect header that contradicts itself: model.gguf is the stored blob, nothing under ollama/model.gguf, and
     no mmproj.gguf half-translated from the same header."""
+    base = served_as_stored(r, mount, d, e)
+    r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
+
+
+def served_as_stored(r, mount, d, e):
+    """model.gguf of model d is its stored blob (SHA-256) and there is no ollama/model.gguf; returns the model's folder."""
     base = os.path.join(mount, d)
     h = hashlib.sha256()
     with open(os.path.join(base, "model.gguf"), "rb") as f:
@@ -232,7 +268,7 @@ def check_refused(r, mount, d, e):
             h.update(chunk)
     r.ok("sha256:" + h.hexdigest() == e["blob"], f"{d}/model.gguf is not the stored blob")
     r.ok(not os.path.exists(os.path.join(base, "ollama", "model.gguf")), f"{d}/ollama/model.gguf exists")
-    r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
+    return base
 
 
 def widen_f16(src, dst):
@@ -387,6 +423,8 @@ def main():
             check_model(r, a.mount, d, e)
         for d, e in exp.get("refused", {}).items():
             check_refused(r, a.mount, d, e)
+        for d, e in exp.get("no_upstream", {}).items():
+            check_no_upstream(r, a.mount, d, e)
     print(f"{r.passed} passed, {r.failed} failed")
     return 0 if r.failed == 0 and r.passed > 0 else 1
 

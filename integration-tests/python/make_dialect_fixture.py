@@ -52,6 +52,8 @@ llama.cpp's conversion with the precompiled charsmap as the published file holds
 Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
 as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
 Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
+Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
+convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
 from __future__ import annotations
 
@@ -625,7 +627,7 @@ def main(argv) -> int:
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
     # converter did not write (the llama.cpp defaults, 32 and 1, are gpt-oss's values); OLMo 3's sliding-window rope
     # base, which llama.cpp's converter writes and llama.cpp defaults to the rope base (the same value)
-    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
+    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
                                      "gpt-oss.rope.scaling.yarn_beta_slow"], "olmo3": ["olmo2.rope.freq_base_swa"]}
     for case, (_, dialect_writer, _) in simple.items():
         ref, dialect_file = os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-dialect.gguf")
@@ -635,7 +637,10 @@ def main(argv) -> int:
         expected["models"]["dialect-" + case] = {
             "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
             "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
-            **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
+            # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
+            **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
+                                                      "GptOssForCausalLM", n=40, f32=("mlp.router.weight", "_bias"))
+               if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)
     # embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel + sentence-transformers Dense modules, compared by embedding
@@ -664,15 +669,10 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"]["dialect-gemma4-bad"] = {"blob": put_model(store, "dialect-gemma4-bad", f.read(), "gemma4"),
                                                      "reason": "no tokenizer.ggml.merges"}
-    # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
-    mllama = os.path.join(work, "mllama.gguf")
-    import gguf
-    w = gguf.GGUFWriter(mllama, "mllama")
-    w.add_uint32("mllama.block_count", 1)
-    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
-    finish(w)
-    with open(mllama, "rb") as f:
-        expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
+    # llama3.2-vision's architecture, which upstream llama.cpp cannot run (`modelfs show` says so): MllamaForConditionalGeneration
+    # written as convert_mllama.go writes it, its text model's Hugging Face folder checked against the source
+    import dialect_mllama as ML
+    ML.build(src, out, work, store, expected)
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))

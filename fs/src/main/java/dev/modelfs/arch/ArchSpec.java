@@ -23,7 +23,8 @@ import java.util.Optional;
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
-        Qwen2Vl, Qwen3Vl, Mistral3 {
+        Qwen2Vl, Qwen3Vl, Mistral3,
+        Mllama {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -110,6 +111,28 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
     default boolean permutesQk() {
+        return false;
+    }
+
+    /**
+     * Which heads the rows of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) are permuted over
+     * when {@link #permutesQk()}: {@code attn_q} over the query heads, {@code attn_k} over the key heads, nothing else by
+     * default (mllama's cross-attention {@code cross_attn_q_proj} / {@code cross_attn_k_proj} as well).
+     */
+    default Optional<QkPermutation.Which> qkPermutation(String gguf) {
+        return switch (gguf) {
+            case "attn_q" -> Optional.of(QkPermutation.Which.Q);
+            case "attn_k" -> Optional.of(QkPermutation.Which.K);
+            default -> Optional.empty();
+        };
+    }
+
+    /**
+     * Whether the GGUF → Hugging Face direction leaves GGUF tensor {@code ggufName} out of the folder: a vision tower
+     * stored in the same file as the text model ({@code mllama}'s {@code v.*} and {@code mm.*}), which the text class does
+     * not have. None by default: any tensor without a Hugging Face name refuses the folder.
+     */
+    default boolean leftOutOfFolder(String ggufName) {
         return false;
     }
 
@@ -242,5 +265,15 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
      * {@code tie_word_embeddings} and {@code attention_bias}.
      */
     default void completeHfConfig(ObjectNode c, GgufParams m, String p, int hidden, int heads, int headDim) {
+    }
+
+    /**
+     * The {@code config.json} written for the finished flat config {@code c} (the token ids, {@code transformers_version} and
+     * {@code torch_dtype} included): {@code c} itself by default. mllama nests it as the {@code text_config} of a
+     * {@code model_type: mllama} config, the only form transformers' {@code AutoModelForCausalLM} maps to
+     * {@code MllamaForCausalLM}.
+     */
+    default ObjectNode hfConfigFile(ObjectNode c) {
+        return c;
     }
 }

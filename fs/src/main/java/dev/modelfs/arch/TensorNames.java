@@ -208,10 +208,6 @@ public final class TensorNames {
         if (!m.matches()) {
             return Optional.empty();
         }
-        return switch (m.group(2)) {
-            case "attn_q" -> Optional.of(QkPermutation.Which.Q);
-            case "attn_k" -> Optional.of(QkPermutation.Which.K);
-            default -> Optional.empty();
-        };
+        return a.spec().qkPermutation(m.group(2));
     }
 }

@@ -23,7 +23,8 @@ import java.util.Set;
  * tensors under their HF names in HF row order (inverse of docs/FORMATS.md §7.2/§7.3).
  *
  * <p>Invariants: built only for a supported {@code general.architecture} whose every tensor has an HF
- * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
+ * name or is one the architecture leaves out ({@code ArchSpec.leftOutOfFolder}: mllama's vision tower) (else {@link #of}
+ * throws {@link HfUnsupported} with the reason); tensor names are unique;
  * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
  * {@code tie_word_embeddings} is true. {@code sentenceTransformers} maps the sentence-transformers files (path in the
  * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other; {@code chatTemplate}
@@ -184,7 +185,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             default -> "float32";
         });
         Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
-        return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
+        return new HfFolder(arch, TokenizerFiles.write(spec.hfConfigFile(c)), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
                 tokProblem, List.copyOf(tensors), st, chat);
     }
 
@@ -192,7 +193,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
         List<HfTensor> out = new ArrayList<>(assembled.tensors());
         for (GgufTensorInfo t : g.tensors()) {
-            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name())) {
+            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name()) || arch.spec().leftOutOfFolder(t.name())) {
                 continue;
             }
             long[] shape = t.shape();

@@ -21,7 +21,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference; llama.cpp's
  * {@code llama-mtmd-cli} ({@link MtmdCli}) describes a test image through the mount's {@code model.gguf} +
- * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion.
+ * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion. {@code mllama} (llama3.2-vision), which
+ * upstream llama.cpp cannot run, is served as stored and its text model's Hugging Face folder is checked against the
+ * source model ({@code dialect_mllama.py}).
  */
 class DialectGgufTest {
     /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
