@@ -19,12 +19,13 @@ import hf_models as H
 GLOBAL_HEAD_DIM = 64
 
 
-def make_gemma4(out_dir: str) -> None:
+def make_gemma4(out_dir: str, audio: bool = False) -> None:
     """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
     window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, a one-block
     audio encoder (F16-exact weights, finite clamp bounds), weights random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
-    Gemma 4's image normalization (mean 0, std 1)."""
+    Gemma 4's image normalization (mean 0, std 1). Without `audio` (make_gguf_fixture's gemma4_vlm) no audio encoder,
+    the model as before it had one."""
     import make_dialect_fixture as M
     import torch
     import transformers as T
@@ -40,9 +41,9 @@ def make_gemma4(out_dir: str) -> None:
     # the audio conformer shrunk: one block, hidden 32; the first subsampling conv keeps 128 channels (the width of
     # the input projection is (channels[0] // 4) * channels[1], which the 128 mel bins llama.cpp feeds must match);
     # chunking as the published models (llama.cpp's gemma4a graph fixes chunk 12, left context 13)
-    audio = T.Gemma4AudioConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, subsampling_conv_channels=[128, 4],
-                                conv_kernel_size=5, output_proj_dims=32)
-    cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=audio.to_dict(),
+    audio_cfg = T.Gemma4AudioConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, subsampling_conv_channels=[128, 4],
+                                    conv_kernel_size=5, output_proj_dims=32)
+    cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=audio_cfg.to_dict() if audio else None,
                          boi_token_id=4, eoi_token_id=5, image_token_id=6, video_token_id=7, boa_token_id=8,
                          eoa_token_index=9, audio_token_id=10)
     torch.manual_seed(4)
