@@ -19,17 +19,28 @@ import hf_models as H
 GLOBAL_HEAD_DIM = 64
 
 
-def make_gemma4(out_dir: str, audio: bool = False) -> None:
+# Gemma 4's model-specific special tokens (as its tokenizer_config.json names them), a few of them: the fixture's tokenizer
+# gets them as special added tokens, so both converters type them (llama.cpp's: control, or user-defined for the ones
+# its converter always renders; Ollama's: control)
+NAMED_SPECIALS = {"boi_token": "<|image>", "eoi_token": "<image|>", "sot_token": "<|turn>", "eot_token": "<turn|>",
+                  "soc_token": "<|channel>", "eoc_token": "<channel|>", "escape_token": '<|"|>'}
+
+
+def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False) -> None:
     """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
     window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, a one-block
     audio encoder (F16-exact weights, finite clamp bounds), weights random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
     Gemma 4's image normalization (mean 0, std 1). Without `audio` (make_gguf_fixture's gemma4_vlm) no audio encoder,
-    the model as before it had one."""
+    the model as before it had one; with `named_specials`, NAMED_SPECIALS added to the tokenizer and named in
+    tokenizer_config.json (model_specific_special_tokens, as transformers saves Gemma 4's)."""
     import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_tokenizer("gemma3")
+    if named_specials:
+        from tokenizers import AddedToken
+        tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in NAMED_SPECIALS.values()], special_tokens=True)
     text = T.Gemma4TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                               num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=GLOBAL_HEAD_DIM,
                               sliding_window=8, layer_types=["sliding_attention", "full_attention"],
@@ -70,6 +81,8 @@ def make_gemma4(out_dir: str, audio: bool = False) -> None:
     tc_path = os.path.join(out_dir, "tokenizer_config.json")
     tc = json.load(open(tc_path, encoding="utf-8"))
     tc.update(add_bos_token=True, add_eos_token=False, chat_template=GT.CHAT_TEMPLATE)
+    if named_specials:
+        tc.update(NAMED_SPECIALS, model_specific_special_tokens=NAMED_SPECIALS)
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
     cfg_path = os.path.join(out_dir, "config.json")
