@@ -141,6 +141,13 @@ class Gemma4DialectTest {
         assertTrue(names(t.header()).stream().noneMatch(n -> n.startsWith("a.") || n.startsWith("mm.a.")), names(t.header()).toString());
         assertTrue(t.changes().stream().anyMatch(c -> c.from().equals("a.conv1d.0.weight") && c.detail().equals("audio encoder left out: no a.conv1d.1.weight")),
                 t.changes().toString());
+        GgufFile embedderOnly = ollamaGemma4().header();
+        embedderOnly = new GgufFile(embedderOnly.version(), embedderOnly.alignment(), embedderOnly.kvs(),
+                embedderOnly.tensors().stream().filter(i -> !i.name().startsWith("a.")).toList(), embedderOnly.dataStart());
+        Translation eo = DialectsTest.translated(Dialects.clip(embedderOnly));
+        assertTrue(eo.changes().stream().anyMatch(c -> c.from().equals("mm.a.input_projection.weight")
+                && c.detail().equals("audio embedder without an audio encoder")), eo.changes().toString());
+        assertTrue(eo.header().kv("clip.audio.projector_type") == null);
         GgufFile wrongType = ollamaGemma4WithAudio(ollamaGemma4().str("gemma4.audio.attention.head_count", "two")).header();
         Translation w = DialectsTest.translated(Dialects.clip(wrongType));
         assertTrue(w.changes().stream().anyMatch(c -> c.from().equals("mm.a.fc.weight")
