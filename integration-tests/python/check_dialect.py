@@ -30,7 +30,8 @@ F32 conversion instead).
 mtmd mode: for every model with an mmproj, llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
 describes a test image made here (numpy + PIL, a fixed seed) greedily in MTMD_N tokens from model.gguf +
 mmproj.gguf of the mount exactly as from llama.cpp's own conversion (the reference GGUF + reference mmproj), and
-both runs encoded the image. The chat template is named on the command line (the model's built-in one in
+both runs encoded the image; a model whose mmproj has an audio encoder ("mtmd_audio") describes a test audio clip
+(a WAV made here) alike. The chat template is named on the command line (the model's built-in one in
 llama.cpp), the same for both runs: the reference has none, the translation Ollama's.
 Prints one line per failed check and ends with "N passed, M failed".
 """
@@ -53,6 +54,7 @@ REF_DIFFERENCES = {"general.name", "general.size_label", "general.type", "tokeni
 GEN_PROMPT = [300, 120, 250, 80, 33]
 GEN_N = 6
 MTMD_PROMPT = "Describe the image."
+MTMD_AUDIO_PROMPT = "Describe the audio."
 MTMD_N = 8
 
 
@@ -363,45 +365,65 @@ def test_image(path):
     Image.fromarray(np.clip(img, 0, 255).astype(np.uint8), "RGB").save(path)
 
 
-def mtmd_describe(cli, model, mmproj, image, template):
-    """llama-mtmd-cli's greedy description of the image: (exit code, stdout bytes, encoded?, stderr tail)."""
-    cmd = [cli, "-m", model, "--mmproj", mmproj, "--image", image, "-p", MTMD_PROMPT, "-n", str(MTMD_N), "--temp", "0",
+def test_audio(path):
+    """One second of 16 kHz mono 16-bit PCM WAV: two tones (the second from half a second on) and seeded noise."""
+    import wave
+    sr = 16000
+    t = np.arange(sr) / sr
+    x = 0.4 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1250 * t) * (t > 0.5) + np.random.default_rng(7).normal(0, 0.05, sr)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(sr)
+        w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+def mtmd_describe(cli, model, mmproj, media, template, flag="--image", prompt=MTMD_PROMPT):
+    """llama-mtmd-cli's greedy description of the image (or, flag --audio, the audio clip): (exit code, stdout bytes,
+    encoded?, stderr tail)."""
+    cmd = [cli, "-m", model, "--mmproj", mmproj, flag, media, "-p", prompt, "-n", str(MTMD_N), "--temp", "0",
            "--chat-template", template, "-c", "1024", "-t", "2", "--no-warmup", "--seed", "1"]
     p = subprocess.run(cmd, capture_output=True, timeout=300)   # bytes: pieces of random tokens need not be UTF-8
     err = p.stderr.decode("utf-8", "replace")
-    encoded = "mtmd batch encoding done" in err   # mtmd-helper's line once the image's embeddings are computed
+    encoded = "mtmd batch encoding done" in err   # mtmd-helper's line once the media's embeddings are computed
     return p.returncode, p.stdout.strip(), encoded, err[-1500:]
+
+
+def mtmd_pair(r, d, what, mount_run, ref_run):
+    """Runs llama-mtmd-cli through the mount and on the reference and checks both encoded the media and printed the
+    same non-empty description. llama-mtmd-cli prints it through llama.cpp's asynchronous log, which now and then
+    loses it at exit on a loaded machine (an empty stdout, exit 0, the media encoded): a pair where one side printed
+    nothing runs again, up to three times."""
+    for attempt in (1, 2, 3):
+        got, ref = mount_run(), ref_run()
+        if (got[1] != b"" and ref[1] != b"") or attempt == 3:
+            break
+        print(f"{d}: llama-mtmd-cli printed nothing for the {what} (mount {got[1]!r}, reference {ref[1]!r}); running the pair again")
+    if not r.ok(ref[0] == 0 and ref[2], f"{d}: llama-mtmd-cli on the reference ({what}): exit {ref[0]}, encoded {ref[2]}\n{ref[3]}"):
+        return
+    if not r.ok(got[0] == 0 and got[2], f"{d}: llama-mtmd-cli on the mount ({what}): exit {got[0]}, encoded {got[2]}\n{got[3]}"):
+        return
+    r.ok(got[1] == ref[1] and ref[1] != b"", f"{d}: llama-mtmd-cli describes the {what} as {got[1]!r} from the mount, {ref[1]!r} from the reference")
+    print(f"{d}: llama-mtmd-cli describes the test {what} as {got[1]!r}")
 
 
 def run_mtmd(r, mount, exp, cli):
     with tempfile.TemporaryDirectory(prefix="modelfs-mtmd-") as tmp:
-        image = os.path.join(tmp, "test.png")
+        image, audio = os.path.join(tmp, "test.png"), os.path.join(tmp, "test.wav")
         test_image(image)
+        test_audio(audio)
         for d, e in exp["models"].items():
             if not e.get("mmproj"):
                 continue
             if not r.ok("mtmd_template" in e, f"{d}: has an mmproj.gguf but no mtmd_template in the fixture (every mmproj is image-checked)"):
                 continue
             base = os.path.join(mount, d)
-            text = os.path.join(base, "model.gguf")
-            if e.get("mtmd_reference_text"):   # a known gap of the text translation: the mount's mmproj.gguf alone is checked
-                print(f"{d}: image check of mmproj.gguf with the reference text model: {e['mtmd_reference_text']}")
-                text = e["ref_gguf"]
-            # llama-mtmd-cli prints the description through llama.cpp's asynchronous log, which now and then loses it
-            # at exit on a loaded machine (an empty stdout, exit 0, the image encoded): a pair where one side printed
-            # nothing runs again, up to three times; the check still needs both descriptions non-empty and equal
-            for attempt in (1, 2, 3):
-                got = mtmd_describe(cli, text, os.path.join(base, "mmproj.gguf"), image, e["mtmd_template"])
-                ref = mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], image, e["mtmd_template"])
-                if (got[1] != b"" and ref[1] != b"") or attempt == 3:
-                    break
-                print(f"{d}: llama-mtmd-cli printed nothing (mount {got[1]!r}, reference {ref[1]!r}); running the pair again")
-            if not r.ok(ref[0] == 0 and ref[2], f"{d}: llama-mtmd-cli on the reference: exit {ref[0]}, image encoded {ref[2]}\n{ref[3]}"):
-                continue
-            if not r.ok(got[0] == 0 and got[2], f"{d}: llama-mtmd-cli on the mount: exit {got[0]}, image encoded {got[2]}\n{got[3]}"):
-                continue
-            r.ok(got[1] == ref[1] and ref[1] != b"", f"{d}: llama-mtmd-cli describes the image as {got[1]!r} from the mount, {ref[1]!r} from the reference")
-            print(f"{d}: llama-mtmd-cli describes the test image as {got[1]!r}")
+            model, mmproj, tpl = os.path.join(base, "model.gguf"), os.path.join(base, "mmproj.gguf"), e["mtmd_template"]
+            mtmd_pair(r, d, "image", lambda: mtmd_describe(cli, model, mmproj, image, tpl),
+                      lambda: mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], image, tpl))
+            if e.get("mtmd_audio"):   # an mmproj.gguf with an audio encoder: the audio clip too
+                mtmd_pair(r, d, "audio", lambda: mtmd_describe(cli, model, mmproj, audio, tpl, "--audio", MTMD_AUDIO_PROMPT),
+                          lambda: mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], audio, tpl, "--audio", MTMD_AUDIO_PROMPT))
 
 
 def main():

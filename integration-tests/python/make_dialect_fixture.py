@@ -14,8 +14,8 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
-Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
-converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower and an audio encoder, written as
+F16 by both converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
 needs them).
 Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
@@ -501,7 +501,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4)
+    G4.make_gemma4(hf_g4, audio=True, named_specials=True)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
     import dialect_gptoss as GO
     import dialect_olmo3 as O3
@@ -567,19 +567,16 @@ def main(argv) -> int:
         "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
         "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True, "mtmd_template": "gemma",
-        # with an image prompt the translated model.gguf generates differently from the reference: its token types (359
-        # of 560 differ: Ollama's converter types <unusedN> and the added tokens control, llama.cpp's normal) are among
-        # ref_differences, as handle_gemma4 leaves them. A gap, not fixed; mmproj.gguf is image-checked alone
-        "mtmd_reference_text": "the translated model.gguf keeps Ollama's gemma4 token types and scores (handle_gemma4 leaves them)",
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "a."))], "mmproj": True, "mtmd_template": "gemma",
+        "mtmd_audio": True,   # mmproj.gguf holds the audio encoder too: llama-mtmd-cli --audio, mount against reference
         "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
-        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
-        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
-        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
-        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
-        # the tokenization of strings instead
-        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
-                            "tokenizer.ggml.add_sep_token"]}
+        # handle_gemma4_clip promotes the patch embedding (Ollama's converter stores v.position_embd as F32); modelfs
+        # also widens the audio SSCP projection, F16 in Ollama's file, F32 in llama.cpp's (the source is F16-exact)
+        "promoted": ["v.patch_embd.weight", "a.input_projection.weight"],
+        # KVs the translation leaves as Ollama's converter wrote them (FORMATS.md §12.6): Ollama's scores (the ids), no
+        # add_space_prefix / add_sep_token, which llama.cpp's Gemma 4 BPE vocabulary does not read; the token types
+        # are llama.cpp's (compared), the llama checks compare the tokenization of strings
+        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.add_space_prefix", "tokenizer.ggml.add_sep_token"]}
     # --- vision dialects (dialect_vision.py): one block per architecture ---
     import dialect_vision as V
     hf_m3 = os.path.join(work, "mistral3")
