@@ -23,6 +23,7 @@ import java.util.Optional;
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
+        Qwen35, Qwen35Moe,
         Qwen2Vl, Qwen3Vl, Mistral3 {
 
     /**
@@ -206,6 +207,39 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /** The multimodal architectures whose text model is this one (Hugging Face → GGUF only); none by default. */
     default List<TextPart> textParts() {
         return List.of();
+    }
+
+    // ---- Hugging Face → GGUF: tensors llama.cpp's converter rewrites beyond names and types (Qwen 3.5, Qwen35Synth)
+
+    /** Whether HF tensor {@code hfName} is left out of the synthesized GGUF (an MTP head llama.cpp's converter can leave out). */
+    default boolean leftOut(String hfName) {
+        return false;
+    }
+
+    /** The GGUF name of an HF tensor the name tables cannot spell (Qwen 3.5's suffix-less {@code ssm_a}); empty by default. */
+    default Optional<String> otherGgufName(String hfName) {
+        return Optional.empty();
+    }
+
+    /** Whether norm weight {@code hfName} gets {@link #normShift()} (every {@code *norm.weight} by default). */
+    default boolean shiftsNorm(String hfName) {
+        return hfName.endsWith("norm.weight");
+    }
+
+    /**
+     * What the converter does to per-layer GGUF tensor {@code gguf} ({@code blk.<layer>.}{@code gguf}, suffix included)
+     * beyond name and type: rows or columns reordered, values mapped, shape squeezed; empty by default.
+     */
+    default Optional<TensorRewrite> rewrite(String gguf, int layer, JsonNode config) {
+        return Optional.empty();
+    }
+
+    /** The per-layer GGUF tensors (without {@code blk.N.}, suffix included) llama.cpp requires in {@code layer}. */
+    default List<String> requiredInLayer(int layer, JsonNode config) {
+        List<String> out = new java.util.ArrayList<>();
+        layers().forEach(r -> out.add(r.gguf() + ".weight"));
+        requiredBiases().forEach(b -> out.add(b + ".bias"));
+        return out;
     }
 
     /** One computed F32 tensor. */

@@ -46,6 +46,10 @@ public enum Architecture {
     DEEPSEEK2(new Deepseek2()),
     /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars. */
     GEMMA4(new Gemma4()),
+    /** Qwen 3.5 dense text ({@code Qwen3_5ForCausalLM}, GGUF {@code qwen35}): gated delta-net and gated full-attention layers; HF → GGUF. */
+    QWEN35(new Qwen35()),
+    /** Qwen 3.5 / 3.6 MoE text ({@code Qwen3_5MoeForCausalLM}, GGUF {@code qwen35moe}): as {@link #QWEN35} with experts; HF → GGUF. */
+    QWEN35MOE(new Qwen35Moe()),
     // the text models of vision-language GGUFs (GGUF -> HF only, as the text class transformers runs them with)
     /** Qwen2-VL / Qwen2.5-VL text (GGUF {@code qwen2vl}) as {@code Qwen2ForCausalLM}: M-RoPE is plain rope on text. */
     QWEN2VL(new Qwen2Vl()),
