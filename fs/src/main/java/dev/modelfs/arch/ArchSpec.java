@@ -23,8 +23,8 @@ import java.util.Optional;
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
-        Qwen35, Qwen35Moe,
-        Qwen2Vl, Qwen3Vl, Mistral3 {
+        Qwen2Vl, Qwen3Vl, Mistral3,
+        Qwen35Family {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -268,6 +268,23 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
      */
     default ObjectNode ropeScalingOf(GgufParams m, float[] freqs, int headDim) {
         throw new IllegalArgumentException("rope_freqs.weight (Llama 3.x rope scaling) in a " + ggufName() + " model");
+    }
+
+    /**
+     * Whether GGUF tensor {@code ggufName} has no place in the Hugging Face folder and is left out (Qwen 3.5's MTP
+     * layers, which transformers loads without); none by default.
+     */
+    default boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
+        return false;
+    }
+
+    /**
+     * The Hugging Face tensor of GGUF tensor {@code ggufName} ({@code ne} its GGUF dimensions) when this architecture
+     * changes its values or layout beyond a rename and the {@link #normShift} (Qwen 3.5's gated delta-net: V heads
+     * reordered, {@code A_log = log(-ssm_a)}), empty for the usual mapping (docs/FORMATS.md §7.3); may refuse the model.
+     */
+    default Optional<HfLayout> hfLayout(String ggufName, long[] ne, GgufParams m, String p) {
+        return Optional.empty();
     }
 
     /**

@@ -46,10 +46,6 @@ public enum Architecture {
     DEEPSEEK2(new Deepseek2()),
     /** Gemma 4 text ({@code Gemma4ForCausalLM}): per-layer head dimensions, proportional rope, layer scalars. */
     GEMMA4(new Gemma4()),
-    /** Qwen 3.5 dense text ({@code Qwen3_5ForCausalLM}, GGUF {@code qwen35}): gated delta-net and gated full-attention layers; HF → GGUF. */
-    QWEN35(new Qwen35()),
-    /** Qwen 3.5 / 3.6 MoE text ({@code Qwen3_5MoeForCausalLM}, GGUF {@code qwen35moe}): as {@link #QWEN35} with experts; HF → GGUF. */
-    QWEN35MOE(new Qwen35Moe()),
     // the text models of vision-language GGUFs (GGUF -> HF only, as the text class transformers runs them with)
     /** Qwen2-VL / Qwen2.5-VL text (GGUF {@code qwen2vl}) as {@code Qwen2ForCausalLM}: M-RoPE is plain rope on text. */
     QWEN2VL(new Qwen2Vl()),
@@ -57,6 +53,11 @@ public enum Architecture {
     QWEN3VL(new Qwen3Vl()),
     /** Mistral 3 text (GGUF {@code mistral3}) as {@code MistralForCausalLM}, or {@code Ministral3ForCausalLM} with yarn. */
     MISTRAL3(new Mistral3()),
+    // Qwen 3.5 / 3.6 text: gated delta-net and gated attention layers (both directions)
+    /** Qwen 3.5 dense text (GGUF {@code qwen35}) as {@code Qwen3_5ForCausalLM}. */
+    QWEN35(new Qwen35()),
+    /** Qwen 3.5 / 3.6 MoE text (GGUF {@code qwen35moe}) as {@code Qwen3_5MoeForCausalLM}. */
+    QWEN35MOE(new Qwen35Moe()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),

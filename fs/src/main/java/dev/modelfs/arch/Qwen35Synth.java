@@ -28,37 +28,13 @@ final class Qwen35Synth {
     private Qwen35Synth() {
     }
 
-    /** The dimensions of the gated delta-net ({@code linear_*} fields of {@code config.json}), validated. */
-    record Linear(int kHeads, int vHeads, int kDim, int vDim, int kernel) {
-        static Linear of(JsonNode c) {
-            Linear l = new Linear(c.path("linear_num_key_heads").asInt(0), c.path("linear_num_value_heads").asInt(0),
-                    c.path("linear_key_head_dim").asInt(0), c.path("linear_value_head_dim").asInt(0), c.path("linear_conv_kernel_dim").asInt(0));
-            if (l.kHeads <= 0 || l.vHeads <= 0 || l.kDim <= 0 || l.vDim <= 0 || l.kernel <= 0) {
-                throw new IllegalArgumentException("qwen35 config.json without positive linear_num_key_heads, linear_num_value_heads, "
-                        + "linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim");
-            }
-            if (l.vHeads % l.kHeads != 0) {
-                throw new IllegalArgumentException("qwen35 linear_num_value_heads " + l.vHeads + " is not a multiple of linear_num_key_heads " + l.kHeads);
-            }
-            return l;
-        }
-
-        long qk() {
-            return 2L * kHeads * kDim;
-        }
-
-        long v() {
-            return (long) vHeads * vDim;
-        }
-
-        /** The V heads reordered in units of {@code size} after {@code fixed} units, or null when nothing moves (as many K as V heads). */
-        TensorRewrite.VHeads reorder(long fixed, long size) {
-            return vHeads == kHeads ? null : new TensorRewrite.VHeads(fixed, kHeads, vHeads / kHeads, size);
-        }
+    /** The V heads reordered in units of {@code size} after {@code fixed} units, or null when nothing moves (as many K as V heads). */
+    private static TensorRewrite.VHeads reorder(GatedDeltaNet.Sizes l, long fixed, long size) {
+        return l.vHeads() == l.kHeads() ? null : new TensorRewrite.VHeads(fixed, l.kHeads(), l.vPerK(), size);
     }
 
     static void checkHfConfig(JsonNode c) {
-        Linear.of(c);
+        GatedDeltaNet.Sizes.of(c);
         JsonNode types = c.path("layer_types");
         refuseIf(!types.isArray() || types.size() != c.path("num_hidden_layers").asInt(-1), "layer_types missing or not one per layer");
         for (JsonNode t : types) {
@@ -82,7 +58,7 @@ final class Qwen35Synth {
     }
 
     static List<GgufKv> extraKvs(JsonNode c, String p, ConfigKeys.Dims d) {
-        Linear l = Linear.of(c);
+        GatedDeltaNet.Sizes l = GatedDeltaNet.Sizes.of(c);
         List<GgufKv> out = new ArrayList<>();
         List<Object> sections = new ArrayList<>();
         JsonNode mrope = c.path("rope_parameters").path("mrope_section");
@@ -95,11 +71,11 @@ final class Qwen35Synth {
             sections.add(0);
         }
         out.add(new GgufKv(p + "rope.dimension_sections", GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, sections), 0, 0));
-        out.add(u32(p + "ssm.conv_kernel", l.kernel()));
+        out.add(u32(p + "ssm.conv_kernel", l.conv()));
         out.add(u32(p + "ssm.state_size", l.kDim()));
         out.add(u32(p + "ssm.group_count", l.kHeads()));
         out.add(u32(p + "ssm.time_step_rank", l.vHeads()));
-        out.add(u32(p + "ssm.inner_size", Math.toIntExact(l.v())));
+        out.add(u32(p + "ssm.inner_size", Math.toIntExact(l.vRows())));
         List<Object> recurrent = new ArrayList<>();
         for (int i = 0; i < d.layers(); i++) {
             recurrent.add(linear(c, i));
@@ -131,7 +107,7 @@ final class Qwen35Synth {
     static Optional<long[]> layerShape(List<LayerRule> rules, String gguf, int layer, JsonNode c, ConfigKeys.Dims d) {
         long h = d.hidden();
         boolean lin = linear(c, layer);
-        Linear l = Linear.of(c);
+        GatedDeltaNet.Sizes l = GatedDeltaNet.Sizes.of(c);
         long q = (long) d.heads() * d.headDim();
         long kv = (long) d.headsKv() * d.headDim();
         long[] shape = switch (gguf) {
@@ -140,13 +116,13 @@ final class Qwen35Synth {
             case "attn_k", "attn_v" -> lin ? null : new long[] {kv, h};
             case "attn_output" -> lin ? null : new long[] {h, q};
             case "attn_q_norm", "attn_k_norm" -> lin ? null : new long[] {d.headDim()};
-            case "attn_qkv" -> lin ? new long[] {l.qk() + l.v(), h} : null;
-            case "attn_gate" -> lin ? new long[] {l.v(), h} : null;
+            case "attn_qkv" -> lin ? new long[] {l.qkRows() + l.vRows(), h} : null;
+            case "attn_gate" -> lin ? new long[] {l.vRows(), h} : null;
             case "ssm_alpha", "ssm_beta" -> lin ? new long[] {l.vHeads(), h} : null;
             case "ssm_a", "ssm_dt" -> lin ? new long[] {l.vHeads()} : null;
-            case "ssm_conv1d" -> lin ? new long[] {l.qk() + l.v(), 1, l.kernel()} : null;
+            case "ssm_conv1d" -> lin ? new long[] {l.qkRows() + l.vRows(), 1, l.conv()} : null;
             case "ssm_norm" -> lin ? new long[] {l.vDim()} : null;
-            case "ssm_out" -> lin ? new long[] {h, l.v()} : null;
+            case "ssm_out" -> lin ? new long[] {h, l.vRows()} : null;
             default -> rules.stream().filter(r -> r.gguf().equals(gguf)).findFirst().map(r -> r.shape().apply(d)).orElse(null);
         };
         return Optional.ofNullable(shape);
@@ -157,14 +133,14 @@ final class Qwen35Synth {
         if (!linear(c, layer)) {
             return Optional.empty();
         }
-        Linear l = Linear.of(c);
+        GatedDeltaNet.Sizes l = GatedDeltaNet.Sizes.of(c);
         TensorRewrite r = switch (gguf) {
-            case "attn_qkv.weight" -> new TensorRewrite(null, l.reorder(l.qk(), l.vDim()), null, null);
-            case "attn_gate.weight" -> new TensorRewrite(null, l.reorder(0, l.vDim()), null, null);
-            case "ssm_alpha.weight", "ssm_beta.weight", "ssm_dt.bias" -> new TensorRewrite(null, l.reorder(0, 1), null, null);
-            case "ssm_a" -> new TensorRewrite(null, l.reorder(0, 1), null, TensorRewrite.Function.NEG_EXP);
-            case "ssm_conv1d.weight" -> new TensorRewrite(new long[] {l.qk() + l.v(), l.kernel()}, l.reorder(l.qk(), l.vDim()), null, null);
-            case "ssm_out.weight" -> new TensorRewrite(null, null, l.reorder(0, l.vDim()), null);
+            case "attn_qkv.weight" -> new TensorRewrite(null, reorder(l, l.qkRows(), l.vDim()), null, null);
+            case "attn_gate.weight" -> new TensorRewrite(null, reorder(l, 0, l.vDim()), null, null);
+            case "ssm_alpha.weight", "ssm_beta.weight", "ssm_dt.bias" -> new TensorRewrite(null, reorder(l, 0, 1), null, null);
+            case "ssm_a" -> new TensorRewrite(null, reorder(l, 0, 1), null, TensorRewrite.Function.NEG_EXP);
+            case "ssm_conv1d.weight" -> new TensorRewrite(new long[] {l.qkRows() + l.vRows(), l.conv()}, reorder(l, l.qkRows(), l.vDim()), null, null);
+            case "ssm_out.weight" -> new TensorRewrite(null, null, reorder(l, 0, l.vDim()), null);
             default -> null;
         };
         return r == null || (r.rows() == null && r.columns() == null && r.function() == null && r.ggufShape() == null)
