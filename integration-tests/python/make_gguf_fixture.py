@@ -55,7 +55,7 @@ IMPORTS = {
     "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
     # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
     "qwen35": ["bf16", "int4", "nvfp4"],
-    "qwen35moe": ["bf16", "int4"],      # qwen3.6: routed experts stacked [E, out, in] as x/create writes them, a shared expert
+    "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
@@ -75,7 +75,9 @@ COMPUTED = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weigh
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe")
 # HF tensors llama.cpp's converter splits (GraniteMoeModel.modify_tensors): per expert, the parts' rows in order
-FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
+FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps"),
+         # Qwen 3.5 MoE's fused experts as published and as x/create keeps them (Qwen2MoeModel.modify_tensors splits them)
+         re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.gate_up_proj\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
@@ -256,6 +258,8 @@ class Builder:
         every tensor and blob name prefixed with `prefix` (a draft's "draft.", x/create/draft.go prefixSpecs);
         returns ({hf name: LT}, {hf name: quant type or None})."""
         sd = load_state(self.hf(kind))
+        if kind in Q35.KINDS and quant in Q35.FUSED_QUANTS:
+            sd = Q35.fuse_experts(sd)
         tensors, lts = {}, {}
         groups = {}
         n_layers = text_config(json.load(open(os.path.join(self.hf(kind), "config.json"))))["num_hidden_layers"]

@@ -28,6 +28,22 @@ KINDS = ("qwen35", "qwen35moe")
 GGUF_ARCH = {"qwen35": "QWEN35", "qwen35moe": "QWEN35MOE"}
 # convert_hf_to_gguf.py's extra arguments: the fixture has no MTP head
 CONVERT_ARGS = ["--no-mtp"]
+# imports whose routed experts are stored fused (mlp.experts.gate_up_proj.weight [E, 2 * moe_intermediate_size, hidden]),
+# as the published Qwen 3.5 MoE checkpoints ship them and x/create keeps them (x/create/plan.go: pre-stacked experts)
+FUSED_QUANTS = ("int4",)
+
+
+def fuse_experts(sd: dict) -> dict:
+    """The state dict with every layer's stacked gate_proj and up_proj experts ([E, ff, hidden] each) fused into
+    gate_up_proj [E, 2 ff, hidden]: each expert's gate rows, then its up rows."""
+    out = {}
+    for k, v in sd.items():
+        if k.endswith(".mlp.experts.gate_proj.weight"):
+            up = sd[k.replace("gate_proj", "up_proj")]
+            out[k.replace("gate_proj", "gate_up_proj")] = np.concatenate([v, up], axis=1)
+        elif not k.endswith(".mlp.experts.up_proj.weight"):
+            out[k] = v
+    return out
 
 
 def text_config(kind: str, vocab: int, tok) -> dict:

@@ -221,6 +221,16 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return Optional.empty();
     }
 
+    /**
+     * The GGUF tensors (with layer prefix and suffix, in row order) an HF tensor is cut into when the name tables cannot say
+     * so: Qwen 3.5 MoE's fused experts {@code mlp.experts.gate_up_proj} ({@code [E, gate rows + up rows, hidden]}) into
+     * {@code ffn_gate_exps} and {@code ffn_up_exps}, the same rows of every expert (as a row-split {@link Assembly}, but for
+     * the Hugging Face → GGUF direction only); empty by default.
+     */
+    default Optional<List<String>> splitToGguf(String hfName) {
+        return Optional.empty();
+    }
+
     /** Whether norm weight {@code hfName} gets {@link #normShift()} (every {@code *norm.weight} by default). */
     default boolean shiftsNorm(String hfName) {
         return hfName.endsWith("norm.weight");

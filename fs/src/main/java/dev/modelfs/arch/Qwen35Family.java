@@ -50,7 +50,12 @@ public sealed interface Qwen35Family extends ArchSpec permits Qwen35, Qwen35Moe 
 
     @Override
     default Optional<String> otherGgufName(String hfName) {
-        return Qwen35Synth.otherGgufName(hfName);
+        return Qwen35Synth.otherGgufName(hfName, experts().isPresent());
+    }
+
+    @Override
+    default Optional<List<String>> splitToGguf(String hfName) {
+        return Qwen35Synth.splitToGguf(hfName, experts().isPresent());
     }
 
     @Override

@@ -147,14 +147,38 @@ final class Qwen35Synth {
                 ? Optional.empty() : Optional.of(r);
     }
 
-    /** {@code A_log} → {@code ssm_a} (no suffix), {@code dt_bias} → {@code ssm_dt.bias}. */
-    static Optional<String> otherGgufName(String hfName) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("model\\.layers\\.(0|[1-9][0-9]{0,8})\\.linear_attn\\.(A_log|dt_bias)")
-                .matcher(hfName);
+    private static final java.util.regex.Pattern OTHER = java.util.regex.Pattern.compile(
+            "model\\.layers\\.(0|[1-9][0-9]{0,8})\\.(linear_attn\\.A_log|linear_attn\\.dt_bias|mlp\\.experts\\.down_proj|mlp\\.experts\\.gate_up_proj(?:\\.weight)?)");
+
+    /**
+     * {@code A_log} → {@code ssm_a} (no suffix), {@code dt_bias} → {@code ssm_dt.bias}; with experts, the stacked
+     * {@code mlp.experts.down_proj} without suffix (as transformers 5 saves it) → {@code ffn_down_exps.weight}.
+     */
+    static Optional<String> otherGgufName(String hfName, boolean experts) {
+        java.util.regex.Matcher m = OTHER.matcher(hfName);
         if (!m.matches()) {
             return Optional.empty();
         }
-        return Optional.of("blk." + m.group(1) + (m.group(2).equals("A_log") ? ".ssm_a" : ".ssm_dt.bias"));
+        String layer = "blk." + m.group(1) + ".";
+        return switch (m.group(2)) {
+            case "linear_attn.A_log" -> Optional.of(layer + "ssm_a");
+            case "linear_attn.dt_bias" -> Optional.of(layer + "ssm_dt.bias");
+            case "mlp.experts.down_proj" -> experts ? Optional.of(layer + "ffn_down_exps.weight") : Optional.empty();
+            default -> Optional.empty();
+        };
+    }
+
+    /**
+     * The fused experts {@code mlp.experts.gate_up_proj[.weight]} ({@code [E, 2 · moe_intermediate_size, hidden]}, as the
+     * published checkpoints and {@code x/create} store them): gate rows then up rows of every expert, as the converter's
+     * {@code Qwen2MoeModel.modify_tensors} cuts them into {@code ffn_gate_exps} and {@code ffn_up_exps}.
+     */
+    static Optional<List<String>> splitToGguf(String hfName, boolean experts) {
+        java.util.regex.Matcher m = OTHER.matcher(hfName);
+        if (!experts || !m.matches() || !m.group(2).startsWith("mlp.experts.gate_up_proj")) {
+            return Optional.empty();
+        }
+        return Optional.of(List.of("blk." + m.group(1) + ".ffn_gate_exps.weight", "blk." + m.group(1) + ".ffn_up_exps.weight"));
     }
 
     /** The MTP head, which {@code --no-mtp} leaves out ({@code mtp.*}, {@code model.mtp.*}). */

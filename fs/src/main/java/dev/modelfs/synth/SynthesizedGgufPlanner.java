@@ -246,7 +246,7 @@ public final class SynthesizedGgufPlanner {
             if (hf == null || DROPPED.stream().anyMatch(hf::contains) || arch.spec().leftOut(hf)) {
                 continue;
             }
-            var fused = TensorNames.splitParts(arch, hf);
+            var fused = TensorNames.splitParts(arch, hf).or(() -> arch.spec().splitToGguf(hf));
             if (fused.isPresent()) {
                 for (TensorPlan part : split(arch, d, cfg, t, fused.get(), f16Exact)) {
                     if (!names.add(part.ggufName())) {

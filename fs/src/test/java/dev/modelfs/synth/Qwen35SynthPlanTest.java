@@ -236,6 +236,54 @@ class Qwen35SynthPlanTest {
                 .filter(t -> t.ggufName().equals("blk.0.ssm_a")).findFirst().orElseThrow().source().name());
     }
 
+    /** The MoE model: the dense one with 4 experts of 32 and a shared expert of 48 in place of the dense feed-forward. */
+    private static ObjectNode moeConfig() throws Exception {
+        ObjectNode c = config();
+        c.putArray("architectures").add("Qwen3_5MoeForCausalLM");
+        c.put("model_type", "qwen3_5_moe_text");
+        c.remove("intermediate_size");
+        c.put("num_experts", 4).put("num_experts_per_tok", 2).put("moe_intermediate_size", 32).put("shared_expert_intermediate_size", 48);
+        return c;
+    }
+
+    /** MoE tensors: experts stacked per projection ({@code fused}: gate and up fused, as the published checkpoints store them). */
+    private static List<LogicalTensor> moeTensors(boolean fused) {
+        List<LogicalTensor> out = new ArrayList<>(tensors().stream().filter(x -> !x.name().contains(".mlp.")).toList());
+        for (int l = 0; l < 2; l++) {
+            String p = "model.layers." + l + ".mlp.";
+            out.addAll(List.of(bf16(p + "gate.weight", 4, 64), bf16(p + "shared_expert_gate.weight", 1, 64),
+                    bf16(p + "shared_expert.gate_proj.weight", 48, 64), bf16(p + "shared_expert.up_proj.weight", 48, 64),
+                    bf16(p + "shared_expert.down_proj.weight", 64, 48)));
+            if (fused) {
+                out.addAll(List.of(bf16(p + "experts.gate_up_proj", 4, 64, 64), bf16(p + "experts.down_proj", 4, 64, 32)));
+            } else {
+                out.addAll(List.of(bf16(p + "experts.gate_proj.weight", 4, 32, 64), bf16(p + "experts.up_proj.weight", 4, 32, 64),
+                        bf16(p + "experts.down_proj.weight", 4, 64, 32)));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theMoeTakesStackedOrFusedExperts() throws Exception {
+        Map<String, SynthesizedGgufPlanner.TensorPlan> stacked = planned(moeTensors(false), moeConfig());
+        Map<String, SynthesizedGgufPlanner.TensorPlan> fused = planned(moeTensors(true), moeConfig());
+        assertEquals(stacked.keySet(), fused.keySet());
+        assertEquals(List.of(64L, 32L, 4L), ne(fused.get("blk.1.ffn_gate_exps.weight")));
+        assertEquals(List.of(64L, 32L, 4L), ne(fused.get("blk.1.ffn_up_exps.weight")));
+        assertEquals(List.of(32L, 64L, 4L), ne(fused.get("blk.1.ffn_down_exps.weight")));
+        var up = fused.get("blk.0.ffn_up_exps.weight");
+        assertEquals("model.layers.0.mlp.experts.gate_up_proj", up.source().name());
+        assertEquals(32 + 5, up.split().sourceRow(5), "expert 0's up rows follow its 32 gate rows");
+        assertEquals(64 + 32 + 5, up.split().sourceRow(32 + 5), "expert 1's");
+        assertEquals(0 + 5, fused.get("blk.0.ffn_gate_exps.weight").split().sourceRow(5));
+        assertEquals(GgmlType.F32, fused.get("blk.0.ffn_gate_inp_shexp.weight").type());
+        var p = planOf(moeTensors(true), moeConfig());
+        assertEquals("qwen35moe", p.kvs().getFirst().value());
+        assertFalse(p.kvs().stream().anyMatch(k -> k.key().equals("qwen35moe.feed_forward_length")), "no dense feed-forward");
+        assertTrue(p.kvs().stream().anyMatch(k -> k.key().equals("qwen35moe.expert_shared_feed_forward_length") && k.value().equals(48)));
+    }
+
     @Test
     void refusesWhatLlamaCppOrTheMappingWouldRunDifferently() throws Exception {
         List<LogicalTensor> missing = new ArrayList<>(tensors());
