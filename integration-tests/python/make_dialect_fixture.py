@@ -556,6 +556,9 @@ def main(argv) -> int:
             # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
             # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
+            # the text model's Hugging Face folder read through the translation (the conv and the router stay F32)
+            **__import__("dialect_hf_folder").oracle(Q35.SOURCE_CLASS[arch], hf_dir, os.path.join(out, "ref", arch),
+                                                     Q35.FOLDER_CLASS[arch], keep_f32=Q35.KEEP_F32),
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
     g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
@@ -636,7 +639,7 @@ def main(argv) -> int:
             "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
             # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
             **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
-                                                      "GptOssForCausalLM", n=40, f32=("mlp.router.weight", "_bias"))
+                                                      "GptOssForCausalLM", n=40, keep_f32=("mlp.router.weight", "_bias"))
                if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)

@@ -74,7 +74,7 @@ public final class Mllama implements ArchSpec {
     }
 
     @Override
-    public boolean leftOutOfFolder(String ggufName) {
+    public boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
         return ggufName.startsWith("v.") || ggufName.startsWith("mm.");
     }
 

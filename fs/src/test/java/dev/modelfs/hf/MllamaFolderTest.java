@@ -132,8 +132,8 @@ class MllamaFolderTest {
         assertEquals(Optional.of(QkPermutation.Which.Q), TensorNames.permutation(Architecture.MLLAMA, "blk.0.attn_q.weight"));
         assertEquals(Optional.empty(), TensorNames.permutation(Architecture.MLLAMA, "blk.1.cross_attn_v_proj.weight"));
         assertEquals(Optional.empty(), TensorNames.permutation(Architecture.LLAMA, "blk.1.cross_attn_q_proj.weight"));
-        assertTrue(Architecture.MLLAMA.spec().leftOutOfFolder("v.blk.0.attn_q.weight") && Architecture.MLLAMA.spec().leftOutOfFolder("mm.0.weight"));
-        assertFalse(Architecture.LLAMA.spec().leftOutOfFolder("v.blk.0.attn_q.weight"));
+        assertTrue(Architecture.MLLAMA.spec().hfLeavesOut("v.blk.0.attn_q.weight", null, "mllama.") && Architecture.MLLAMA.spec().hfLeavesOut("mm.0.weight", null, "mllama."));
+        assertFalse(Architecture.LLAMA.spec().hfLeavesOut("v.blk.0.attn_q.weight", null, "mllama."));
     }
 
     @Test
