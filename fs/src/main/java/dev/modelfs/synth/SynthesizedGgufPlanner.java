@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.arch.ArchSpec;
 import dev.modelfs.arch.Architecture;
 import dev.modelfs.arch.ConfigKeys;
-import dev.modelfs.arch.LayerRule;
 import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.arch.TensorNames;
 import dev.modelfs.arch.TokenizerKvs;
@@ -176,7 +175,8 @@ public final class SynthesizedGgufPlanner {
     /** Inputs besides the tensor table: the component's JSON files (null when absent or unreadable). */
     public record Inputs(String modelName, JsonNode config, JsonNode tokenizer, JsonNode tokenizerConfig, String tokenizerProblem) {}
 
-    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+)\\.(weight|bias)");
+    /** A per-layer GGUF name: layer, name, suffix ({@code scale}: Gemma 4's router and expert scales, FORMATS.md §7.3). */
+    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+)\\.(weight|bias|scale)");
     private static final Set<String> DROPPED = Set.of("rotary_emb.inv_freq");
 
     /**
@@ -278,7 +278,7 @@ public final class SynthesizedGgufPlanner {
             }
             plans.add(stacked(arch, d, cfg, e.getKey(), e.getValue(), f16Exact));
         }
-        checkComplete(arch, d, names);
+        checkComplete(arch, d, cfg, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
 
         List<GgufKv> kvs = new ArrayList<>();
@@ -413,20 +413,18 @@ public final class SynthesizedGgufPlanner {
         if (Long.parseLong(m.group(1)) >= d.layers()) {
             throw new IllegalArgumentException(g + ": layer beyond num_hidden_layers " + d.layers());
         }
-        long[] w = a.spec().layerShape(m.group(2), Integer.parseInt(m.group(1)), cfg, d)
+        String name = m.group(3).equals("scale") ? m.group(2) + ".scale" : m.group(2);   // a .scale tensor is asked by its whole name
+        long[] w = a.spec().layerShape(name, Integer.parseInt(m.group(1)), cfg, d)
                 .orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
         return m.group(3).equals("bias") ? new long[]{w[0]} : w;
     }
 
-    /** Every tensor llama.cpp requires: the global ones, and in every layer each rule's weight and the required biases. */
-    private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
+    /** Every tensor llama.cpp requires: the global ones, and in every layer those of {@link ArchSpec#requiredLayerTensors}. */
+    private static void checkComplete(Architecture a, ConfigKeys.Dims d, JsonNode cfg, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
         for (int l = 0; l < d.layers(); l++) {
-            for (LayerRule r : a.spec().layers()) {
-                need.add("blk." + l + "." + r.gguf() + ".weight");
-            }
-            for (String b : a.spec().requiredBiases()) {
-                need.add("blk." + l + "." + b + ".bias");
+            for (String n : a.spec().requiredLayerTensors(cfg, l)) {
+                need.add("blk." + l + "." + n);
             }
         }
         for (String n : need) {
