@@ -62,6 +62,10 @@ class SynthesizedGgufTest {
         assertTrue(gemma.get("absent").asText().contains("Gemma 3n"), gemma.toString());
         assertEquals("gemma2", show("synth-gemma2", false).get("synthesized_gguf").get(0).get("architecture").asText());
         assertEquals("gemma4", show("synth-gemma4:int4", false).get("synthesized_gguf").get(0).get("architecture").asText());
+        List<String> moe = new ArrayList<>();   // Gemma 4's experts: stacked int4 gate_up_proj re-packed as the fused Q4_1 tensor
+        show("synth-gemma4_moe:int4", true).get("synthesized_gguf").get(0).get("tensors").forEach(t -> moe.add(t.get("name").asText() + " "
+                + t.get("type").asText() + " " + t.get("from").asText()));
+        assertTrue(moe.stream().anyMatch(s -> s.startsWith("blk.1.ffn_gate_up_exps.weight Q4_1 model.layers.1.experts.gate_up_proj ")), moe.toString());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
