@@ -499,7 +499,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4)
+    G4.make_gemma4(hf_g4, moe=True)   # with 26B-A4B's experts: the folder through the translation maps them (Gemma4Experts)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
     import dialect_gptoss as GO
     import dialect_olmo3 as O3
@@ -570,7 +570,10 @@ def main(argv) -> int:
         # of 560 differ: Ollama's converter types <unusedN> and the added tokens control, llama.cpp's normal) are among
         # ref_differences, as handle_gemma4 leaves them. A gap, not fixed; mmproj.gguf is image-checked alone
         "mtmd_reference_text": "the translated model.gguf keeps Ollama's gemma4 token types and scores (handle_gemma4 leaves them)",
-        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
+        # the text model's Hugging Face folder, read through the translation: the logits of the source's text weights in
+        # transformers' Gemma4ForCausalLM (its router F32, as the converter keeps it)
+        **__import__("dialect_hf_folder").oracle("Gemma4ForConditionalGeneration", hf_g4, os.path.join(out, "ref", "gemma4"),
+                                                 "Gemma4ForCausalLM", keep_f32=("router.proj.weight",), text_class="Gemma4ForCausalLM"),
         "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
         # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
         # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
