@@ -21,7 +21,7 @@ import java.util.Set;
  * vocabulary as the converter's {@code LlamaHfVocab} reads {@code tokenizer.json} ({@code tokenizer.ggml.model = gemma4},
  * merges, every score -1000, no {@code tokenizer.ggml.pre}).
  *
- * The routed experts of 26B-A4B are {@link Gemma4Experts}'s.
+ * <p>The routed experts of 26B-A4B are {@link Gemma4Experts}'s.
  *
  * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): per-layer embeddings (E2B/E4B),
  * KV sharing, double-wide MLPs, keys shared with values, a KV-head count of the full layers other than the sliding
