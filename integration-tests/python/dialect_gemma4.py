@@ -26,9 +26,10 @@ NAMED_SPECIALS = {"boi_token": "<|image>", "eoi_token": "<image|>", "sot_token":
                   "soc_token": "<|channel>", "eoc_token": "<channel|>", "escape_token": '<|"|>'}
 
 
-def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False) -> None:
+def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False, moe: bool = False) -> None:
     """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
-    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, a one-block
+    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings; `moe`: 26B-A4B's routed experts beside the
+    dense MLP, hf_gguf_fixtures.GEMMA4_MOE's 4 experts of 2 per token), a one-layer vision tower, a one-block
     audio encoder (F16-exact weights, finite clamp bounds), weights random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
     Gemma 4's image normalization (mean 0, std 1). Without `audio` (make_gguf_fixture's gemma4_vlm) no audio encoder,
@@ -45,7 +46,8 @@ def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False)
                               num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=GLOBAL_HEAD_DIM,
                               sliding_window=8, layer_types=["sliding_attention", "full_attention"],
                               hidden_size_per_layer_input=0, vocab_size_per_layer_input=len(tok),
-                              max_position_embeddings=4096, final_logit_softcapping=30.0, rms_norm_eps=1e-6)
+                              max_position_embeddings=4096, final_logit_softcapping=30.0, rms_norm_eps=1e-6,
+                              **(__import__("hf_gguf_fixtures").GEMMA4_MOE if moe else {}))
     vision = T.Gemma4VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                                   num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64,
                                   pooling_kernel_size=2)
@@ -156,6 +158,15 @@ GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision+
     "post_feedforward_layernorm_1", "post_ffw_norm_1",
     "post_feedforward_layernorm_2", "post_ffw_norm_2",
     "post_feedforward_layernorm", "post_ffw_norm",
+    # MoE (26B-A4B): the router, its scales and the stacked, fused experts
+    "router.proj", "ffn_gate_inp",
+    "router.scale", "ffn_gate_inp.scale",
+    "router.per_expert_scale.weight", "ffn_down_exps.scale",
+    "router.per_expert_scale", "ffn_down_exps.scale",
+    "experts.gate_up_proj.weight", "ffn_gate_up_exps.weight",
+    "experts.gate_up_proj", "ffn_gate_up_exps.weight",
+    "experts.down_proj.weight", "ffn_down_exps.weight",
+    "experts.down_proj", "ffn_down_exps.weight",
     "layer_scalar", "layer_output_scale.weight",
 ]
 
@@ -244,6 +255,12 @@ def gemma4_kv(cfg: dict, t: dict) -> dict:
     if (tc.get("final_logit_softcapping") or 0) > 0:
         kv["gemma4.final_logit_softcapping"] = ("float32", tc["final_logit_softcapping"])
     kv["gemma4.embedding_length_per_layer_input"] = u(tc.get("hidden_size_per_layer_input") or 0)   # always written
+    if tc.get("enable_moe_block") and tc.get("num_experts") is not None:   # MoE
+        kv["gemma4.expert_count"] = u(tc["num_experts"])
+        if tc.get("top_k_experts") is not None:
+            kv["gemma4.expert_used_count"] = u(tc["top_k_experts"])
+        if tc.get("moe_intermediate_size") is not None:
+            kv["gemma4.expert_feed_forward_length"] = u(tc["moe_intermediate_size"])
     if vc and vc.get("num_hidden_layers", 0) > 0:
         kv["gemma4.vision.block_count"] = u(vc["num_hidden_layers"])
         kv["gemma4.vision.embedding_length"] = u(vc["hidden_size"])

@@ -29,6 +29,8 @@ import numpy as np
 BIG = dict(hidden_size=256, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=64)
 # Gemma 3: query_pre_attn_scalar = head_dim, the scale llama.cpp uses (a GGUF does not store it)
 GEMMA = dict(BIG, query_pre_attn_scalar=64)
+# Gemma 4 26B-A4B's routed block beside the dense MLP (enable_moe_block): 4 experts, 2 per token (hf_gguf_moe checks it matters)
+GEMMA4_MOE = dict(enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=64)
 
 # (ollama model name, tag, hf_models kind, GGUF tensor type, config overrides)
 CASES = [
@@ -67,6 +69,7 @@ CASES = [
     # Gemma 4 text: per-layer head dimensions, proportional rope (rope_freqs), layer scalars, final soft-cap
     ("hf-gemma4", "f32", "gemma4", "F32", {}),
     ("hf-gemma4", "q8_0", "gemma4", "Q8_0", {}),
+    ("hf-gemma4", "moe", "gemma4", "F32", GEMMA4_MOE),   # experts: fused gate_up, router and per-expert scales
     # the text models of vision-language models (hf_models_vlm.py): qwen2vl, qwen3vl, mistral3 (Mistral Small 3.1 form)
     ("hf-qwen25vl", "f32", "qwen25vl", "F32", {}),
     ("hf-qwen3vl", "f32", "qwen3vl", "F32", {}),
@@ -96,6 +99,7 @@ NO_GGUF_LOADER = {
     ("hf-deepseek3", "q8_0"): "it does not support deepseek2 GGUFs",
     ("hf-gemma4", "f32"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
     ("hf-gemma4", "q8_0"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
+    ("hf-gemma4", "moe"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
     ("hf-qwen25vl", "f32"): "it has no qwen2vl architecture",
     ("hf-qwen3vl", "f32"): "it has no qwen3vl architecture",
     ("hf-mistral3", "f32"): "it has no mistral3 architecture",

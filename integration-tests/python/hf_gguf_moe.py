@@ -1,8 +1,8 @@
-"""check_hf_gguf.py's parts for gpt-oss and DeepSeek-V3 (hf_models_moe.py): the tensor oracle for the HF
-tensors llama.cpp's converter split, transposed or renamed, the config fields these models read, and the
-check that each feature the fixture stands for changes the source model's output.
+"""check_hf_gguf.py's parts for gpt-oss and DeepSeek-V3 (hf_models_moe.py) and Gemma 4's experts (hf_gguf_fixtures.GEMMA4_MOE):
+the tensor oracle for the HF tensors llama.cpp's converter split, transposed or renamed, the config fields these models
+read, and the check that each feature the fixture stands for changes the source model's output.
 
-Oracles are numpy inverses of what llama.cpp's converter does (conversion/gpt_oss.py, deepseek.py), on
+Oracles are numpy inverses of what llama.cpp's converter does (conversion/gpt_oss.py, deepseek.py, gemma.py), on
 gguf-py's dequantization; nothing here uses modelfs code.
 """
 from __future__ import annotations
@@ -11,13 +11,17 @@ import re
 
 import numpy as np
 
-GGUF_ARCH = {"gptoss": "gpt-oss", "deepseek3": "deepseek2"}
+GGUF_ARCH = {"gptoss": "gpt-oss", "deepseek3": "deepseek2",
+             "gemma4": "gemma4"}   # check_features: Gemma 4's experts, when the source has them
 CONFIG_FIELDS = {
     "gpt_oss": ["sliding_window", "layer_types", "num_local_experts", "num_experts_per_tok"],
     "deepseek_v3": ["q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "n_group",
                     "topk_group", "n_routed_experts", "n_shared_experts", "routed_scaling_factor", "first_k_dense_replace",
                     "rope_interleave", "moe_intermediate_size"],
+    "gemma4_text": ["top_k_experts"],
 }
+# Gemma4Model.modify_tensors: the router's scales under the router's and the down experts' names (gemma.py)
+GEMMA4_SCALES = {"router.scale": "ffn_gate_inp.scale", "router.per_expert_scale": "ffn_down_exps.scale"}
 _LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
 # logits must move by more than this when a feature is turned off (the checks compare within 1e-5)
 FEATURE_EFFECT = 1e-3
@@ -30,6 +34,9 @@ def oracle_tensor(name: str, deq: dict, types: dict):
     if not m:
         return None
     b, rest = f"blk.{m.group(1)}.", m.group(2)
+    if rest in GEMMA4_SCALES:
+        g = b + GEMMA4_SCALES[rest]
+        return deq[g], types[g]
     if rest == "self_attn.sinks":
         g = b + "attn_sinks.weight"
         return deq[g], types[g]
@@ -68,6 +75,8 @@ def check_features(r, d, src, kind, ids):
     FEATURE_EFFECT when turned off, so that a folder getting it wrong cannot pass the 1e-5 comparison."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
+    if kind == "gemma4" and not AutoConfig.from_pretrained(src).enable_moe_block:
+        return   # a dense Gemma 4: its features are hf_models.FEATURES's
 
     def load(**over):
         cfg = AutoConfig.from_pretrained(src)
@@ -98,6 +107,12 @@ def check_features(r, d, src, kind, ids):
         changed("the router bias", zeroed(r"mlp\.router\.bias$"))
         changed("the yarn rope scaling", load(rope_parameters={"rope_type": "default",
                                                               "rope_theta": cfg.rope_parameters["rope_theta"]}))
+    elif kind == "gemma4":   # the routed block: top-k of the experts, the router's input scale, the per-expert scale
+        r.ok(cfg.top_k_experts < cfg.num_experts, f"{d}: top_k_experts {cfg.top_k_experts} is not below num_experts {cfg.num_experts}")
+        changed("top-k routing (all experts instead)", load(top_k_experts=cfg.num_experts))
+        changed("the router's input scale", zeroed(r"router\.scale$", 1.0))
+        changed("the per-expert scale", zeroed(r"router\.per_expert_scale$", 1.0))
+        changed("the experts", zeroed(r"experts\.down_proj$"))
     elif kind == "deepseek3":
         changed("the e_score_correction bias (expert selection)", zeroed(r"e_score_correction_bias$"))
         changed("grouped top-k routing", load(n_group=1, topk_group=1))

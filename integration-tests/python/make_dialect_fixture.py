@@ -501,7 +501,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4, audio=True, named_specials=True)
+    G4.make_gemma4(hf_g4, audio=True, named_specials=True, moe=True)   # moe: 26B-A4B's experts, which the folder through the translation maps (Gemma4Experts)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
     import dialect_gptoss as GO
     import dialect_olmo3 as O3
@@ -572,7 +572,10 @@ def main(argv) -> int:
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "a."))], "mmproj": True, "mtmd_template": "gemma",
         "mtmd_audio": True,   # mmproj.gguf holds the audio encoder too: llama-mtmd-cli --audio, mount against reference
-        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
+        # the text model's Hugging Face folder, read through the translation: the logits of the source's text weights in
+        # transformers' Gemma4ForCausalLM (its router F32, as the converter keeps it)
+        **__import__("dialect_hf_folder").oracle("Gemma4ForConditionalGeneration", hf_g4, os.path.join(out, "ref", "gemma4"),
+                                                 "Gemma4ForCausalLM", keep_f32=("router.proj.weight",), text_class="Gemma4ForCausalLM"),
         # handle_gemma4_clip promotes the patch embedding (Ollama's converter stores v.position_embd as F32); modelfs
         # also widens the audio SSCP projection, F16 in Ollama's file, F32 in llama.cpp's (the source is F16-exact)
         "promoted": ["v.patch_embd.weight", "a.input_projection.weight"],

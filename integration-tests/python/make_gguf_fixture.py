@@ -56,13 +56,14 @@ IMPORTS = {
     # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
     "qwen35": ["bf16", "int4", "nvfp4"],
     "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
+    "gemma4_moe": ["bf16", "int4"],     # 26B-A4B's experts (hf_gguf_fixtures.GEMMA4_MOE): stacked, fused gate_up, router scales
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
              "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
-             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", **Q35.GGUF_ARCH}
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", "gemma4_moe": "GEMMA4", **Q35.GGUF_ARCH}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
@@ -111,7 +112,7 @@ def ollama_quant(name, shape, req, draft=False):
     if draft and (name.endswith("embed_tokens.weight") or name.endswith("lm_head.weight")):
         return req if shape[-1] % GROUP[req] == 0 else None
     expert = any(s in name for s in (".experts.", ".mlp.switch_mlp.", ".mlp.shared_experts.")) \
-        and name.endswith(".weight")
+        and (name.endswith(".weight") or ".experts." in name and not name.endswith((".bias", ".scale")))   # gemma4's stacked experts.X
     if not expert and (any(s in name for s in ("embed", "norm", "ln_", "layernorm")) or not name.endswith(".weight")):
         return None
     if not (len(shape) == 2 or (expert and len(shape) == 3)) or int(np.prod(shape)) < 1024:
@@ -168,7 +169,11 @@ def gguf_name(kind, hf_name, n_layers):
     import gguf
     arch = getattr(gguf.MODEL_ARCH, GGUF_ARCH[kind])
     tmap = gguf.get_tensor_name_map(arch, n_layers)
-    if not hf_name.endswith((".weight", ".bias")) and tmap.get_name(hf_name):   # a buffer (gemma4's layer_scalar)
+    import hf_gguf_moe
+    scale = next((g for h, g in hf_gguf_moe.GEMMA4_SCALES.items() if hf_name.endswith("." + h)), None)
+    if scale:   # Gemma4Model.modify_tensors renames the router's scales
+        return f"blk.{hf_name.split('.')[2]}.{scale}"
+    if not hf_name.endswith((".weight", ".bias")) and tmap.get_name(hf_name):   # a buffer (gemma4's layer_scalar; experts.X)
         return tmap.get_name(hf_name) + ".weight"
     base, suf = hf_name.rsplit(".", 1)
     n = tmap.get_name(base)
@@ -235,6 +240,9 @@ class Builder:
             make_gemma4_vlm(d)
         elif not os.path.isdir(d) and kind in Q35.KINDS:
             Q35.make(kind, d)
+        elif not os.path.isdir(d) and kind == "gemma4_moe":
+            import hf_gguf_fixtures as HG
+            HG.save_hf("gemma4", d, HG.GEMMA4_MOE)
         elif not os.path.isdir(d):
             H.save_model(kind, d)
         return d
@@ -411,7 +419,7 @@ class Builder:
             "tensors": expected,
             "texts": H.SAMPLE_TEXTS,
             "hf_tokens": [tok.encode(t, add_special_tokens=False) for t in H.SAMPLE_TEXTS],
-            "special_texts": H.special_texts("gemma4" if kind == "gemma4_vlm" else kind),
+            "special_texts": H.special_texts("gemma4" if kind.startswith("gemma4") else kind),
             # llama.cpp through the reference tokenizes as HF does, except for the Llama-2-style tokenizer.json
             # without tokenizer.model: the converter's LlamaHfVocab scores every piece -1000 and llama.cpp then
             # merges left to right (modelfs's merge-rank scores follow HF, FORMATS.md §7.5), so HF is its oracle

@@ -16,7 +16,7 @@ import java.util.Optional;
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
  * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
  * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
- * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name (an encoder's fused
+ * every per-layer tensor llama.cpp requires (in every layer, unless {@link #requiredInLayer} says otherwise), each once per GGUF name and once per HF name (an encoder's fused
  * {@code attn_qkv}, which the HF side splits, is named by {@link #splitQkv()} instead). Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
@@ -257,7 +257,11 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return Optional.empty();
     }
 
-    /** The per-layer GGUF tensors (without {@code blk.N.}, suffix included) llama.cpp requires in {@code layer}. */
+    /**
+     * The per-layer GGUF tensors (without {@code blk.N.}, with suffix) llama.cpp requires in layer {@code layer} of the model
+     * {@code config} describes: by default every rule's weight and every {@link #requiredBiases required bias}. An architecture
+     * whose layers depend on its config (Gemma 4's experts, {@link Gemma4Experts}; Qwen 3.5's two layer types, {@link Qwen35Synth}) narrows or widens the list.
+     */
     default List<String> requiredInLayer(int layer, JsonNode config) {
         List<String> out = new java.util.ArrayList<>();
         layers().forEach(r -> out.add(r.gguf() + ".weight"));

@@ -17,8 +17,10 @@ import java.util.Optional;
  * converter writes as {@code rope_freqs.weight} (1 for each rotated pair, 1e30 for the others): its count of
  * ones gives {@code partial_rotary_factor} (docs/FORMATS.md §7.3, §7.4).
  *
+ * <p>Experts (26B-A4B) are {@link Gemma4Experts}'s: the routed block beside the dense MLP, in every layer or in none.
+ *
  * <p>Refused (one-line reasons): per-layer embeddings (E2B/E4B: {@code embedding_length_per_layer_input > 0}), KV
- * sharing ({@code attention.shared_kv_layers > 0}), experts, per-layer feed-forward or KV-head arrays, keys shared
+ * sharing ({@code attention.shared_kv_layers > 0}), per-layer feed-forward or KV-head arrays, keys shared
  * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
  * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
  * unreadable {@code rope_freqs.weight}. The rules' HF shapes are the sliding layers'; {@link #layerShape} gives the full
@@ -26,10 +28,10 @@ import java.util.Optional;
  */
 public final class Gemma4 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
-            Layers.SANDWICH_NORMS, Layers.DENSE_MLP);
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP, Gemma4Experts.LAYERS);
     private static final Tables TABLES = new Tables("gemma4", List.of("Gemma4ForCausalLM"), List.of("gemma4_text"), LAYERS);
-    private static final List<Assembly> ASSEMBLIES = List.of(Assembly.renamed("layer_scalar", "layer_output_scale.weight",
-            Assembly.Layout.VECTOR));
+    private static final List<Assembly> ASSEMBLIES = Layers.of(List.of(Assembly.renamed("layer_scalar", "layer_output_scale.weight",
+            Assembly.Layout.VECTOR)), Gemma4Experts.ASSEMBLIES);
     /** A rope frequency factor at least this large marks a pair llama.cpp leaves unrotated (the converter writes 1e30). */
     private static final double UNROTATED = 1e29;
 
@@ -89,6 +91,12 @@ public final class Gemma4 implements ArchSpec {
         }
     }
 
+    /** The dense layer's tensors, and the routed block's in a model with experts ({@link Gemma4Experts}). */
+    @Override
+    public List<String> requiredInLayer(int layer, JsonNode config) {
+        return Gemma4Experts.requiredInLayer(ArchSpec.super.requiredInLayer(layer, config), config);
+    }
+
     @Override
     public List<GgufKv> reviseTokenizerKvs(List<GgufKv> kvs, JsonNode tokenizer, JsonNode tokenizerConfig) {
         return Gemma4Synth.tokenizerKvs(kvs, tokenizer, tokenizerConfig);
@@ -104,12 +112,13 @@ public final class Gemma4 implements ArchSpec {
 
     @Override
     public void checkGguf(GgufParams m, String p) {
-        for (String k : new String[] {"embedding_length_per_layer_input", "attention.shared_kv_layers", "expert_count"}) {
+        for (String k : new String[] {"embedding_length_per_layer_input", "attention.shared_kv_layers"}) {
             long v = m.integer(p + k, 0L);
             if (v != 0) {
-                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings, KV sharing and experts are not mapped)");
+                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings and KV sharing are not mapped)");
             }
         }
+        Gemma4Experts.checkGguf(m, p);
         long global = m.integer(p + "attention.key_length", -1L), local = m.integer(p + "attention.key_length_swa", -1L);
         if (global <= 0 || local <= 0) {
             throw new IllegalArgumentException("gemma4 without positive " + p + "attention.key_length and key_length_swa");
@@ -188,7 +197,7 @@ public final class Gemma4 implements ArchSpec {
         c.put("vocab_size_per_layer_input", c.path("vocab_size").asLong());
         c.put("num_kv_shared_layers", 0);
         c.put("attention_k_eq_v", false);
-        c.put("enable_moe_block", false);
+        Gemma4Experts.completeHfConfig(c, m, p);
         c.put("use_double_wide_mlp", false);
         c.put("attention_bias", false);
     }

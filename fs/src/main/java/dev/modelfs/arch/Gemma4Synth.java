@@ -21,8 +21,10 @@ import java.util.Set;
  * vocabulary as the converter's {@code LlamaHfVocab} reads {@code tokenizer.json} ({@code tokenizer.ggml.model = gemma4},
  * merges, every score -1000, no {@code tokenizer.ggml.pre}).
  *
+ * <p>The routed experts of 26B-A4B are {@link Gemma4Experts}'s.
+ *
  * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): per-layer embeddings (E2B/E4B),
- * KV sharing, experts, double-wide MLPs, keys shared with values, a KV-head count of the full layers other than the sliding
+ * KV sharing, double-wide MLPs, keys shared with values, a KV-head count of the full layers other than the sliding
  * layers', layer types that are not sliding/full per layer, a full-attention rope other than proportional, partial rotation
  * of the sliding layers, an activation other than tanh-approximated GELU, untied embeddings, attention logit soft-capping.
  * Stateless.
@@ -40,7 +42,7 @@ final class Gemma4Synth {
     static void checkHfConfig(JsonNode c) {
         refuseIf(c.path("hidden_size_per_layer_input").asLong(0) > 0, "per-layer embeddings (hidden_size_per_layer_input > 0)");
         refuseIf(c.path("num_kv_shared_layers").asLong(0) > 0, "KV sharing (num_kv_shared_layers > 0)");
-        refuseIf(c.path("enable_moe_block").asBoolean(false) || c.path("num_experts").asLong(0) > 0, "experts");
+        Gemma4Experts.checkHfConfig(c);
         refuseIf(c.path("use_double_wide_mlp").asBoolean(false), "double-wide MLPs");
         refuseIf(c.path("attention_k_eq_v").asBoolean(false), "keys shared with values (attention_k_eq_v)");
         refuseIf(c.hasNonNull("attn_logit_softcapping"), "attention logit soft-capping");
@@ -118,6 +120,7 @@ final class Gemma4Synth {
         out.add(u32(p + "attention.value_length_swa", d.headDim()));
         out.add(u32(p + "rope.dimension_count", global));
         out.add(u32(p + "rope.dimension_count_swa", d.headDim()));
+        out.addAll(Gemma4Experts.extraKvs(c, p));
         return out;
     }
 
@@ -134,6 +137,9 @@ final class Gemma4Synth {
 
     /** The HF shape of per-layer tensor {@code gguf} of {@code layer}: the rules' with the full layers' head dimension there. */
     static Optional<long[]> layerShape(List<LayerRule> rules, String gguf, int layer, JsonNode c, ConfigKeys.Dims d) {
+        if (Gemma4Experts.owns(gguf)) {
+            return Gemma4Experts.layerShape(gguf, c, d);
+        }
         if (gguf.equals("layer_output_scale")) {
             return Optional.of(new long[] {1});
         }

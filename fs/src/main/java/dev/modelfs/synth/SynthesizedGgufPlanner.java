@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.arch.ArchSpec;
 import dev.modelfs.arch.Architecture;
 import dev.modelfs.arch.ConfigKeys;
-import dev.modelfs.arch.LayerRule;
 import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.arch.TensorNames;
 import dev.modelfs.arch.TensorRewrite;
@@ -188,8 +187,11 @@ public final class SynthesizedGgufPlanner {
     /** Inputs besides the tensor table: the component's JSON files (null when absent or unreadable). */
     public record Inputs(String modelName, JsonNode config, JsonNode tokenizer, JsonNode tokenizerConfig, String tokenizerProblem) {}
 
-    /** A per-layer GGUF name; the suffix may be absent (Qwen 3.5's {@code ssm_a}). */
-    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+?)(?:\\.(weight|bias))?");
+    /**
+     * A per-layer GGUF name: layer, name, suffix; the suffix may be absent (Qwen 3.5's {@code ssm_a}) or {@code scale}
+     * (Gemma 4's router and expert scales, FORMATS.md §7.3).
+     */
+    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+?)(?:\\.(weight|bias|scale))?");
     private static final Set<String> DROPPED = Set.of("rotary_emb.inv_freq");
 
     /**
@@ -466,7 +468,8 @@ public final class SynthesizedGgufPlanner {
         if (Long.parseLong(m.group(1)) >= d.layers()) {
             throw new IllegalArgumentException(g + ": layer beyond num_hidden_layers " + d.layers());
         }
-        long[] w = a.spec().layerShape(m.group(2), Integer.parseInt(m.group(1)), cfg, d)
+        String name = "scale".equals(m.group(3)) ? m.group(2) + ".scale" : m.group(2);   // a .scale tensor is asked by its whole name
+        long[] w = a.spec().layerShape(name, Integer.parseInt(m.group(1)), cfg, d)
                 .orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
         return "bias".equals(m.group(3)) ? new long[]{w[0]} : w;
     }

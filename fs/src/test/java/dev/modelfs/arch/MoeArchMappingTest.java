@@ -49,8 +49,9 @@ class MoeArchMappingTest {
                         assertFalse(ruleGguf.contains(g), a + ": " + g + " is both a rule's and an assembly's");
                     }
                     assertTrue(used.add(g), a + ": " + g + " in two assemblies");
-                    // a suffix-less GGUF name only for a rename of a suffix-less checkpoint name (mllama's gates, kept by Ollama)
-                    assertTrue(g.endsWith(".weight") || g.endsWith(".bias") || (as.isRename() && g.equals(as.hf())), g);
+                    // .scale: Gemma 4's router; a suffix-less GGUF name only for a rename of a suffix-less checkpoint name
+                    // (mllama's gates, kept by Ollama)
+                    assertTrue(g.endsWith(".weight") || g.endsWith(".bias") || g.endsWith(".scale") || (as.isRename() && g.equals(as.hf())), g);
                 }
             }
         }

@@ -68,6 +68,10 @@ class SynthesizedGgufTest {
         qwen35.get("tensors").forEach(t -> q35.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
         assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_a F32 ") && s.contains("-exp(x)")), q35.toString());
         assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_out.weight Q4_1 ") && s.contains("column blocks")), q35.toString());
+        List<String> moe = new ArrayList<>();   // Gemma 4's experts: stacked int4 gate_up_proj re-packed as the fused Q4_1 tensor
+        show("synth-gemma4_moe:int4", true).get("synthesized_gguf").get(0).get("tensors").forEach(t -> moe.add(t.get("name").asText() + " "
+                + t.get("type").asText() + " " + t.get("from").asText()));
+        assertTrue(moe.stream().anyMatch(s -> s.startsWith("blk.1.ffn_gate_up_exps.weight Q4_1 model.layers.1.experts.gate_up_proj ")), moe.toString());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));
