@@ -71,6 +71,8 @@ CASES = [
     ("hf-qwen25vl", "f32", "qwen25vl", "F32", {}),
     ("hf-qwen3vl", "f32", "qwen3vl", "F32", {}),
     ("hf-mistral3", "f32", "mistral3", "F32", {}),
+    ("hf-qwen3vlmoe", "f32", "qwen3vlmoe", "F32", {}),   # Qwen3-VL-MoE text as Qwen3MoeForCausalLM
+    ("hf-glmocr", "f32", "glmocr", "F32", {}),           # GLM-OCR text as Glm4ForCausalLM (q/k rows back from NeoX halves)
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -95,6 +97,8 @@ NO_GGUF_LOADER = {
     ("hf-qwen25vl", "f32"): "it has no qwen2vl architecture",
     ("hf-qwen3vl", "f32"): "it has no qwen3vl architecture",
     ("hf-mistral3", "f32"): "it has no mistral3 architecture",
+    ("hf-qwen3vlmoe", "f32"): "it has no qwen3vlmoe architecture",
+    ("hf-glmocr", "f32"): "it has no glm4 architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

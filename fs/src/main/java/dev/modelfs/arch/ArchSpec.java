@@ -23,7 +23,8 @@ import java.util.Optional;
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
-        Qwen2Vl, Qwen3Vl, Mistral3 {
+        Qwen2Vl, Qwen3Vl, Mistral3,
+        Qwen3VlMoe, GlmOcr {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -110,6 +111,15 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
 
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
     default boolean permutesQk() {
+        return false;
+    }
+
+    /**
+     * Whether the {@link #permutesQk} permutation runs the other way: llama.cpp's converter moved the interleaved rope
+     * pairs of the Hugging Face rows into NeoX halves (GLM's {@code normal_to_neox}, for M-RoPE), the inverse of llama's,
+     * so the GGUF → HF direction applies {@link QkPermutation#ggufOrder()}. Only GGUF → HF architectures set it.
+     */
+    default boolean permutationReversed() {
         return false;
     }
 

@@ -53,6 +53,10 @@ public enum Architecture {
     QWEN3VL(new Qwen3Vl()),
     /** Mistral 3 text (GGUF {@code mistral3}) as {@code MistralForCausalLM}, or {@code Ministral3ForCausalLM} with yarn. */
     MISTRAL3(new Mistral3()),
+    /** Qwen3-VL-MoE text (GGUF {@code qwen3vlmoe}) as {@code Qwen3MoeForCausalLM}: interleaved M-RoPE is plain rope on text. */
+    QWEN3VLMOE(new Qwen3VlMoe()),
+    /** GLM-OCR text (GGUF {@code glm4} with M-RoPE) as {@code Glm4ForCausalLM}: q/k rows back from NeoX halves to GLM's pairs. */
+    GLMOCR(new GlmOcr()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),
