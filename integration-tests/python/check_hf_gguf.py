@@ -59,6 +59,9 @@ GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "
              **VLM.GGUF_ARCH, **Q35.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe", "mistral3")
+# kinds whose q/k rows llama.cpp's converter reorders from GLM's interleaved pairs to NeoX halves (Glm4Model.normal_to_neox,
+# for M-RoPE over every dimension)
+NEOX_PERMUTED = ("glmocr",)
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
 # (GraniteMoeModel.modify_tensors: input_linear = gate rows then up rows)
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
@@ -87,6 +90,12 @@ def unpermute(w: np.ndarray, heads: int) -> np.ndarray:
     rows = w.shape[0]
     d = rows // heads
     return w.reshape(heads, d // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def neox_to_normal(w: np.ndarray, heads: int) -> np.ndarray:
+    """The inverse of normal_to_neox with full rotation: HF row h*D + 2t + half is GGUF row h*D + half*D/2 + t."""
+    d = w.shape[0] // heads
+    return w.reshape(heads, 2, d // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
 def oracle(gguf_path, src_names, kind, cfg):
@@ -127,6 +136,8 @@ def oracle(gguf_path, src_names, kind, cfg):
         a = deq[g]
         if kind in PERMUTED and (".attn_q." in g or ".attn_k." in g):
             a = unpermute(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
+        if kind in NEOX_PERMUTED and (".attn_q." in g or ".attn_k." in g):
+            a = neox_to_normal(a, cfg.num_attention_heads if ".attn_q." in g else cfg.num_key_value_heads)
         if kind in NORM_SHIFT and g.endswith("norm.weight"):
             a = a - np.float32(NORM_SHIFT[kind])
         out[name], stored[name] = a, types[g]
@@ -184,6 +195,9 @@ def check_config(r, d, mdir, src, kind=None):
         b.architectures, b.model_type = a.architectures, a.model_type
         b.tie_word_embeddings = a.tie_word_embeddings
         b.rope_parameters = {k: v for k, v in (b.rope_parameters or {}).items() if k not in VLM.MROPE_KEYS}
+        for f, v in VLM.FOLDER_ONLY.get(kind, {}).items():   # the folder's class has it, the source's text config not
+            r.ok(getattr(a, f, None) == v, f"{d}/config.json: {f} = {getattr(a, f, None)!r}, not {v!r}")
+            object.__setattr__(b, f, v)
     fields = ["model_type", "architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
               "num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
               "vocab_size", "tie_word_embeddings", "eos_token_id", "bos_token_id", "attention_bias",
@@ -268,7 +282,7 @@ def check_model(r, d, mdir, src, e, out_dir):
         src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
     cfg = AutoConfig.from_pretrained(src)
     if kind in VLM.KINDS:   # a vision-language source: its text half under the folder's names
-        src_w = {VLM.text_name(k): v for k, v in src_w.items() if VLM.text_name(k)}
+        src_w = VLM.text_tensors(kind, src_w)
         src_names, cfg = sorted(src_w), cfg.text_config
     orc, stored_by_hf = oracle(os.path.join(mdir, "model.gguf"), src_names, kind, cfg)
     if e["ggml_type"] == "F32":

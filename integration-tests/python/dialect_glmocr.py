@@ -290,6 +290,7 @@ def jobs(work: str, out: str):
 
 def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
     """The glmocr case: source model, references (text and --mmproj), dialect blob, expectations."""
+    import dialect_hf_folder as F
     import make_dialect_fixture as M
     from transformers import AutoTokenizer
     hf = os.path.join(work, "glmocr")
@@ -315,7 +316,10 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
         "clip_extra": ["clip.vision.spatial_merge_size"],
         # every block's ffn_up is fused from two blob slices (TensorOp.Concat), so the other GGUF views read the stored
         # header, not the translation (FORMATS.md §12.1)
-        "views_read_stored": True}
+        "views_read_stored": True,
+        # the text model's Hugging Face folder (Glm4ForCausalLM) read through the translation (its fused ffn_up as the two
+        # blob slices), against the source's text-only logits
+        **F.oracle("GlmOcrForConditionalGeneration", hf, os.path.join(out, "ref", "glmocr"), "Glm4ForCausalLM")}
 
 
 def main(argv) -> int:

@@ -85,6 +85,7 @@ def qwen3vlmoe_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
 
 def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
     """Case qwen3vlmoe: the source model, llama.cpp's text and --mmproj conversions and the dialect blob."""
+    import dialect_hf_folder as F
     import make_dialect_fixture as M
     from transformers import AutoTokenizer
     hf, ref, ref_mmproj = (os.path.join(work, "qwen3vlmoe"), os.path.join(out, "ref", "qwen3vlmoe.gguf"),
@@ -107,7 +108,11 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
         "ref_differences": ["qwen3vlmoe.expert_feed_forward_length"],
         # as for qwen3vl: keys handle_qwen3vl_clip copies or injects, which llama.cpp's converter does not write
         "clip_extra": ["clip.vision.image_max_pixels", "clip.vision.image_min_pixels", "clip.vision.rope.freq_base",
-                       "clip.vision.temporal_patch_size"]}
+                       "clip.vision.temporal_patch_size"],
+        # the text model's Hugging Face folder (Qwen3MoeForCausalLM, the experts per expert), read through the translation,
+        # against the source's text-only logits; the router stays F32 in the dialect file as in llama.cpp's conversion
+        **F.oracle("Qwen3VLMoeForConditionalGeneration", hf, os.path.join(out, "ref", "qwen3vlmoe"), "Qwen3MoeForCausalLM",
+                   keep_f32=("mlp.gate.weight",))}
 
 
 if __name__ == "__main__":

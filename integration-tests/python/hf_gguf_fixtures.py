@@ -78,6 +78,8 @@ CASES = [
     ("hf-qwen35", "f32", "qwen35", "F32", {}),
     ("hf-qwen35", "q8_0", "qwen35", "Q8_0", {}),
     ("hf-qwen35moe", "f32", "qwen35moe", "F32", {}),
+    ("hf-qwen3vlmoe", "f32", "qwen3vlmoe", "F32", {}),   # Qwen3-VL-MoE text as Qwen3MoeForCausalLM
+    ("hf-glmocr", "f32", "glmocr", "F32", {}),           # GLM-OCR text as Glm4ForCausalLM (q/k rows back from NeoX halves)
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -106,6 +108,8 @@ NO_GGUF_LOADER = {
     ("hf-qwen35", "f32"): "it has no qwen35 architecture",
     ("hf-qwen35", "q8_0"): "it has no qwen35 architecture",
     ("hf-qwen35moe", "f32"): "it has no qwen35moe architecture",
+    ("hf-qwen3vlmoe", "f32"): "it has no qwen3vlmoe architecture",
+    ("hf-glmocr", "f32"): "it has no glm4 architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -203,6 +203,8 @@ def train_tokenizer(kind: str):
         return tok
     if kind in SPM_KINDS:
         return train_llama_tokenizer()
+    if kind in _vlm.TOKENIZER_KINDS:
+        return _vlm.train_tokenizer(kind)
     return train_qwen_tokenizer(specials_in_vocab=kind == "gemma3_4b")
 
 
@@ -436,6 +438,8 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
         check_features(kind, copy.deepcopy(model))
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
+    if kind in _vlm.KINDS:
+        _vlm.after_save(kind, out_dir)
     tokenizer.save_pretrained(out_dir)
     if kind in _q35.KINDS:
         _q35.after_save(kind, out_dir)

@@ -7,16 +7,28 @@ compares the folder with the text half of the source (text_name: renamed, the vi
 - qwen25vl: Qwen2_5_VLForConditionalGeneration, M-RoPE sections [2, 3, 3] of 16-wide heads, q/k/v biases;
 - qwen3vl: Qwen3VLForConditionalGeneration, interleaved M-RoPE [6, 5, 5] of 32-wide heads, q/k norms;
 - mistral3: Mistral3ForConditionalGeneration with a plain Mistral text model (as Mistral Small 3.1 / 3.2 ship it:
-  text model_type mistral, no rope scaling, no sliding window) and a one-block Pixtral tower.
+  text model_type mistral, no rope scaling, no sliding window) and a one-block Pixtral tower;
+- qwen3vlmoe: Qwen3VLMoeForConditionalGeneration, qwen3vl's text model with 4 experts (2 used) in both layers, saved
+  with the experts fused in the published checkpoints' layout (after_save), which llama.cpp's converter splits;
+- glmocr: GlmOcrForConditionalGeneration, GLM-4 text (sandwich norms, fused gate_up_proj, no q/k/v biases) with M-RoPE
+  [2, 3, 3] over all of each 16-wide head (partial_rotary_factor 1.0, as GLM-OCR's config has it), a tokenizer with
+  GLM's <|user|> (llama.cpp's Glm4Model.set_vocab requires it) whose bos, unk and eos are <|endoftext|>, as that
+  converter writes them.
 Each vision tower is as small as its class allows. Nothing here uses modelfs code.
 """
 from __future__ import annotations
 
-KINDS = ("qwen25vl", "qwen3vl", "mistral3")
+KINDS = ("qwen25vl", "qwen3vl", "mistral3", "qwen3vlmoe", "glmocr")
 # the GGUF architecture llama.cpp's converter writes, and the folder's class / model_type
-GGUF_ARCH = {"qwen25vl": "qwen2vl", "qwen3vl": "qwen3vl", "mistral3": "mistral3"}
+GGUF_ARCH = {"qwen25vl": "qwen2vl", "qwen3vl": "qwen3vl", "mistral3": "mistral3", "qwen3vlmoe": "qwen3vlmoe", "glmocr": "glm4"}
 FOLDER = {"qwen25vl": ("Qwen2ForCausalLM", "qwen2"), "qwen3vl": ("Qwen3ForCausalLM", "qwen3"),
-          "mistral3": ("MistralForCausalLM", "mistral")}
+          "mistral3": ("MistralForCausalLM", "mistral"), "qwen3vlmoe": ("Qwen3MoeForCausalLM", "qwen3_moe"),
+          "glmocr": ("Glm4ForCausalLM", "glm4")}
+# text config fields the folder's class has and the source's text config does not: their value in the folder
+FOLDER_ONLY = {"qwen3vlmoe": {"norm_topk_prob": True}}   # Qwen3-VL-MoE's router always normalizes the top k
+# kinds whose tokenizer is made here (the others: hf_models')
+TOKENIZER_KINDS = ("glmocr",)
+GLM_SPECIALS = ["<|user|>", "<|assistant|>", "<|system|>"]
 # rope parameters of the source's text config that only images use
 MROPE_KEYS = ("mrope_section", "mrope_interleaved")
 
@@ -43,13 +55,69 @@ def config(kind: str, common: dict):
                                        head_dim=16, image_size=64, patch_size=8)
         return T.Mistral3Config(text_config=text.to_dict(), vision_config=vision.to_dict(), spatial_merge_size=2,
                                 vision_feature_layer=-1, multimodal_projector_bias=False, tie_word_embeddings=False)
+    if kind == "qwen3vlmoe":
+        # moe_intermediate_size and twice it != hidden_size: transformers tells the published expert layout from its own by
+        # the shapes (a square gate_up_proj or down_proj loads untransposed)
+        text.update(head_dim=32, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, decoder_sparse_step=1,
+                    mlp_only_layers=[], rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                                         "mrope_section": [6, 5, 5], "mrope_interleaved": True})
+        vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=common["hidden_size"],
+                      num_position_embeddings=16, deepstack_visual_indexes=[0])
+        return T.Qwen3VLMoeConfig(text_config=text, vision_config=vision, tie_word_embeddings=False)
+    if kind == "glmocr":
+        text.update(rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                     "partial_rotary_factor": 1.0})
+        vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, image_size=28, patch_size=14,
+                      out_hidden_size=common["hidden_size"], spatial_merge_size=2, temporal_patch_size=2, rms_norm_eps=1e-5)
+        return T.GlmOcrConfig(text_config=text, vision_config=vision, image_token_id=common["pad_token_id"],
+                              video_token_id=common["pad_token_id"], tie_word_embeddings=False)
     raise ValueError(kind)
+
+
+def train_tokenizer(kind: str):
+    """glmocr: hf_models' Qwen-style tokenizer with GLM's role tokens, bos, unk and eos <|endoftext|>."""
+    import hf_models as H
+    tok = H.train_qwen_tokenizer()
+    tok.add_special_tokens({"additional_special_tokens": GLM_SPECIALS})
+    tok.bos_token = tok.unk_token = tok.eos_token = "<|endoftext|>"
+    return tok
+
+
+def after_save(kind: str, out_dir: str) -> None:
+    """qwen3vlmoe: the experts in the published checkpoints' layout (dialect_qwen3vlmoe.published_layout)."""
+    if kind == "qwen3vlmoe":
+        import dialect_qwen3vlmoe as D
+        D.published_layout(out_dir)
+
+
+def text_tensors(kind: str, weights: dict) -> dict:
+    """The source's text tensors under the folder's names (text_name); qwen3vlmoe's fused experts per expert as
+    save_pretrained writes Qwen3-MoE: gate_up_proj [E, hidden, 2 x I] -> experts.E.gate_proj / up_proj [I, hidden],
+    down_proj [E, I, hidden] -> experts.E.down_proj [hidden, I]."""
+    out = {}
+    for k, v in weights.items():
+        name = text_name(k)
+        if name is None:
+            continue
+        if kind == "qwen3vlmoe" and name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            base, proj = name.rsplit(".", 1)
+            for e in range(v.shape[0]):
+                if proj == "gate_up_proj":
+                    half = v.shape[2] // 2
+                    out[f"{base}.{e}.gate_proj.weight"] = v[e][:, :half].T.copy()
+                    out[f"{base}.{e}.up_proj.weight"] = v[e][:, half:].T.copy()
+                else:
+                    out[f"{base}.{e}.down_proj.weight"] = v[e].T.copy()
+            continue
+        out[name] = v
+    return out
 
 
 def model_class(kind: str):
     import transformers as T
     return {"qwen25vl": T.Qwen2_5_VLForConditionalGeneration, "qwen3vl": T.Qwen3VLForConditionalGeneration,
-            "mistral3": T.Mistral3ForConditionalGeneration}[kind]
+            "mistral3": T.Mistral3ForConditionalGeneration, "qwen3vlmoe": T.Qwen3VLMoeForConditionalGeneration,
+            "glmocr": T.GlmOcrForConditionalGeneration}[kind]
 
 
 def text_name(name: str):

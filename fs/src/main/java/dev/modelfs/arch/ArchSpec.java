@@ -24,7 +24,7 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
         Qwen2Vl, Qwen3Vl, Mistral3,
-        Mllama, Qwen35Family {
+        Mllama, Qwen35Family, Qwen3VlMoe, GlmOcr {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -125,6 +125,15 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
             case "attn_k" -> Optional.of(QkPermutation.Which.K);
             default -> Optional.empty();
         };
+    }
+
+    /**
+     * Whether the {@link #permutesQk} permutation runs the other way: llama.cpp's converter moved the interleaved rope
+     * pairs of the Hugging Face rows into NeoX halves (GLM's {@code normal_to_neox}, for M-RoPE), the inverse of llama's,
+     * so the GGUF → HF direction applies {@link QkPermutation#ggufOrder()}. Only GGUF → HF architectures set it.
+     */
+    default boolean permutationReversed() {
+        return false;
     }
 
     /** What llama.cpp's converter adds to every norm weight ({@code *norm.weight}); the HF value is {@code stored - normShift}. */

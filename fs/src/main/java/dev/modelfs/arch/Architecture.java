@@ -60,6 +60,10 @@ public enum Architecture {
     QWEN35(new Qwen35()),
     /** Qwen 3.5 / 3.6 MoE text (GGUF {@code qwen35moe}) as {@code Qwen3_5MoeForCausalLM}. */
     QWEN35MOE(new Qwen35Moe()),
+    /** Qwen3-VL-MoE text (GGUF {@code qwen3vlmoe}) as {@code Qwen3MoeForCausalLM}: interleaved M-RoPE is plain rope on text. */
+    QWEN3VLMOE(new Qwen3VlMoe()),
+    /** GLM-OCR text (GGUF {@code glm4} with M-RoPE) as {@code Glm4ForCausalLM}: q/k rows back from NeoX halves to GLM's pairs. */
+    GLMOCR(new GlmOcr()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),

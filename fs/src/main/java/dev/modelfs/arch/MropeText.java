@@ -3,7 +3,8 @@ package dev.modelfs.arch;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
- * The text model of a Qwen vision-language GGUF ({@code qwen2vl}, {@code qwen3vl}) as the plain causal LM it is on
+ * The text model of a vision-language GGUF with M-RoPE ({@code qwen2vl}, {@code qwen3vl}, {@code qwen3vlmoe}, GLM-OCR's
+ * {@code glm4}) as the plain causal LM it is on
  * text: multi-axis rope (M-RoPE, llama.cpp's {@code rope.dimension_sections}) gives each rotated pair the temporal,
  * height or width position of the token, and a text token has the same position on all three, so every pair rotates
  * by the one position as in ordinary NeoX rope (docs/FORMATS.md §7.3). Only a fourth section (llama.cpp's extra

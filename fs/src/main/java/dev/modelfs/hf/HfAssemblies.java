@@ -110,6 +110,37 @@ final class HfAssemblies {
                 0L, new HfTensor.Assembled(batches, parts));
     }
 
+    /**
+     * The HF tensor of translated 2-D tensor {@code t} whose rows are those of the blob tensors {@code parts}, one after
+     * another (a dialect translation's concatenation, {@code dev.modelfs.dialect.TensorOp.Concat}): one batch of each
+     * part's rows, gathered as stored. Refused unless the parts have {@code t}'s type and row width and together its rows,
+     * and unless the HF tensor is {@code t}'s values unchanged (no permuted rows, no shift).
+     */
+    static HfTensor concatenation(Architecture arch, GgufTensorInfo t, List<GgufTensorInfo> parts) {
+        String hf = TensorNames.toHf(arch, t.name()).orElseThrow(
+                () -> new HfUnsupported("GGUF tensor " + t.name() + " has no Hugging Face name for " + arch.ggufName()));
+        if (t.rank() != 2 || parts.isEmpty() || TensorNames.permutation(arch, t.name()).isPresent()
+                || TensorNames.storedShift(arch, t.name()) != 0) {
+            throw new HfUnsupported("GGUF tensor " + t.name() + " is a concatenation the folder cannot read as stored rows");
+        }
+        List<HfTensor.Assembled.Part> out = new ArrayList<>();
+        long rows = 0;
+        for (GgufTensorInfo p : parts) {
+            if (p == null || p.rank() != 2 || p.type() != t.type() || p.ne()[0] != t.ne()[0]) {
+                throw new HfUnsupported("GGUF tensor " + t.name() + ": a concatenated part is not a " + t.type() + " matrix of rows of "
+                        + t.ne()[0]);
+            }
+            rows += p.ne()[1];   // one batch of the part's rows: [cols, rows, 1]
+            out.add(new HfTensor.Assembled.Part(List.of(new GgufTensorInfo(p.name(), new long[] {p.ne()[0], p.ne()[1], 1}, p.type(),
+                    p.offset())), false));
+        }
+        if (rows != t.ne()[1]) {
+            throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.ne()[1] + " rows, its parts " + rows);
+        }
+        GgufTensorInfo first = out.getFirst().sources().getFirst();
+        return new HfTensor(hf, first, t.shape(), 0, first.byteSize(), rows, null, 0f, 0L, new HfTensor.Assembled(1, out));
+    }
+
     /** The HF shape of {@code batches} matrices of {@code rows × cols} laid out as {@code layout}. */
     static long[] shape(Assembly.Layout layout, long batches, long rows, long cols) {
         return switch (layout) {

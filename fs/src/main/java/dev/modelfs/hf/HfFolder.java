@@ -66,8 +66,18 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
      * translated to Jinja ({@link ChatTemplate}).
      */
     public static HfFolder of(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
+        return of(g, vectors, ollamaTemplate, Map.of());
+    }
+
+    /**
+     * {@link #of(GgufFile, Map, String)} for a translated header whose tensors named in {@code concatenations} are
+     * computed: each the rows of the listed blob tensors one after another ({@link HfAssemblies#concatenation}; Ollama's
+     * GLM-OCR gate and up halves fused into llama.cpp's {@code ffn_up}, docs/FORMATS.md §12.15).
+     */
+    public static HfFolder of(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate,
+                              Map<String, List<GgufTensorInfo>> concatenations) {
         try {
-            return build(g, vectors == null ? Map.of() : vectors, ollamaTemplate);
+            return build(g, vectors == null ? Map.of() : vectors, ollamaTemplate, concatenations);
         } catch (IllegalArgumentException e) {   // an architecture's refusal (ArchSpec)
             throw new HfUnsupported(e.getMessage());
         }
@@ -97,7 +107,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 tensors, sentenceTransformers, new ChatTemplate(null, null, "the Ollama template layer cannot be read: " + reason));
     }
 
-    private static HfFolder build(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate) {
+    private static HfFolder build(GgufFile g, Map<String, float[]> vectors, String ollamaTemplate,
+                                  Map<String, List<GgufTensorInfo>> concatenations) {
         GgufMeta m = new GgufMeta(g, vectors);
         float[] ropeFreqs = m.f32Vector(ROPE_FREQS);
         String archName = m.string("general.architecture", null);
@@ -118,7 +129,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int hidden = positive(m, p + "embedding_length");
         int headDim = spec.headDim(m, p, hidden, heads);
         spec.checkGguf(m, p);
-        List<HfTensor> tensors = tensors(g, arch, m, heads, headsKv, spec.positionRowsCut(m));
+        List<HfTensor> tensors = tensors(g, arch, m, heads, headsKv, spec.positionRowsCut(m), concatenations);
         ObjectNode ropeScaling = g.tensor(ROPE_FREQS) == null ? null : spec.ropeScalingOf(m, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
@@ -189,7 +200,8 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                 tokProblem, List.copyOf(tensors), st, chat);
     }
 
-    private static List<HfTensor> tensors(GgufFile g, Architecture arch, GgufMeta m, int heads, int headsKv, long positionRowsCut) {
+    private static List<HfTensor> tensors(GgufFile g, Architecture arch, GgufMeta m, int heads, int headsKv, long positionRowsCut,
+                                          Map<String, List<GgufTensorInfo>> concatenations) {
         HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
         List<HfTensor> out = new ArrayList<>(assembled.tensors());
         String p = arch.ggufName() + ".";
@@ -200,6 +212,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             var layout = arch.spec().hfLayout(t.name(), t.ne(), m, p);
             if (layout.isPresent()) {   // values or layout the architecture changes (Qwen 3.5's gated delta-net)
                 out.add(HfTensor.of(layout.get(), t));
+                continue;
+            }
+            if (concatenations.containsKey(t.name())) {
+                out.add(HfAssemblies.concatenation(arch, t, concatenations.get(t.name())));
                 continue;
             }
             long[] shape = t.shape();
@@ -238,10 +254,10 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             if (which.isPresent()) {
                 if (t.rank() == 1) {
                     QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[0]));
-                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[0], q.hfOrder()));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[0], order(arch, q)));
                 } else if (t.rank() == 2) {
                     QkPermutation q = QkPermutation.of(which.get(), heads, headsKv, Math.toIntExact(t.ne()[1]));
-                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[1], q.hfOrder()));
+                    out.add(new HfTensor(name, t, shape, 0, t.byteSize(), t.ne()[1], order(arch, q)));
                 } else {
                     throw new HfUnsupported("GGUF tensor " + t.name() + " has " + t.rank() + " dimensions");
                 }
@@ -255,6 +271,11 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
         }
         return out;
+    }
+
+    /** The HF row order of a permuted q/k tensor: the inverse of llama's permutation, or of GLM's ({@link ArchSpec#permutationReversed}). */
+    private static QkPermutation.Order order(Architecture arch, QkPermutation q) {
+        return arch.spec().permutationReversed() ? q.ggufOrder() : q.hfOrder();
     }
 
     /**

@@ -16,11 +16,21 @@ final class PreTokenizers {
     record Spec(ObjectNode preTokenizer, ObjectNode normalizer, boolean ignoreMerges) {}
 
     static Spec of(String pre) {
+        if (pre.equals(CHATGLM_BPE)) {   // Llama 3's expression; llama.cpp ignores merges for llama-bpe only
+            return new Spec(PreTokenizer.LLAMA_BPE.toHf(), null, false);
+        }
         PreTokenizer p = PreTokenizer.fromGguf(pre.equals("default") ? PreTokenizer.GPT2.ggufName() : pre)
                 .orElseThrow(() -> new HfUnsupported("pre-tokenizer " + pre + " (tokenizer.ggml.pre) is not supported"));
         ObjectNode nfc = p == PreTokenizer.QWEN2 || p == PreTokenizer.QWEN35 ? JsonNodeFactory.instance.objectNode().put("type", "NFC") : null;
         return new Spec(p.toHf(), nfc, p == PreTokenizer.LLAMA_BPE);
     }
+
+    /**
+     * GLM-4's pre-tokenizer ({@code chatglm-bpe}, llama.cpp's {@code LLAMA_VOCAB_PRE_TYPE_CHATGLM4}, GLM-OCR's translated
+     * header): Llama 3's expression without Llama 3's {@code ignore_merges}. Read only (GGUF → HF): a {@code tokenizer.json}
+     * with that expression stays {@code llama-bpe} the other way.
+     */
+    static final String CHATGLM_BPE = "chatglm-bpe";
 
     /** llama.cpp's default {@code add_bos} of a gpt2 vocabulary without {@code tokenizer.ggml.add_bos_token}. */
     static boolean addsBos(String pre) {

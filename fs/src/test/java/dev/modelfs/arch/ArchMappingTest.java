@@ -44,7 +44,7 @@ class ArchMappingTest {
             layer.set(0, "post_feedforward_layernorm");
         }
         switch (a) {
-            case QWEN3MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
+            case QWEN3MOE, QWEN3VLMOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj"));
             case QWEN2MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             case MIXTRAL -> layer.addAll(List.of("block_sparse_moe.gate", "block_sparse_moe.experts.w1", "block_sparse_moe.experts.w2",
@@ -57,6 +57,7 @@ class ArchMappingTest {
             case PHI3 -> { }
             case QWEN35MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
                     "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
+            case GLMOCR -> layer.addAll(List.of("post_self_attn_layernorm", "mlp.gate_up_proj", "mlp.down_proj", "post_mlp_layernorm"));
             default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
         }
         for (String p : layer) {
@@ -74,7 +75,7 @@ class ArchMappingTest {
                 out.add("model.layers.2.linear_attn." + p + ".weight");
             }
         }
-        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2
+        if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.QWEN3VLMOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2
                 || a == Architecture.GEMMA4 || a == Architecture.QWEN35 || a == Architecture.QWEN35MOE) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
@@ -417,8 +418,9 @@ class ArchMappingTest {
     @Test
     void architecturesResolveBothWays() throws Exception {
         for (Architecture a : Architecture.values()) {
-            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(),
-                    params(a == Architecture.MIXTRAL ? 8L : null, a == Architecture.XLM_ROBERTA ? "t5" : "bert")));
+            assertEquals(Optional.of(a), Architecture.fromGguf(a.ggufName(), a == Architecture.GLMOCR   // glm4 with M-RoPE sections
+                    ? new MapParams(Map.of("glm4.rope.dimension_sections", new int[] {2, 3, 3, 0}))
+                    : params(a == Architecture.MIXTRAL ? 8L : null, a == Architecture.XLM_ROBERTA ? "t5" : "bert")));
             if (a.spec().encoder()) {   // GGUF -> HF only: no synthesized GGUF
                 var no = assertInstanceOf(Architecture.Resolution.Unsupported.class, Architecture.fromHf(a.hfArchitecture(), null));
                 assertTrue(no.reason().contains("embedding (encoder) model"), no.reason());

@@ -54,6 +54,59 @@ class VlTextArchTest {
     }
 
     @Test
+    void qwen3VlMoeTextIsQwen3MoeWithLlamaCppsExpertWidthFallback() {
+        Map<String, Object> kv = Map.of("qwen3vlmoe.rope.dimension_sections", new int[] {24, 20, 20, 0}, "qwen3vlmoe.attention.key_length", 128L,
+                "qwen3vlmoe.expert_used_count", 2L, "qwen3vlmoe.expert_count", 4L, "qwen3vlmoe.feed_forward_length", 32L);
+        Architecture a = Architecture.fromGguf("qwen3vlmoe", new MapParams(kv)).orElseThrow();
+        assertEquals(Architecture.QWEN3VLMOE, a);
+        a.spec().checkGguf(new MapParams(kv), "qwen3vlmoe.");
+        assertFalse(a.permutesQk());
+        assertEquals("model.layers.1.mlp.gate.weight", TensorNames.toHf(a, "blk.1.ffn_gate_inp.weight").orElseThrow());
+        assertEquals("model.layers.1.mlp.experts.3.up_proj.weight",
+                TensorNames.expertSlice(a, "blk.1.ffn_up_exps.weight", 3).orElseThrow().hfName());
+        ObjectNode c = complete(a, kv);
+        assertEquals("Qwen3MoeForCausalLM", c.path("architectures").path(0).asText());
+        assertEquals("qwen3_moe", c.path("model_type").asText());
+        assertTrue(c.path("norm_topk_prob").asBoolean(), "Qwen3-VL-MoE's router always normalizes the top-k weights");
+        assertEquals(16, c.path("moe_intermediate_size").asInt(), "Ollama's files have no expert width: feed_forward_length / experts used");
+        ObjectNode given = JsonNodeFactory.instance.objectNode().put("moe_intermediate_size", 8);
+        a.spec().completeHfConfig(given, new MapParams(kv), "qwen3vlmoe.", 64, 2, 128);
+        assertEquals(8, given.path("moe_intermediate_size").asInt(), "expert_feed_forward_length, when the GGUF has it");
+        var odd = assertThrows(IllegalArgumentException.class, () -> a.spec().checkGguf(new MapParams(Map.of("qwen3vlmoe.attention.key_length", 128L,
+                "qwen3vlmoe.expert_used_count", 3L, "qwen3vlmoe.feed_forward_length", 32L)), "qwen3vlmoe."));
+        assertTrue(odd.getMessage().contains("no multiple"), odd.getMessage());
+    }
+
+    @Test
+    void glmOcrTextIsGlm4WithTheNeoxRowsPutBack() {
+        Map<String, Object> kv = Map.of("glm4.rope.dimension_sections", new int[] {2, 3, 3, 0}, "glm4.embedding_length", 64L,
+                "glm4.attention.head_count", 4L, "glm4.rope.dimension_count", 16L);
+        Architecture a = Architecture.fromGguf("glm4", new MapParams(kv)).orElseThrow();
+        assertEquals(Architecture.GLMOCR, a);
+        assertTrue(Architecture.fromGguf("glm4", new MapParams(Map.of())).isEmpty(), "GLM-4-0414 (no M-RoPE) is not mapped");
+        a.spec().checkGguf(new MapParams(kv), "glm4.");
+        assertTrue(a.permutesQk() && a.spec().permutationReversed());
+        assertEquals("model.layers.0.post_self_attn_layernorm.weight", TensorNames.toHf(a, "blk.0.post_attention_norm.weight").orElseThrow());
+        assertEquals("model.layers.0.post_attention_layernorm.weight", TensorNames.toHf(a, "blk.0.ffn_norm.weight").orElseThrow());
+        assertEquals("model.layers.0.mlp.gate_up_proj.weight", TensorNames.toHf(a, "blk.0.ffn_up.weight").orElseThrow());
+        assertEquals("model.layers.0.post_mlp_layernorm.weight", TensorNames.toHf(a, "blk.0.post_ffw_norm.weight").orElseThrow());
+        assertEquals("model.layers.0.self_attn.q_proj.bias", TensorNames.toHf(a, "blk.0.attn_q.bias").orElseThrow());
+        ObjectNode c = complete(a, kv);
+        assertEquals("Glm4ForCausalLM", c.path("architectures").path(0).asText());
+        assertEquals("glm4", c.path("model_type").asText());
+        assertEquals(1.0, c.path("partial_rotary_factor").asDouble());
+        // normal_to_neox put head row 2t + half at half * D/2 + t: the HF row 2t + half is read from there
+        QkPermutation.Order o = QkPermutation.of(QkPermutation.Which.K, 4, 2, 32).ggufOrder();
+        assertEquals(List.of(0L, 8L, 1L, 9L, 2L), java.util.stream.LongStream.range(0, 5).map(o).boxed().toList());
+        var mtp = assertThrows(IllegalArgumentException.class, () -> a.spec().checkGguf(new MapParams(Map.of("glm4.embedding_length", 64L,
+                "glm4.attention.head_count", 4L, "glm4.nextn_predict_layers", 1L)), "glm4."));
+        assertTrue(mtp.getMessage().contains("MTP"), mtp.getMessage());
+        var half = assertThrows(IllegalArgumentException.class, () -> a.spec().checkGguf(new MapParams(Map.of("glm4.embedding_length", 64L,
+                "glm4.attention.head_count", 4L, "glm4.rope.dimension_count", 8L)), "glm4."), "head dimension 64 / 4, not the rope width");
+        assertTrue(half.getMessage().contains("partial rotation"), half.getMessage());
+    }
+
+    @Test
     void mropeThatIsNotPlainRopeOnTextIsRefused() {
         var extra = assertThrows(IllegalArgumentException.class, () -> Architecture.QWEN2VL.spec().checkGguf(new MapParams(Map.of(
                 "qwen2vl.rope.dimension_sections", new int[] {2, 3, 2, 1}, "qwen2vl.embedding_length", 64L,
@@ -62,7 +115,7 @@ class VlTextArchTest {
         var partial = assertThrows(IllegalArgumentException.class, () -> Architecture.QWEN3VL.spec().checkGguf(new MapParams(Map.of(
                 "qwen3vl.attention.key_length", 128L, "qwen3vl.rope.dimension_count", 64L)), "qwen3vl."));
         assertTrue(partial.getMessage().contains("partial rotation"), partial.getMessage());
-        for (Architecture a : List.of(Architecture.QWEN2VL, Architecture.QWEN3VL, Architecture.MISTRAL3)) {
+        for (Architecture a : List.of(Architecture.QWEN2VL, Architecture.QWEN3VL, Architecture.MISTRAL3, Architecture.QWEN3VLMOE, Architecture.GLMOCR)) {
             assertThrows(IllegalArgumentException.class, () -> a.spec().checkHfConfig(JsonNodeFactory.instance.objectNode()),
                     a + " synthesizes no GGUF");
         }
@@ -126,7 +179,8 @@ class VlTextArchTest {
 
     @Test
     void theVisionLanguageNamesResolveButSynthesizeNothing() {
-        for (String hf : List.of("Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Mistral3ForConditionalGeneration")) {
+        for (String hf : List.of("Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
+                "Qwen3VLMoeForConditionalGeneration", "GlmOcrForConditionalGeneration")) {
             var r = Architecture.fromHf(hf, null);
             assertTrue(r instanceof Architecture.Resolution.Supported, hf);
             Architecture a = ((Architecture.Resolution.Supported) r).architecture();

@@ -66,7 +66,7 @@ final class GgufHfFiles {
         what.put("generation_config.json", cw);
         if (hf.tokenizerJson() != null) {
             files.put("tokenizer.json", ByteSource.of(new Segment.Converted(new RebuiltFile(blob, hf.tokenizerJson().length,
-                    blobBytes -> HfFolder.tokenizerJsonOf(dir.isEmpty() ? GgufModelView.forViews(GgufReader.read(blobBytes))
+                    blobBytes -> HfFolder.tokenizerJsonOf(dir.isEmpty() ? GgufModelView.folderHeader(GgufReader.read(blobBytes)).header()
                             : GgufReader.read(blobBytes)),   // a model layer's header as the folder read it (a draft's as stored)
                     "tokenizer.json rebuilt from the GGUF header"))));
             files.put("tokenizer_config.json", ByteSource.literal(hf.tokenizerConfig()));

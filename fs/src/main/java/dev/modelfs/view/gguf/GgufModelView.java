@@ -8,6 +8,7 @@ import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
 import dev.modelfs.dialect.Dialects;
 import dev.modelfs.dialect.Outcome;
+import dev.modelfs.dialect.TensorOp;
 import dev.modelfs.dialect.TranslatedGguf;
 import dev.modelfs.format.ElementTypes;
 import dev.modelfs.format.FormatException;
@@ -129,15 +130,16 @@ public final class GgufModelView implements ModelView {
      */
     public static HfFolder hfFolderOf(OllamaStore store, Manifest m, ModelTable.Gguf stored) {
         ModelTable.Gguf model = readThrough(stored);
-        Map<String, float[]> vectors = GgufHfFiles.vectors(store, model.layer(), model.file());
         if (!model.folder().isEmpty()) {   // a draft layer's folder has no chat template of its own
-            return HfFolder.of(model.file(), vectors);
+            return HfFolder.of(model.file(), GgufHfFiles.vectors(store, model.layer(), model.file()));
         }
+        FolderHeader fh = folderHeader(stored.file());
+        Map<String, float[]> vectors = GgufHfFiles.vectors(store, model.layer(), fh.header());
         try {
-            return HfFolder.of(model.file(), vectors, OllamaTemplateText.of(store, m));
+            return HfFolder.of(fh.header(), vectors, OllamaTemplateText.of(store, m), fh.concatenations());
         } catch (IOException e) {
             LOG.warning(m.name() + ": template layer not read for tokenizer_config.json: " + e.getMessage());
-            return HfFolder.of(model.file(), vectors).withUnreadableTemplate(e.getMessage());
+            return HfFolder.of(fh.header(), vectors, null, fh.concatenations()).withUnreadableTemplate(e.getMessage());
         }
     }
 
@@ -161,6 +163,47 @@ public final class GgufModelView implements ModelView {
             return t.translation().header();
         }
         return stored;
+    }
+
+    /**
+     * The header a model layer's Hugging Face folder reads ({@code header}) and, for each of its computed tensors, the blob
+     * tensors whose rows it concatenates ({@code concatenations}, by translated name).
+     */
+    record FolderHeader(GgufFile header, Map<String, List<GgufTensorInfo>> concatenations) {
+    }
+
+    /**
+     * The header of a model layer's Hugging Face folder (docs/SEMANTICS.md "Ollama's GGUF dialect"): the views' header
+     * ({@link #forViews}) when that is the translation; else, for a dialect whose translation computes nothing but
+     * concatenations of whole blob tensors (GLM-OCR's fused {@code ffn_up}, docs/FORMATS.md §12.15), the translated
+     * header, each concatenation read from its parts' blob slices; else {@code stored}. Files rebuilt from the blob at
+     * read time ({@code tokenizer.json}) read the header through this too.
+     */
+    static FolderHeader folderHeader(GgufFile stored) {
+        GgufFile views = forViews(stored);
+        if (views != stored) {
+            return new FolderHeader(views, Map.of());
+        }
+        if (Dialects.text(stored) instanceof Outcome.Translated t && !t.translation().ops().isEmpty()
+                && t.translation().ops().values().stream().allMatch(o -> o instanceof TensorOp.Concat)) {
+            GgufFile h = t.translation().header();
+            Map<String, List<GgufTensorInfo>> parts = new HashMap<>();
+            t.translation().ops().forEach((name, op) -> {
+                TensorOp.Concat c = (TensorOp.Concat) op;
+                GgufTensorInfo whole = h.tensor(name);
+                if (whole == null || whole.rank() != 2 || whole.ne()[1] % c.from().size() != 0) {
+                    throw new HfUnsupported("translated tensor " + name + " is not a concatenation of whole matrices");
+                }
+                long rows = whole.ne()[1] / c.from().size();
+                List<GgufTensorInfo> p = new ArrayList<>();
+                for (int i = 0; i < c.from().size(); i++) {
+                    p.add(new GgufTensorInfo(c.from().get(i), new long[] {whole.ne()[0], rows}, whole.type(), c.offsets().get(i)));
+                }
+                parts.put(name, List.copyOf(p));
+            });
+            return new FolderHeader(h, Map.copyOf(parts));
+        }
+        return new FolderHeader(stored, Map.of());
     }
 
     private static Segment slice(GgufFile g, BlobRef blob, GgufTensorInfo t) {
