@@ -10,7 +10,8 @@ hf_gguf_fixtures.py; the HF source is kept at OUT/<source>):
   files under gguf/;
 * tensor oracle: every GGUF tensor of MOUNT/<dir>/model.gguf dequantized by gguf-py, renamed to the HF
   source's names with gguf-py's own tensor name map, llama q/k rows un-permuted here with numpy, stacked
-  experts sliced per expert, gemma/gemma2/gemma3 norm weights minus 1 (numpy f32). For F32 GGUFs the oracle must equal the HF source weights exactly;
+  experts sliced per expert, gemma/gemma2/gemma3 and qwen35 norm weights minus 1 (numpy f32), qwen35's gated
+  delta-net tensors put back with numpy (hf_models_qwen35.oracle_tensor: V heads grouped again, A_log = log(-ssm_a)). For F32 GGUFs the oracle must equal the HF source weights exactly;
 * every tensor of model.safetensors and model.{fp32,fp16,bf16}.safetensors has the source's name set
   (no lm_head.weight when the source ties embeddings) and equals the oracle bit for bit (floats as
   stored: F32/F16 GGUF tensors keep their dtype, quantized ones are F32; variants = one

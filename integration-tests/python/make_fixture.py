@@ -581,7 +581,8 @@ GGUF_PY_TYPES = _gguf_py_types()
 HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3", "qwen2moe",
                    "olmo2", "granitemoe",
                    "gpt-oss", "deepseek2", "gemma4",   # the last three: GGUF -> HF only, deepseek2 with sigmoid routing
-                   "qwen2vl", "qwen3vl", "mistral3")   # the text models of vision-language GGUFs, GGUF -> HF only
+                   "qwen2vl", "qwen3vl", "mistral3",   # the text models of vision-language GGUFs, GGUF -> HF only
+                   "qwen35", "qwen35moe")              # Qwen 3.5 / 3.6 text, GGUF -> HF only
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -665,11 +666,13 @@ def hf_folder_expected(buf) -> bool:
                        r"attn_sinks|attn_(q_a|q_a_norm|q_b|kv_a_mqa|kv_a_norm|k_b|v_b|kv_b)|exp_probs_b)\.(weight|bias)")
     if arch == "deepseek2" and (kv.get(f"{arch}.expert_gating_func") or [None] * 3)[2] != 2:
         return False   # softmax routing (DeepSeek-V2) is refused
+    # Qwen 3.5's gated delta-net (ssm_a has no suffix) and its MTP layer's nextn.* tensors
+    qwen35 = re.compile(r"blk\.\d+\.(ssm_a|(attn_gate|ssm_(alpha|beta|conv1d|norm|out|dt)|nextn\.\w+)\.(weight|bias))")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight",
                           "rope_factors_long.weight", "rope_factors_short.weight")
-                    or layer.fullmatch(n)
+                    or layer.fullmatch(n) or (arch in ("qwen35", "qwen35moe") and qwen35.fullmatch(n))
                     for n in names))
 
 

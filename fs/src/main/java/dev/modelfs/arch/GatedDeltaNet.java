@@ -169,15 +169,7 @@ final class GatedDeltaNet {
     static void checkGguf(GgufParams m, String p) {
         Sizes.of(m, p);
         int layers = textLayers(m, p);
-        int[] sections = m.ints(p + "rope.dimension_sections");
-        if (sections != null) {
-            for (int i = 3; i < sections.length; i++) {
-                if (sections[i] != 0) {
-                    throw new IllegalArgumentException(p + "rope.dimension_sections[" + i + "] = " + sections[i]
-                            + ": a rope section beyond time, height and width is not plain rope on text");
-                }
-            }
-        }
+        MropeText.checkSections(m, p);
         boolean[] recurrent = m.bools(p + "attention.recurrent_layers");
         if (recurrent == null && m.integer(p + "full_attention_interval", null) == null) {
             throw new IllegalArgumentException(p + ": neither attention.recurrent_layers nor full_attention_interval says which layers are linear");

@@ -16,6 +16,16 @@ final class MropeText {
 
     /** Refuses sections with a non-zero fourth entry and a {@code rope.dimension_count} other than {@code headDim}. */
     static void check(GgufParams m, String p, int headDim) {
+        checkSections(m, p);
+        long rot = m.integer(p + "rope.dimension_count", (long) headDim);
+        if (rot != headDim) {
+            throw new IllegalArgumentException(p + "rope.dimension_count = " + rot + ", not the head dimension " + headDim
+                    + " (partial rotation is not mapped)");
+        }
+    }
+
+    /** Refuses sections with a non-zero fourth entry (llama.cpp's extra position, not plain rope on text). */
+    static void checkSections(GgufParams m, String p) {
         int[] sections = m.ints(p + "rope.dimension_sections");
         if (sections != null) {
             for (int i = 3; i < sections.length; i++) {
@@ -24,11 +34,6 @@ final class MropeText {
                             + ": a rope section beyond time, height and width is not plain rope on text");
                 }
             }
-        }
-        long rot = m.integer(p + "rope.dimension_count", (long) headDim);
-        if (rot != headDim) {
-            throw new IllegalArgumentException(p + "rope.dimension_count = " + rot + ", not the head dimension " + headDim
-                    + " (partial rotation is not mapped)");
         }
     }
 

@@ -36,13 +36,18 @@ class GgufHfFilesTest {
     }
 
     File read(DirNode dir, String path) throws IOException {
+        MemorySegment bytes = bytes(root, dir, path);
+        return new File(bytes, SafetensorsParser.parse(bytes));
+    }
+
+    /** The bytes of file {@code path} below {@code dir}, read through the store at {@code root}. */
+    static MemorySegment bytes(Path root, DirNode dir, String path) throws IOException {
         DirNode d = dir;
         String[] parts = path.split("/");
         for (int i = 0; i < parts.length - 1; i++) {
             d = (DirNode) d.child(parts[i]);
         }
-        MemorySegment bytes = MemorySegment.ofArray(VectorStore.read(root, (FileNode) d.child(parts[parts.length - 1])));
-        return new File(bytes, SafetensorsParser.parse(bytes));
+        return MemorySegment.ofArray(VectorStore.read(root, (FileNode) d.child(parts[parts.length - 1])));
     }
 
     @Test

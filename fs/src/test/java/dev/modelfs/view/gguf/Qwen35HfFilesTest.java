@@ -157,12 +157,7 @@ class Qwen35HfFilesTest {
     }
 
     File read(DirNode dir, String path) throws IOException {
-        DirNode d = dir;
-        String[] parts = path.split("/");
-        for (int i = 0; i < parts.length - 1; i++) {
-            d = (DirNode) d.child(parts[i]);
-        }
-        MemorySegment bytes = MemorySegment.ofArray(VectorStore.read(root, (FileNode) d.child(parts[parts.length - 1])));
+        MemorySegment bytes = GgufHfFilesTest.bytes(root, dir, path);
         return new File(bytes, SafetensorsParser.parse(bytes));
     }
 
