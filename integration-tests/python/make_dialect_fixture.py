@@ -579,6 +579,9 @@ def main(argv) -> int:
         # handle_gemma4_clip promotes the patch embedding (Ollama's converter stores v.position_embd as F32); modelfs
         # also widens the audio SSCP projection, F16 in Ollama's file, F32 in llama.cpp's (the source is F16-exact)
         "promoted": ["v.patch_embd.weight", "a.input_projection.weight"],
+        # the audio blocks' per_dim_scale is softplus of the checkpoint's, which Ollama's converter computes in float64
+        # (softplusRepacker) and llama.cpp's in torch float32: the translation serves Ollama's bytes, 1 ulp apart at most
+        "ulp_close": ["per_dim_scale.weight"],
         # KVs the translation leaves as Ollama's converter wrote them (FORMATS.md §12.6): Ollama's scores (the ids), no
         # add_space_prefix / add_sep_token, which llama.cpp's Gemma 4 BPE vocabulary does not read; the token types
         # are llama.cpp's (compared), the llama checks compare the tokenization of strings
