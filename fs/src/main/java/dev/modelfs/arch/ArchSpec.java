@@ -16,7 +16,8 @@ import java.util.Optional;
  * <p>Invariants: {@link #ggufName()} is llama.cpp's {@code LLM_ARCH} name; two specs share it only when
  * {@link #claims} tells them apart (Mixtral is llama with experts). The HF names of {@link #tables()} are
  * non-empty, their first element canonical, and disjoint between architectures. {@link #layers()} names
- * every per-layer tensor llama.cpp requires, each once per GGUF name and once per HF name (an encoder's fused
+ * every per-layer tensor llama.cpp requires (in every layer unless {@link #requiresLayerTensor} says otherwise), each once
+ * per GGUF name and once per HF name (an encoder's fused
  * {@code attn_qkv}, which the HF side splits, is named by {@link #splitQkv()} instead). Methods that
  * refuse throw {@link IllegalArgumentException} with a one-line reason. Implementations are stateless.
  */
@@ -170,6 +171,34 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
      */
     default Optional<long[]> layerShape(String gguf, int layer, JsonNode config, ConfigKeys.Dims d) {
         return layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst().map(r -> r.shape().apply(d));
+    }
+
+    // ---- tensors and KVs not in every model of an architecture (Gemma 4's per-layer embeddings and KV sharing)
+
+    /**
+     * The HF shape {@code config.json} implies for a global GGUF tensor {@code gguf} (with suffix) other than
+     * {@code token_embd}, {@code output} and {@code output_norm}; empty (the tensor is unexpected) by default.
+     */
+    default Optional<long[]> globalShape(String gguf, JsonNode config, ConfigKeys.Dims d) {
+        return Optional.empty();
+    }
+
+    /** Whether llama.cpp requires the weight of rule {@code gguf} of {@link #layers()} in layer {@code layer}: always by default. */
+    default boolean requiresLayerTensor(String gguf, int layer, JsonNode config) {
+        return true;
+    }
+
+    /** Global GGUF tensors (with suffix) llama.cpp requires besides {@code token_embd} and {@code output_norm}; none by default. */
+    default List<String> requiredGlobals(JsonNode config) {
+        return List.of();
+    }
+
+    /**
+     * Whether GGUF KV {@code <ggufName>.<ggufSuffix>} of a {@link ConfigKeys} entry may be a per-layer ARRAY that
+     * {@link #completeHfConfig} maps (Gemma 4's {@code feed_forward_length}); {@link ConfigKeys#toHf} refuses any other array.
+     */
+    default boolean mapsArrayKv(String ggufSuffix) {
+        return false;
     }
 
     /**

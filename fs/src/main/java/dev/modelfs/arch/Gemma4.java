@@ -17,8 +17,9 @@ import java.util.Optional;
  * converter writes as {@code rope_freqs.weight} (1 for each rotated pair, 1e30 for the others): its count of
  * ones gives {@code partial_rotary_factor} (docs/FORMATS.md §7.3, §7.4).
  *
- * <p>Refused (one-line reasons): per-layer embeddings (E2B/E4B: {@code embedding_length_per_layer_input > 0}), KV
- * sharing ({@code attention.shared_kv_layers > 0}), experts, per-layer feed-forward or KV-head arrays, keys shared
+ * <p>Per-layer embeddings, KV sharing and double-wide MLPs (E2B/E4B) are {@link Gemma4PerLayer}'s.
+ *
+ * <p>Refused (one-line reasons): experts, per-layer KV-head arrays, feed-forward arrays other than double-wide MLPs', keys shared
  * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
  * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
  * unreadable {@code rope_freqs.weight}. The rules' HF shapes are the sliding layers'; {@link #layerShape} gives the full
@@ -26,7 +27,7 @@ import java.util.Optional;
  */
 public final class Gemma4 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
-            Layers.SANDWICH_NORMS, Layers.DENSE_MLP);
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP, Gemma4PerLayer.LAYERS);
     private static final Tables TABLES = new Tables("gemma4", List.of("Gemma4ForCausalLM"), List.of("gemma4_text"), LAYERS);
     private static final List<Assembly> ASSEMBLIES = List.of(Assembly.renamed("layer_scalar", "layer_output_scale.weight",
             Assembly.Layout.VECTOR));
@@ -41,6 +42,15 @@ public final class Gemma4 implements ArchSpec {
     @Override
     public List<Assembly> assemblies() {
         return ASSEMBLIES;
+    }
+
+    private static final List<String[]> GLOBALS = Layers.of(List.of(new String[] {"model.embed_tokens", "token_embd"},
+            new String[] {"model.norm", "output_norm"}, new String[] {"lm_head", "output"}), Gemma4PerLayer.GLOBALS);
+
+    /** The common globals and the per-layer-embedding ones ({@link Gemma4PerLayer}). */
+    @Override
+    public List<String[]> globals() {
+        return GLOBALS;
     }
 
     // ---- Hugging Face → GGUF: Gemma4Synth
@@ -81,6 +91,26 @@ public final class Gemma4 implements ArchSpec {
 
     /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
     @Override
+    public Optional<long[]> globalShape(String gguf, JsonNode config, ConfigKeys.Dims d) {
+        return Gemma4PerLayer.globalShape(gguf, config, d);
+    }
+
+    @Override
+    public boolean requiresLayerTensor(String gguf, int layer, JsonNode config) {
+        return Gemma4PerLayer.requires(gguf, layer, config);
+    }
+
+    @Override
+    public List<String> requiredGlobals(JsonNode config) {
+        return Gemma4PerLayer.requiredGlobals(config);
+    }
+
+    @Override
+    public boolean mapsArrayKv(String ggufSuffix) {
+        return Gemma4PerLayer.mapsArray(ggufSuffix);
+    }
+
+    @Override
     public void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
         int count = tokenizer.path("model").path("vocab").size() + tokenizer.path("added_tokens").size();
         if (count < d.vocab()) {
@@ -104,7 +134,7 @@ public final class Gemma4 implements ArchSpec {
 
     @Override
     public void checkGguf(GgufParams m, String p) {
-        for (String k : new String[] {"embedding_length_per_layer_input", "attention.shared_kv_layers", "expert_count"}) {
+        for (String k : new String[] {"expert_count"}) {
             long v = m.integer(p + k, 0L);
             if (v != 0) {
                 throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings, KV sharing and experts are not mapped)");
@@ -122,10 +152,11 @@ public final class Gemma4 implements ArchSpec {
         }
         boolean[] sliding = pattern(m, p);
         for (int i = 0; i < sliding.length; i++) {
-            if (!sliding[i] && !m.hasTensor("blk." + i + ".attn_v.weight")) {
+            if (!sliding[i] && !Gemma4PerLayer.sharesKv(m, p, i) && !m.hasTensor("blk." + i + ".attn_v.weight")) {
                 throw new IllegalArgumentException("gemma4 layer " + i + " has no attn_v (keys shared with values are not mapped)");
             }
         }
+        Gemma4PerLayer.checkGguf(m, p, sliding);
     }
 
     /** {@code attention.sliding_window_pattern}: per layer, whether it is a sliding-window layer. */
@@ -184,12 +215,10 @@ public final class Gemma4 implements ArchSpec {
             c.putNull("final_logit_softcapping");
         }
         c.put("hidden_activation", "gelu_pytorch_tanh");
-        c.put("hidden_size_per_layer_input", 0);
         c.put("vocab_size_per_layer_input", c.path("vocab_size").asLong());
-        c.put("num_kv_shared_layers", 0);
+        Gemma4PerLayer.completeHfConfig(c, m, p);
         c.put("attention_k_eq_v", false);
         c.put("enable_moe_block", false);
-        c.put("use_double_wide_mlp", false);
         c.put("attention_bias", false);
     }
 }

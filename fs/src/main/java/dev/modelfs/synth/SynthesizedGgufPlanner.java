@@ -278,7 +278,7 @@ public final class SynthesizedGgufPlanner {
             }
             plans.add(stacked(arch, d, cfg, e.getKey(), e.getValue(), f16Exact));
         }
-        checkComplete(arch, d, names);
+        checkComplete(arch, d, cfg, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
 
         List<GgufKv> kvs = new ArrayList<>();
@@ -407,7 +407,7 @@ public final class SynthesizedGgufPlanner {
             return switch (g) {
                 case "token_embd.weight", "output.weight" -> new long[]{d.vocab(), d.hidden()};
                 case "output_norm.weight" -> new long[]{d.hidden()};
-                default -> throw new IllegalArgumentException("unexpected tensor " + g);
+                default -> a.spec().globalShape(g, cfg, d).orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
             };
         }
         if (Long.parseLong(m.group(1)) >= d.layers()) {
@@ -419,11 +419,14 @@ public final class SynthesizedGgufPlanner {
     }
 
     /** Every tensor llama.cpp requires: the global ones, and in every layer each rule's weight and the required biases. */
-    private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
+    private static void checkComplete(Architecture a, ConfigKeys.Dims d, JsonNode cfg, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
+        need.addAll(a.spec().requiredGlobals(cfg));
         for (int l = 0; l < d.layers(); l++) {
             for (LayerRule r : a.spec().layers()) {
-                need.add("blk." + l + "." + r.gguf() + ".weight");
+                if (a.spec().requiresLayerTensor(r.gguf(), l, cfg)) {
+                    need.add("blk." + l + "." + r.gguf() + ".weight");
+                }
             }
             for (String b : a.spec().requiredBiases()) {
                 need.add("blk." + l + "." + b + ".bias");
