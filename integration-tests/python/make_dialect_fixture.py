@@ -14,7 +14,7 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
-Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration in E2B's form with a vision tower, written as F16 by both
 converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
 needs them).
 Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
@@ -570,7 +570,10 @@ def main(argv) -> int:
         # of 560 differ: Ollama's converter types <unusedN> and the added tokens control, llama.cpp's normal) are among
         # ref_differences, as handle_gemma4 leaves them. A gap, not fixed; mmproj.gguf is image-checked alone
         "mtmd_reference_text": "the translated model.gguf keeps Ollama's gemma4 token types and scores (handle_gemma4 leaves them)",
-        "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
+        # the text model's Hugging Face folder, read through the translation: E2B's per-layer embeddings, KV sharing and
+        # double-wide MLPs against the source's text-only logits, on more tokens than the sliding window
+        **__import__("dialect_hf_folder").oracle("Gemma4ForConditionalGeneration", hf_g4, os.path.join(out, "ref", "gemma4"),
+                                                 "Gemma4ForCausalLM", n=40),
         "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
         # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
         # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which

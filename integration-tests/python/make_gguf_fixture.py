@@ -51,15 +51,16 @@ IMPORTS = {
     "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
     # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
     "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
-    "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
-    "gemma4_e2b": ["bf16"],             # E2B's per-layer embeddings, KV sharing and double-wide MLPs (FORMATS.md §7.4)
+    # Gemma4ForConditionalGeneration in E2B's form (dialect_gemma4: per-layer embeddings, KV sharing, double-wide MLPs):
+    # the text of model.language_model.*, towers left out
+    "gemma4_vlm": ["bf16", "nvfp4"],
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
              "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
-             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", "gemma4_e2b": "GEMMA4"}
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4"}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece

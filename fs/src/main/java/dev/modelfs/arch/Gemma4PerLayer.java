@@ -193,10 +193,10 @@ final class Gemma4PerLayer {
      * to its first before layer {@code L - n} and twice it from there (any other array is refused).
      */
     private static int[] ffWidths(GgufParams m, String p, int layers, int n) {
-        int[] ff = m.ints(p + FF);
-        if (ff == null) {
+        if (!m.isArray(p + FF)) {
             return null;
         }
+        int[] ff = m.ints(p + FF);
         boolean same = true, doubled = n > 0;
         if (ff.length != layers || ff.length == 0 || ff[0] <= 0) {
             throw new IllegalArgumentException("gemma4 " + p + FF + " is an array of " + ff.length + " entries for " + layers + " layers");

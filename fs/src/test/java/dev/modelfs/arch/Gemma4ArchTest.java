@@ -33,6 +33,7 @@ class Gemma4ArchTest {
                 P + "attention.sliding_window", 8L, P + "rope.freq_base", 1_000_000.0, P + "rope.freq_base_swa", 10_000.0,
                 P + "final_logit_softcapping", 30.0));
         kv.put(P + "embedding_length_per_layer_input", 0L);
+        kv.put(P + "feed_forward_length", 128L);
         kv.put(P + "attention.sliding_window_pattern", new boolean[] {true, false});
         float[] freqs = new float[32];
         Arrays.fill(freqs, 1e30f);
@@ -81,6 +82,9 @@ class Gemma4ArchTest {
         assertEquals(30.0, c.get("final_logit_softcapping").asDouble());
         assertEquals(560, c.get("vocab_size_per_layer_input").asInt());
         assertEquals(0, c.get("hidden_size_per_layer_input").asInt());
+        assertEquals(0, c.get("num_kv_shared_layers").asInt());
+        assertFalse(c.get("use_double_wide_mlp").asBoolean(), "a scalar feed_forward_length");
+        assertFalse(c.has("intermediate_size"), "ConfigKeys writes the scalar");
         assertFalse(c.has("rope_theta") || c.has("hidden_act"));
     }
 
