@@ -89,7 +89,6 @@ public final class Gemma4 implements ArchSpec {
         return Gemma4Synth.layerShape(LAYERS, gguf, layer, config, d);
     }
 
-    /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
     @Override
     public Optional<long[]> globalShape(String gguf, JsonNode config, ConfigKeys.Dims d) {
         return Gemma4PerLayer.globalShape(gguf, config, d);
@@ -110,6 +109,7 @@ public final class Gemma4 implements ArchSpec {
         return Gemma4PerLayer.mapsArray(ggufSuffix);
     }
 
+    /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
     @Override
     public void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
         int count = tokenizer.path("model").path("vocab").size() + tokenizer.path("added_tokens").size();
@@ -137,7 +137,7 @@ public final class Gemma4 implements ArchSpec {
         for (String k : new String[] {"expert_count"}) {
             long v = m.integer(p + k, 0L);
             if (v != 0) {
-                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings, KV sharing and experts are not mapped)");
+                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (experts are not mapped)");
             }
         }
         long global = m.integer(p + "attention.key_length", -1L), local = m.integer(p + "attention.key_length_swa", -1L);

@@ -180,4 +180,15 @@ class Gemma4ArchTest {
         e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(e2bKvs(), noV), P));
         assertTrue(e.getMessage().contains("layer 1 has no attn_v"), e.getMessage());
     }
+
+    @Test
+    void aPerLayerFeedForwardArrayIsLeftToGemma4AndRefusedElsewhere() {
+        var ff = new dev.modelfs.format.gguf.GgufKv("gemma4.feed_forward_length", dev.modelfs.format.gguf.GgufValueType.ARRAY,
+                new dev.modelfs.format.gguf.GgufArray(dev.modelfs.format.gguf.GgufValueType.INT32, List.of(128, 128, 256, 256)), 0, 0);
+        ObjectNode c = ConfigKeys.toHf(Architecture.GEMMA4, Map.of(ff.key(), ff));
+        assertFalse(c.has("intermediate_size"), "completeHfConfig writes it");
+        var llamaFf = new dev.modelfs.format.gguf.GgufKv("llama.feed_forward_length", ff.type(), ff.value(), 0, 0);
+        var e = assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toHf(Architecture.LLAMA, Map.of(llamaFf.key(), llamaFf)));
+        assertTrue(e.getMessage().contains("llama.feed_forward_length is an array"), e.getMessage());
+    }
 }
