@@ -5,7 +5,7 @@
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
                                                  #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "olmo2",
-                                                 #  "phi3_longrope", "granitemoe", "gemma4", "gptoss", "deepseek3")
+                                                 #  "phi3_longrope", "granitemoe", "gemma4", "gemma4_e2b", "gptoss", "deepseek3")
     H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
 
