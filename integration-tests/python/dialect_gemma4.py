@@ -26,10 +26,10 @@ NAMED_SPECIALS = {"boi_token": "<|image>", "eoi_token": "<image|>", "sot_token":
                   "soc_token": "<|channel>", "eoc_token": "<channel|>", "escape_token": '<|"|>'}
 
 
-def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False, moe: bool = False) -> None:
-    """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
-    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings; `moe`: 26B-A4B's routed experts beside the
-    dense MLP, hf_gguf_fixtures.GEMMA4_MOE's 4 experts of 2 per token), a one-layer vision tower, a one-block
+def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False) -> None:
+    """The source model: Gemma 4 E2B's text config shrunk (hidden 64, 4 layers: sliding, full, sliding, full with a
+    window of 8, head_dim 32 and global_head_dim 64; per-layer inputs of 16; the last two layers sharing layers 0 and
+    1's keys and values, their MLPs double-wide, as google/gemma-4-E2B), a one-layer vision tower, a one-block
     audio encoder (F16-exact weights, finite clamp bounds), weights random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
     Gemma 4's image normalization (mean 0, std 1). Without `audio` (make_gguf_fixture's gemma4_vlm) no audio encoder,
@@ -42,12 +42,12 @@ def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False,
     if named_specials:
         from tokenizers import AddedToken
         tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in NAMED_SPECIALS.values()], special_tokens=True)
-    text = T.Gemma4TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    text = T.Gemma4TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=4,
                               num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=GLOBAL_HEAD_DIM,
-                              sliding_window=8, layer_types=["sliding_attention", "full_attention"],
-                              hidden_size_per_layer_input=0, vocab_size_per_layer_input=len(tok),
-                              max_position_embeddings=4096, final_logit_softcapping=30.0, rms_norm_eps=1e-6,
-                              **(__import__("hf_gguf_fixtures").GEMMA4_MOE if moe else {}))
+                              sliding_window=8, layer_types=["sliding_attention", "full_attention"] * 2,
+                              hidden_size_per_layer_input=16, vocab_size_per_layer_input=len(tok),
+                              num_kv_shared_layers=2, use_double_wide_mlp=True,
+                              max_position_embeddings=4096, final_logit_softcapping=30.0, rms_norm_eps=1e-6)
     vision = T.Gemma4VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                                   num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64,
                                   pooling_kernel_size=2)
@@ -58,7 +58,7 @@ def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False,
                                     conv_kernel_size=5, output_proj_dims=32)
     cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=audio_cfg.to_dict() if audio else None,
                          boi_token_id=4, eoi_token_id=5, image_token_id=6, video_token_id=7, boa_token_id=8,
-                         eoa_token_index=9, audio_token_id=10)
+                         eoa_token_index=9, audio_token_id=11)   # not among dialect_hf_folder.oracle's ids (3 + 7i)
     torch.manual_seed(4)
     model = T.Gemma4ForConditionalGeneration(cfg)
     M.randomize(model, std=0.08)
@@ -167,6 +167,9 @@ GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision+
     "experts.gate_up_proj", "ffn_gate_up_exps.weight",
     "experts.down_proj.weight", "ffn_down_exps.weight",
     "experts.down_proj", "ffn_down_exps.weight",
+    "per_layer_input_gate", "inp_gate",
+    "per_layer_projection", "proj",
+    "post_per_layer_input_norm", "post_norm",
     "layer_scalar", "layer_output_scale.weight",
 ]
 
@@ -233,7 +236,13 @@ def gemma4_kv(cfg: dict, t: dict) -> dict:
     u = lambda v: ("uint32", int(v))   # noqa: E731
     kv["gemma4.block_count"] = u(tc["num_hidden_layers"])
     kv["gemma4.embedding_length"] = u(tc["hidden_size"])
-    kv["gemma4.feed_forward_length"] = u(tc["intermediate_size"])   # no use_double_wide_mlp: one width
+    n_shared = tc.get("num_kv_shared_layers") or 0
+    if tc.get("use_double_wide_mlp") and n_shared > 0:   # the KV-sharing layers twice as wide, an int32 array
+        first = tc["num_hidden_layers"] - n_shared
+        kv["gemma4.feed_forward_length"] = ("int32s", [tc["intermediate_size"] * (2 if i >= first else 1)
+                                                       for i in range(tc["num_hidden_layers"])])
+    else:
+        kv["gemma4.feed_forward_length"] = u(tc["intermediate_size"])
     kv["gemma4.context_length"] = u(tc["max_position_embeddings"])
     kv["gemma4.attention.head_count"] = u(tc["num_attention_heads"])
     kv["gemma4.attention.head_count_kv"] = u(tc["num_key_value_heads"])   # no num_global_key_value_heads: one count

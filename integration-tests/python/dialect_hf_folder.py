@@ -19,15 +19,11 @@ import hf_models as H
 CHAT = ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n", "a<|endoftext|>b<|im_end|>c"]
 
 
-def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40, keep_f32: tuple = (),
-           text_class: str | None = None) -> dict:
+def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40, keep_f32: tuple = ()) -> dict:
     """The dialect_expected.json fields of the folder check: its class, the token ids (n of them, cycling over the
     vocabulary from id 3), the path of the source's float32 logits (out_prefix + "-logits.npy"), and the source
     tokenizer's ids of sample strings (without, then with special tokens added). Parameters whose name contains one of
-    `keep_f32` are not rounded to F16 (tensors of two or more dimensions the dialect stores as F32, as a MoE router).
-    `text_class`: the logits are those of transformers' own text class built from the source's text config and text
-    weights (model.language_model.X as model.X) instead of the source's text-only forward (Gemma 4: transformers 5.17's
-    Gemma4ForConditionalGeneration attends otherwise than Gemma4ForCausalLM on text alone, from the second token on)."""
+    `keep_f32` are not rounded to F16 (tensors of two or more dimensions the dialect stores as F32, as a MoE router)."""
     import torch
     import transformers as T
     model = getattr(T, source_class).from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
@@ -35,14 +31,6 @@ def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str
         for name, p in model.named_parameters():
             if p.dim() >= 2 and not any(k in name for k in keep_f32):
                 p.copy_(p.half().float())
-    if text_class:
-        full = model
-        model = getattr(T, text_class)(full.config.get_text_config()).eval()
-        model.config._attn_implementation = "eager"
-        text = {"model." + k[len("model.language_model."):]: v for k, v in full.state_dict().items() if k.startswith("model.language_model.")}
-        result = model.load_state_dict(text, strict=False)
-        if result.unexpected_keys or [k for k in result.missing_keys if k != "lm_head.weight"]:
-            raise AssertionError(f"{text_class} from {source_class}'s text weights: {result}")
     vocab = model.get_input_embeddings().weight.shape[0]
     ids = [3 + (7 * i) % (vocab - 3) for i in range(n)]
     with torch.no_grad():

@@ -5,7 +5,7 @@
                                                  # tokenizer_config.json, generation_config.json
     H.KINDS                                      # ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3",
                                                  #  "qwen2moe", "mixtral", "gemma3_4b", "gemma", "gemma2", "olmo2",
-                                                 #  "phi3_longrope", "granitemoe", "gemma4", "gptoss", "deepseek3",
+                                                 #  "phi3_longrope", "granitemoe", "gemma4", "gemma4_e2b", "gptoss", "deepseek3",
                                                  #  "qwen25vl", "qwen3vl", "mistral3", "qwen35", "qwen35moe")
     H.check_features(kind, model)                # each feature of FEATURES[kind] changes the logits (or raises)
     H.SAMPLE_TEXTS                               # strings to compare tokenizations on
@@ -44,7 +44,9 @@ import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
          "gemma", "gemma2", "olmo2", "phi3_longrope", "granitemoe",
-         "gemma4")
+         "gemma4", "gemma4_e2b")
+# Gemma 4 text kinds: gemma4 (sliding and full layers), gemma4_e2b (E2B's per-layer embeddings, KV sharing, double-wide MLPs)
+GEMMA4_KINDS = ("gemma4", "gemma4_e2b")
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
@@ -57,7 +59,7 @@ KINDS += _q35.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
-GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2", "gemma4")
+GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2", "gemma4", "gemma4_e2b")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -264,6 +266,12 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                   sliding_window=8, layer_types=["sliding_attention", "full_attention"],
                                   hidden_size_per_layer_input=0, vocab_size_per_layer_input=vocab_size,
                                   final_logit_softcapping=GEMMA2_FINAL_CAP)
+    if kind == "gemma4_e2b":  # Gemma 4 E2B's form (google/gemma-4-E2B: per-layer inputs, the last layers sharing KV, their
+        # MLPs double-wide), shrunk: sliding, full, then a sliding and a full layer reading layers 0 and 1's keys; inputs of 16
+        return T.Gemma4TextConfig(**dict(common, tie_word_embeddings=True, rms_norm_eps=1e-6, num_hidden_layers=4), head_dim=32,
+                                  global_head_dim=64, sliding_window=8, layer_types=["sliding_attention", "full_attention"] * 2,
+                                  hidden_size_per_layer_input=16, vocab_size_per_layer_input=vocab_size, num_kv_shared_layers=2,
+                                  use_double_wide_mlp=True, final_logit_softcapping=GEMMA2_FINAL_CAP)
     if kind in _moe.KINDS:
         return _moe.config(kind, common)
     if kind in _vlm.KINDS:
@@ -319,7 +327,7 @@ def model_class(kind: str):
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
             "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM,
             "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM,
-            "granitemoe": T.GraniteMoeForCausalLM, "gemma4": T.Gemma4ForCausalLM}[kind]
+            "granitemoe": T.GraniteMoeForCausalLM, "gemma4": T.Gemma4ForCausalLM, "gemma4_e2b": T.Gemma4ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -331,7 +339,7 @@ def make_model(kind: str, seed: int = 0):
     model = model_class(kind)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():   # norms around 1 (not exactly 1), weights larger than
-            if p.dim() == 1 and kind.startswith("gemma") and kind != "gemma4":  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
+            if p.dim() == 1 and kind.startswith("gemma") and kind not in GEMMA4_KINDS:  # Gemma scales by 1 + w: w near 0, a multiple of 2^-7
                 p.copy_(torch.round(12.8 * torch.randn_like(p)) / 128)   # so that 1 + w is exact in bf16
             elif p.dim() == 1:                      # the default 0.02 so greedy generation is not flat
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
@@ -341,7 +349,7 @@ def make_model(kind: str, seed: int = 0):
             _moe.init_buffers(kind, model)
         if kind in _q35.KINDS:
             _q35.init(model)
-        if kind == "gemma4":   # the per-layer output scalars (buffers, saved with the weights) away from 1
+        if kind in GEMMA4_KINDS:   # the per-layer output scalars (buffers, saved with the weights) away from 1
             for i, layer in enumerate(model.model.layers):
                 layer.layer_scalar.fill_(0.5 + 0.25 * i)
     model = model.to(torch.bfloat16)
@@ -407,6 +415,10 @@ FEATURES = {
 FEATURES["gemma4"] = {"layer scalars": lambda m: [layer.layer_scalar.fill_(1.0) for layer in m.model.layers],
                       "final logit soft-cap": _set_config(final_logit_softcapping=None),
                       "sliding window": _set_config(sliding_window=4096)}
+FEATURES["gemma4_e2b"] = dict(FEATURES["gemma4"], **{
+    "per-layer embeddings": _set_params("embed_tokens_per_layer", 0.0),
+    "per-layer input gates": _set_params("per_layer_input_gate", 0.0),
+    "per-layer model projection": _set_params("per_layer_model_projection", 0.0)})
 FEATURE_PROMPT = list(range(3, 45))
 
 
@@ -465,7 +477,7 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
                                           for a in json.load(f)["added_tokens"]}
         with open(os.path.join(out_dir, "tokenizer.model"), "wb") as f:
             f.write(tokenizer.spm_model_bytes)
-    if kind == "gemma4":   # Gemma 4's tokenizer declares its turn markers special: llama.cpp's converter (LlamaHfVocab)
+    if kind in GEMMA4_KINDS:   # Gemma 4's tokenizer declares its turn markers special: llama.cpp's converter (LlamaHfVocab)
         tc["extra_special_tokens"] = ["<start_of_turn>", "<end_of_turn>"]   # marks exactly the special ids CONTROL
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)

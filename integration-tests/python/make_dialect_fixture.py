@@ -14,8 +14,8 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
-Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower and an audio encoder, written as
-F16 by both converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration in E2B's form with a vision tower and an audio encoder,
+written as F16 by both converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
 needs them).
 Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
@@ -501,7 +501,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4, audio=True, named_specials=True, moe=True)   # moe: 26B-A4B's experts, which the folder through the translation maps (Gemma4Experts)
+    G4.make_gemma4(hf_g4, audio=True, named_specials=True)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
     import dialect_gptoss as GO
     import dialect_olmo3 as O3
@@ -572,10 +572,10 @@ def main(argv) -> int:
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
         "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "a."))], "mmproj": True, "mtmd_template": "gemma",
         "mtmd_audio": True,   # mmproj.gguf holds the audio encoder too: llama-mtmd-cli --audio, mount against reference
-        # the text model's Hugging Face folder, read through the translation: the logits of the source's text weights in
-        # transformers' Gemma4ForCausalLM (its router F32, as the converter keeps it)
+        # the text model's Hugging Face folder, read through the translation: E2B's per-layer embeddings, KV sharing and
+        # double-wide MLPs against the source's text-only logits, on more tokens than the sliding window
         **__import__("dialect_hf_folder").oracle("Gemma4ForConditionalGeneration", hf_g4, os.path.join(out, "ref", "gemma4"),
-                                                 "Gemma4ForCausalLM", keep_f32=("router.proj.weight",), text_class="Gemma4ForCausalLM"),
+                                                 "Gemma4ForCausalLM", n=40),
         # handle_gemma4_clip promotes the patch embedding (Ollama's converter stores v.position_embd as F32); modelfs
         # also widens the audio SSCP projection, F16 in Ollama's file, F32 in llama.cpp's (the source is F16-exact)
         "promoted": ["v.patch_embd.weight", "a.input_projection.weight"],

@@ -52,7 +52,9 @@ IMPORTS = {
     "granitemoe": ["bf16"],              # multipliers; input_linear split into ffn_gate_exps / ffn_up_exps
     # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
     "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
-    "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
+    # Gemma4ForConditionalGeneration in E2B's form (dialect_gemma4: per-layer embeddings, KV sharing, double-wide MLPs):
+    # the text of model.language_model.*, towers left out
+    "gemma4_vlm": ["bf16", "nvfp4"],
     # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
     "qwen35": ["bf16", "int4", "nvfp4"],
     "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert

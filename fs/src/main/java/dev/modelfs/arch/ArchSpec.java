@@ -195,6 +195,29 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return layers().stream().filter(r -> r.gguf().equals(gguf)).findFirst().map(r -> r.shape().apply(d));
     }
 
+    // ---- tensors and KVs not in every model of an architecture (Gemma 4's per-layer embeddings and KV sharing)
+
+    /**
+     * The HF shape {@code config.json} implies for a global GGUF tensor {@code gguf} (with suffix) other than
+     * {@code token_embd}, {@code output} and {@code output_norm}; empty (the tensor is unexpected) by default.
+     */
+    default Optional<long[]> globalShape(String gguf, JsonNode config, ConfigKeys.Dims d) {
+        return Optional.empty();
+    }
+
+    /** Global GGUF tensors (with suffix) llama.cpp requires besides {@code token_embd} and {@code output_norm}; none by default. */
+    default List<String> requiredGlobals(JsonNode config) {
+        return List.of();
+    }
+
+    /**
+     * Whether GGUF KV {@code <ggufName>.<ggufSuffix>} of a {@link ConfigKeys} entry may be a per-layer ARRAY that
+     * {@link #completeHfConfig} maps (Gemma 4's {@code feed_forward_length}); {@link ConfigKeys#toHf} refuses any other array.
+     */
+    default boolean mapsArrayKv(String ggufSuffix) {
+        return false;
+    }
+
     /**
      * The tokenizer KVs of the synthesized GGUF, given those {@link TokenizerKvs#of} derived ({@code kvs}, the
      * {@link #tokenizerExtras} included) from {@code tokenizer} and {@code tokenizerConfig} (null when absent): unchanged by
@@ -269,7 +292,7 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /**
      * The per-layer GGUF tensors (without {@code blk.N.}, with suffix) llama.cpp requires in layer {@code layer} of the model
      * {@code config} describes: by default every rule's weight and every {@link #requiredBiases required bias}. An architecture
-     * whose layers depend on its config (Gemma 4's experts, {@link Gemma4Experts}; Qwen 3.5's two layer types, {@link Qwen35Synth}) narrows or widens the list.
+     * whose layers depend on its config (Gemma 4's experts, {@link Gemma4Experts}, and shared KV layers, {@link Gemma4PerLayer}; Qwen 3.5's two layer types, {@link Qwen35Synth}) narrows or widens the list.
      */
     default List<String> requiredInLayer(int layer, JsonNode config) {
         List<String> out = new java.util.ArrayList<>();

@@ -191,6 +191,13 @@ public final class ConfigKeys {
                 continue;
             }
             String f = e.hfFields().getFirst();
+            if (kv.type() == GgufValueType.ARRAY) {   // per-layer values: only where the architecture maps them itself
+                if (!a.spec().mapsArrayKv(e.ggufSuffix())) {
+                    throw new IllegalArgumentException(p + e.ggufSuffix() + " is an array (per-layer values are not mapped for "
+                            + a.ggufName() + ")");
+                }
+                continue;
+            }
             if (kv.type() == GgufValueType.FLOAT32) {
                 out.put(f, Double.parseDouble(Float.toString((Float) kv.value())));
             } else if (kv.type() == GgufValueType.STRING) {

@@ -19,8 +19,9 @@ import java.util.Optional;
  *
  * <p>Experts (26B-A4B) are {@link Gemma4Experts}'s: the routed block beside the dense MLP, in every layer or in none.
  *
- * <p>Refused (one-line reasons): per-layer embeddings (E2B/E4B: {@code embedding_length_per_layer_input > 0}), KV
- * sharing ({@code attention.shared_kv_layers > 0}), per-layer feed-forward or KV-head arrays, keys shared
+ * <p>Per-layer embeddings, KV sharing and double-wide MLPs (E2B/E4B) are {@link Gemma4PerLayer}'s.
+ *
+ * <p>Refused (one-line reasons): per-layer KV-head arrays, feed-forward arrays other than double-wide MLPs', keys shared
  * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
  * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
  * unreadable {@code rope_freqs.weight}. The rules' HF shapes are the sliding layers'; {@link #layerShape} gives the full
@@ -28,7 +29,7 @@ import java.util.Optional;
  */
 public final class Gemma4 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
-            Layers.SANDWICH_NORMS, Layers.DENSE_MLP, Gemma4Experts.LAYERS);
+            Layers.SANDWICH_NORMS, Layers.DENSE_MLP, Gemma4Experts.LAYERS, Gemma4PerLayer.LAYERS);
     private static final Tables TABLES = new Tables("gemma4", List.of("Gemma4ForCausalLM"), List.of("gemma4_text"), LAYERS);
     private static final List<Assembly> ASSEMBLIES = Layers.of(List.of(Assembly.renamed("layer_scalar", "layer_output_scale.weight",
             Assembly.Layout.VECTOR)), Gemma4Experts.ASSEMBLIES);
@@ -43,6 +44,15 @@ public final class Gemma4 implements ArchSpec {
     @Override
     public List<Assembly> assemblies() {
         return ASSEMBLIES;
+    }
+
+    private static final List<String[]> GLOBALS = Layers.of(List.of(new String[] {"model.embed_tokens", "token_embd"},
+            new String[] {"model.norm", "output_norm"}, new String[] {"lm_head", "output"}), Gemma4PerLayer.GLOBALS);
+
+    /** The common globals and the per-layer-embedding ones ({@link Gemma4PerLayer}). */
+    @Override
+    public List<String[]> globals() {
+        return GLOBALS;
     }
 
     // ---- Hugging Face → GGUF: Gemma4Synth
@@ -81,6 +91,21 @@ public final class Gemma4 implements ArchSpec {
         return Gemma4Synth.layerShape(LAYERS, gguf, layer, config, d);
     }
 
+    @Override
+    public Optional<long[]> globalShape(String gguf, JsonNode config, ConfigKeys.Dims d) {
+        return Gemma4PerLayer.globalShape(gguf, config, d);
+    }
+
+    @Override
+    public List<String> requiredGlobals(JsonNode config) {
+        return Gemma4PerLayer.requiredGlobals(config);
+    }
+
+    @Override
+    public boolean mapsArrayKv(String ggufSuffix) {
+        return Gemma4PerLayer.mapsArray(ggufSuffix);
+    }
+
     /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
     @Override
     public void checkTokenizer(JsonNode tokenizer, ConfigKeys.Dims d) {
@@ -94,7 +119,10 @@ public final class Gemma4 implements ArchSpec {
     /** The dense layer's tensors, and the routed block's in a model with experts ({@link Gemma4Experts}). */
     @Override
     public List<String> requiredInLayer(int layer, JsonNode config) {
-        return Gemma4Experts.requiredInLayer(ArchSpec.super.requiredInLayer(layer, config), config);
+        List<String> base = ArchSpec.super.requiredInLayer(layer, config).stream()
+                .filter(n -> !n.endsWith(".weight") || Gemma4PerLayer.requires(n.substring(0, n.length() - ".weight".length()), layer, config))
+                .toList();
+        return Gemma4Experts.requiredInLayer(base, config);
     }
 
     @Override
@@ -112,12 +140,6 @@ public final class Gemma4 implements ArchSpec {
 
     @Override
     public void checkGguf(GgufParams m, String p) {
-        for (String k : new String[] {"embedding_length_per_layer_input", "attention.shared_kv_layers"}) {
-            long v = m.integer(p + k, 0L);
-            if (v != 0) {
-                throw new IllegalArgumentException("gemma4 " + p + k + " = " + v + " (per-layer embeddings and KV sharing are not mapped)");
-            }
-        }
         Gemma4Experts.checkGguf(m, p);
         long global = m.integer(p + "attention.key_length", -1L), local = m.integer(p + "attention.key_length_swa", -1L);
         if (global <= 0 || local <= 0) {
@@ -131,10 +153,11 @@ public final class Gemma4 implements ArchSpec {
         }
         boolean[] sliding = pattern(m, p);
         for (int i = 0; i < sliding.length; i++) {
-            if (!sliding[i] && !m.hasTensor("blk." + i + ".attn_v.weight")) {
+            if (!sliding[i] && !Gemma4PerLayer.sharesKv(m, p, i) && !m.hasTensor("blk." + i + ".attn_v.weight")) {
                 throw new IllegalArgumentException("gemma4 layer " + i + " has no attn_v (keys shared with values are not mapped)");
             }
         }
+        Gemma4PerLayer.checkGguf(m, p, sliding);
     }
 
     /** {@code attention.sliding_window_pattern}: per layer, whether it is a sliding-window layer. */
@@ -193,12 +216,10 @@ public final class Gemma4 implements ArchSpec {
             c.putNull("final_logit_softcapping");
         }
         c.put("hidden_activation", "gelu_pytorch_tanh");
-        c.put("hidden_size_per_layer_input", 0);
         c.put("vocab_size_per_layer_input", c.path("vocab_size").asLong());
-        c.put("num_kv_shared_layers", 0);
+        Gemma4PerLayer.completeHfConfig(c, m, p);
         c.put("attention_k_eq_v", false);
         Gemma4Experts.completeHfConfig(c, m, p);
-        c.put("use_double_wide_mlp", false);
         c.put("attention_bias", false);
     }
 }

@@ -21,10 +21,10 @@ import java.util.Set;
  * vocabulary as the converter's {@code LlamaHfVocab} reads {@code tokenizer.json} ({@code tokenizer.ggml.model = gemma4},
  * merges, every score -1000, no {@code tokenizer.ggml.pre}).
  *
- * <p>The routed experts of 26B-A4B are {@link Gemma4Experts}'s.
+ * <p>The routed experts of 26B-A4B are {@link Gemma4Experts}'s; per-layer embeddings, KV sharing and double-wide MLPs
+ * (E2B/E4B) are {@link Gemma4PerLayer}'s.
  *
- * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): per-layer embeddings (E2B/E4B),
- * KV sharing, double-wide MLPs, keys shared with values, a KV-head count of the full layers other than the sliding
+ * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): keys shared with values, a KV-head count of the full layers other than the sliding
  * layers', layer types that are not sliding/full per layer, a full-attention rope other than proportional, partial rotation
  * of the sliding layers, an activation other than tanh-approximated GELU, untied embeddings, attention logit soft-capping.
  * Stateless.
@@ -40,10 +40,7 @@ final class Gemma4Synth {
     static final float UNROTATED = 1e30f;
 
     static void checkHfConfig(JsonNode c) {
-        refuseIf(c.path("hidden_size_per_layer_input").asLong(0) > 0, "per-layer embeddings (hidden_size_per_layer_input > 0)");
-        refuseIf(c.path("num_kv_shared_layers").asLong(0) > 0, "KV sharing (num_kv_shared_layers > 0)");
         Gemma4Experts.checkHfConfig(c);
-        refuseIf(c.path("use_double_wide_mlp").asBoolean(false), "double-wide MLPs");
         refuseIf(c.path("attention_k_eq_v").asBoolean(false), "keys shared with values (attention_k_eq_v)");
         refuseIf(c.hasNonNull("attn_logit_softcapping"), "attention logit soft-capping");
         refuseIf(!c.path("tie_word_embeddings").asBoolean(true), "untied embeddings");
@@ -75,6 +72,7 @@ final class Gemma4Synth {
                 "sliding-attention rope other than full default rotation");
         refuseIf(!c.path("sliding_window").isIntegralNumber() || c.path("sliding_window").asInt() <= 0, "no positive sliding_window");
         globalHeadDim(c);
+        Gemma4PerLayer.checkHfConfig(c);
     }
 
     /** The full-attention layers' head dimension: {@code global_head_dim}, else {@code per_layer_config}'s of the first full layer. */
@@ -109,8 +107,7 @@ final class Gemma4Synth {
             out.add(new GgufKv(p + "final_logit_softcapping", GgufValueType.FLOAT32, (float) cap.doubleValue(), 0, 0));
         }
         out.add(u32(p + "attention.sliding_window", c.path("sliding_window").asInt()));
-        out.add(u32(p + "attention.shared_kv_layers", 0));
-        out.add(u32(p + "embedding_length_per_layer_input", 0));
+        out.addAll(Gemma4PerLayer.extraKvs(c, p, d));
         List<Object> pattern = new ArrayList<>();
         for (int i = 0; i < d.layers(); i++) {
             pattern.add(sliding(c, i));
@@ -142,6 +139,10 @@ final class Gemma4Synth {
         }
         if (gguf.equals("layer_output_scale")) {
             return Optional.of(new long[] {1});
+        }
+        Optional<long[]> perLayer = Gemma4PerLayer.layerShape(gguf, layer, c, d);
+        if (perLayer.isPresent()) {
+            return perLayer;
         }
         ConfigKeys.Dims ld = sliding(c, layer) ? d : new ConfigKeys.Dims(d.hidden(), d.layers(), d.heads(), d.headsKv(), globalHeadDim(c),
                 d.vocab(), d.ff(), d.experts(), d.expertFf(), d.sharedFf());

@@ -24,6 +24,9 @@ public interface GgufParams {
     /** An ARRAY KV of any integer type as ints, or null when absent. */
     int[] ints(String key);
 
+    /** Whether KV {@code key} is present and an ARRAY (per-layer values where a scalar is usual). */
+    boolean isArray(String key);
+
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 

@@ -124,6 +124,12 @@ final class GgufMeta implements GgufParams {
         return out;
     }
 
+    @Override
+    public boolean isArray(String key) {
+        GgufKv kv = g.kv(key);
+        return kv != null && kv.type() == GgufValueType.ARRAY;
+    }
+
     /** An ARRAY of any integer type as ints, or null when absent. */
     @Override
     public int[] ints(String key) {

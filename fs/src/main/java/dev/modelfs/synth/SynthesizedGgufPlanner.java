@@ -462,7 +462,7 @@ public final class SynthesizedGgufPlanner {
             return switch (g) {
                 case "token_embd.weight", "output.weight" -> new long[]{d.vocab(), d.hidden()};
                 case "output_norm.weight" -> new long[]{d.hidden()};
-                default -> throw new IllegalArgumentException("unexpected tensor " + g);
+                default -> a.spec().globalShape(g, cfg, d).orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
             };
         }
         if (Long.parseLong(m.group(1)) >= d.layers()) {
@@ -477,6 +477,7 @@ public final class SynthesizedGgufPlanner {
     /** Every tensor llama.cpp requires: the global ones, and in every layer those {@link ArchSpec#requiredInLayer} names. */
     private static void checkComplete(Architecture a, ConfigKeys.Dims d, JsonNode cfg, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
+        need.addAll(a.spec().requiredGlobals(cfg));
         for (int l = 0; l < d.layers(); l++) {
             for (String r : a.spec().requiredInLayer(l, cfg)) {
                 need.add("blk." + l + "." + r);

@@ -33,6 +33,7 @@ class Gemma4ArchTest {
                 P + "attention.sliding_window", 8L, P + "rope.freq_base", 1_000_000.0, P + "rope.freq_base_swa", 10_000.0,
                 P + "final_logit_softcapping", 30.0));
         kv.put(P + "embedding_length_per_layer_input", 0L);
+        kv.put(P + "feed_forward_length", 128L);
         kv.put(P + "attention.sliding_window_pattern", new boolean[] {true, false});
         float[] freqs = new float[32];
         Arrays.fill(freqs, 1e30f);
@@ -81,6 +82,9 @@ class Gemma4ArchTest {
         assertEquals(30.0, c.get("final_logit_softcapping").asDouble());
         assertEquals(560, c.get("vocab_size_per_layer_input").asInt());
         assertEquals(0, c.get("hidden_size_per_layer_input").asInt());
+        assertEquals(0, c.get("num_kv_shared_layers").asInt());
+        assertFalse(c.get("use_double_wide_mlp").asBoolean(), "a scalar feed_forward_length");
+        assertFalse(c.has("intermediate_size"), "ConfigKeys writes the scalar");
         assertFalse(c.has("rope_theta") || c.has("hidden_act"));
     }
 
@@ -104,5 +108,87 @@ class Gemma4ArchTest {
             ObjectNode c = JsonNodeFactory.instance.objectNode();
             assertThrows(IllegalArgumentException.class, () -> SPEC.completeHfConfig(c, params(kv, V), P, 64, 4, 32));
         }
+    }
+
+    /** Gemma 4 E2B's form (4 layers, the last two sharing KV with double-wide MLPs, per-layer inputs of 8) as llama.cpp's converter writes it. */
+    private static Map<String, Object> e2bKvs() {
+        Map<String, Object> kv = kvs();
+        kv.put(P + "block_count", 4L);
+        kv.put(P + "attention.sliding_window_pattern", new boolean[] {true, false, true, false});
+        kv.put(P + "embedding_length_per_layer_input", 8L);
+        kv.put(P + "attention.shared_kv_layers", 2L);
+        kv.put(P + "feed_forward_length", new int[] {128, 128, 256, 256});
+        return kv;
+    }
+
+    private static Set<String> e2bTensors() {
+        Set<String> t = new java.util.HashSet<>(Set.of("per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight",
+                "blk.1.attn_v.weight"));
+        for (int i = 0; i < 4; i++) {
+            for (String n : List.of("inp_gate", "proj", "post_norm")) {
+                t.add("blk." + i + "." + n + ".weight");
+            }
+        }
+        return t;
+    }
+
+    @Test
+    void perLayerEmbeddingsKvSharingAndDoubleWideMlpsComeBack() {
+        Architecture g = Architecture.GEMMA4;
+        assertEquals("model.embed_tokens_per_layer.weight", TensorNames.toHf(g, "per_layer_token_embd.weight").orElseThrow());
+        assertEquals("model.per_layer_model_projection.weight", TensorNames.toHf(g, "per_layer_model_proj.weight").orElseThrow());
+        assertEquals("model.per_layer_projection_norm.weight", TensorNames.toHf(g, "per_layer_proj_norm.weight").orElseThrow());
+        assertEquals("model.layers.3.per_layer_input_gate.weight", TensorNames.toHf(g, "blk.3.inp_gate.weight").orElseThrow());
+        assertEquals("model.layers.3.per_layer_projection.weight", TensorNames.toHf(g, "blk.3.proj.weight").orElseThrow());
+        assertEquals("model.layers.3.post_per_layer_input_norm.weight", TensorNames.toHf(g, "blk.3.post_norm.weight").orElseThrow());
+        assertEquals("per_layer_token_embd.weight", TensorNames.toGguf(g, "model.embed_tokens_per_layer.weight").orElseThrow());
+        GgufParams m = params(e2bKvs(), e2bTensors());
+        SPEC.checkGguf(m, P);   // layer 3 (full) has no attn_v: it shares layer 1's
+        ObjectNode c = JsonNodeFactory.instance.objectNode().put("vocab_size", 560).put("intermediate_size", 0);
+        SPEC.completeHfConfig(c, m, P, 64, 4, 32);
+        assertEquals(8, c.get("hidden_size_per_layer_input").asInt());
+        assertEquals(560, c.get("vocab_size_per_layer_input").asInt());
+        assertEquals(2, c.get("num_kv_shared_layers").asInt());
+        assertTrue(c.get("use_double_wide_mlp").asBoolean());
+        assertEquals(128, c.get("intermediate_size").asInt(), "the unshared layers' width");
+        Map<String, Object> same = e2bKvs();
+        same.put(P + "feed_forward_length", new int[] {128, 128, 128, 128});
+        ObjectNode c2 = JsonNodeFactory.instance.objectNode();
+        SPEC.completeHfConfig(c2, params(same, e2bTensors()), P, 64, 4, 32);
+        assertFalse(c2.get("use_double_wide_mlp").asBoolean());
+        assertEquals(128, c2.get("intermediate_size").asInt());
+    }
+
+    @Test
+    void perLayerFeaturesTheFolderWouldRunDifferentlyAreRefused() {
+        List<Map.Entry<String, Object>> bad = List.of(
+                Map.entry(P + "attention.sliding_window_pattern", new boolean[] {true, true, false, false}),   // llama.cpp: layer 2 reads 1
+                Map.entry(P + "attention.shared_kv_layers", 3L),                                                // llama.cpp needs 2 own layers
+                Map.entry(P + "feed_forward_length", new int[] {128, 256, 256, 256}),                          // not use_double_wide_mlp's
+                Map.entry(P + "feed_forward_length", new int[] {128, 128, 256}));
+        for (var b : bad) {
+            Map<String, Object> kv = e2bKvs();
+            kv.put(b.getKey(), b.getValue());
+            assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kv, e2bTensors()), P), b.getKey());
+        }
+        Set<String> noGate = e2bTensors();
+        noGate.remove("blk.2.inp_gate.weight");
+        var e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(e2bKvs(), noGate), P));
+        assertTrue(e.getMessage().contains("blk.2.inp_gate.weight"), e.getMessage());
+        Set<String> noV = e2bTensors();
+        noV.remove("blk.1.attn_v.weight");
+        e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(e2bKvs(), noV), P));
+        assertTrue(e.getMessage().contains("layer 1 has no attn_v"), e.getMessage());
+    }
+
+    @Test
+    void aPerLayerFeedForwardArrayIsLeftToGemma4AndRefusedElsewhere() {
+        var ff = new dev.modelfs.format.gguf.GgufKv("gemma4.feed_forward_length", dev.modelfs.format.gguf.GgufValueType.ARRAY,
+                new dev.modelfs.format.gguf.GgufArray(dev.modelfs.format.gguf.GgufValueType.INT32, List.of(128, 128, 256, 256)), 0, 0);
+        ObjectNode c = ConfigKeys.toHf(Architecture.GEMMA4, Map.of(ff.key(), ff));
+        assertFalse(c.has("intermediate_size"), "completeHfConfig writes it");
+        var llamaFf = new dev.modelfs.format.gguf.GgufKv("llama.feed_forward_length", ff.type(), ff.value(), 0, 0);
+        var e = assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toHf(Architecture.LLAMA, Map.of(llamaFf.key(), llamaFf)));
+        assertTrue(e.getMessage().contains("llama.feed_forward_length is an array"), e.getMessage());
     }
 }

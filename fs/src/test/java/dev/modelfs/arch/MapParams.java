@@ -45,6 +45,12 @@ record MapParams(Map<String, ?> kvs, Set<String> tensors) implements GgufParams 
     }
 
     @Override
+    public boolean isArray(String key) {
+        Object v = kvs.get(key);
+        return v != null && v.getClass().isArray();
+    }
+
+    @Override
     public boolean hasTensor(String name) {
         return tensors.contains(name);
     }

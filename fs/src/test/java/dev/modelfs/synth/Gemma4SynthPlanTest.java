@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufArray;
 import dev.modelfs.format.gguf.GgufKv;
+import dev.modelfs.format.gguf.GgufValueType;
 import dev.modelfs.format.safetensors.Dtype;
 import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
@@ -182,7 +183,8 @@ class Gemma4SynthPlanTest {
         List<LogicalTensor> sliding = new ArrayList<>(tensors());
         sliding.replaceAll(x -> x.name().equals("model.layers.1.self_attn.q_proj.weight") ? bf16(x.name(), 64, 64) : x);
         assertTrue(reason(plan(sliding, config())).contains("config.json implies"), "a full layer needs global_head_dim");
-        assertTrue(reason(plan(tensors(), config().put("hidden_size_per_layer_input", 256))).contains("per-layer embeddings"));
+        assertTrue(reason(plan(tensors(), config().put("hidden_size_per_layer_input", 256))).contains("per_layer_token_embd"),
+                "per-layer embeddings need their tensors");
         assertTrue(reason(plan(tensors(), config().put("attention_k_eq_v", true))).contains("attention_k_eq_v"));
         assertTrue(reason(plan(tensors(), config().put("num_kv_shared_layers", 1))).contains("KV sharing"));
         assertTrue(reason(plan(tensors(), config().put("enable_moe_block", true))).contains("experts"));
@@ -196,5 +198,83 @@ class Gemma4SynthPlanTest {
         types.putArray("layer_types").add("sliding_attention").add("chunked_attention");
         assertTrue(reason(plan(tensors(), types)).contains("chunked_attention"));
         assertTrue(reason(plan(tensors(), config().put("vocab_size", 10))).contains("extra embedding rows"));
+    }
+
+    /**
+     * Gemma 4 E2B's form, shrunk (docs/FORMATS.md §7.4): 4 layers (sliding, full, sliding, full), per-layer inputs of 8, the last
+     * two layers sharing layers 0 and 1's keys and values with double-wide MLPs. Written as llama.cpp's converter writes it.
+     */
+    private static ObjectNode e2bConfig() throws Exception {
+        ObjectNode c = config().put("num_hidden_layers", 4).put("hidden_size_per_layer_input", 8).put("vocab_size_per_layer_input", 6)
+                .put("num_kv_shared_layers", 2).put("use_double_wide_mlp", true);
+        c.putArray("layer_types").add("sliding_attention").add("full_attention").add("sliding_attention").add("full_attention");
+        ((ObjectNode) c.get("per_layer_config")).putObject("3").put("head_dim", 32);
+        return c;
+    }
+
+    private static List<LogicalTensor> e2bTensors() {
+        List<LogicalTensor> out = new ArrayList<>(List.of(bf16("model.embed_tokens.weight", 6, 64), bf16("model.norm.weight", 64),
+                bf16("model.embed_tokens_per_layer.weight", 6, 32), bf16("model.per_layer_model_projection.weight", 32, 64),
+                bf16("model.per_layer_projection_norm.weight", 8)));
+        for (int l = 0; l < 4; l++) {
+            String p = "model.layers." + l + ".";
+            long hd = l % 2 == 0 ? 16 : 32, ff = l >= 2 ? 256 : 128;
+            for (String n : List.of("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm",
+                    "post_per_layer_input_norm")) {
+                out.add(bf16(p + n + ".weight", 64));
+            }
+            out.add(bf16(p + "layer_scalar", 1));
+            out.add(bf16(p + "self_attn.q_proj.weight", 4 * hd, 64));
+            if (l < 2) {   // the sharing layers have no keys and values of their own
+                out.add(bf16(p + "self_attn.k_proj.weight", 2 * hd, 64));
+                out.add(bf16(p + "self_attn.v_proj.weight", 2 * hd, 64));
+                out.add(bf16(p + "self_attn.k_norm.weight", hd));
+            }
+            out.add(bf16(p + "self_attn.o_proj.weight", 64, 4 * hd));
+            out.add(bf16(p + "self_attn.q_norm.weight", hd));
+            out.add(bf16(p + "mlp.gate_proj.weight", ff, 64));
+            out.add(bf16(p + "mlp.up_proj.weight", ff, 64));
+            out.add(bf16(p + "mlp.down_proj.weight", 64, ff));
+            out.add(bf16(p + "per_layer_input_gate.weight", 8, 64));
+            out.add(bf16(p + "per_layer_projection.weight", 64, 8));
+        }
+        return out;
+    }
+
+    @Test
+    void plansPerLayerEmbeddingsKvSharingAndDoubleWideMlps() throws Exception {
+        var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(e2bTensors(), e2bConfig())).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> t = p.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        assertEquals(List.of(32L, 6L), Arrays.stream(t.get("per_layer_token_embd.weight").ne()).boxed().toList());
+        assertEquals(List.of(64L, 32L), Arrays.stream(t.get("per_layer_model_proj.weight").ne()).boxed().toList());
+        assertEquals(GgmlType.F32, t.get("per_layer_proj_norm.weight").type());
+        assertEquals(List.of(64L, 8L), Arrays.stream(t.get("blk.3.inp_gate.weight").ne()).boxed().toList());
+        assertEquals(List.of(8L, 64L), Arrays.stream(t.get("blk.3.proj.weight").ne()).boxed().toList());
+        assertEquals(GgmlType.F32, t.get("blk.3.post_norm.weight").type());
+        assertEquals(List.of(256L, 64L), Arrays.stream(t.get("blk.2.ffn_down.weight").ne()).boxed().toList());
+        assertEquals(List.of(64L, 128L), Arrays.stream(t.get("blk.1.ffn_gate.weight").ne()).boxed().toList());
+        assertFalse(t.containsKey("blk.3.attn_k.weight"));
+        assertTrue(t.containsKey("blk.1.attn_k_norm.weight"));
+        Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(p.kvs().size(), kv.size(), "no key twice");
+        assertEquals(2, kv.get("gemma4.attention.shared_kv_layers").value());
+        assertEquals(8, kv.get("gemma4.embedding_length_per_layer_input").value());
+        GgufKv ff = kv.get("gemma4.feed_forward_length");
+        assertEquals(GgufValueType.INT32, ((GgufArray) ff.value()).elementType(), "gguf-py writes Python ints as INT32");
+        assertEquals(List.of(128, 128, 256, 256), array(kv, "gemma4.feed_forward_length"));
+        assertTrue(p.kvs().indexOf(ff) < p.kvs().indexOf(kv.get("gemma4.attention.head_count")), "in the scalar's place");
+    }
+
+    @Test
+    void refusesSharingLlamaCppWouldReadFromAnotherLayer() throws Exception {
+        ObjectNode swapped = e2bConfig();   // full then sliding: transformers reads layer 1 for the sliding layer 2, llama.cpp layer 0
+        swapped.putArray("layer_types").add("sliding_attention").add("sliding_attention").add("full_attention").add("full_attention");
+        assertTrue(reason(plan(e2bTensors(), swapped)).contains("layer 1 in llama.cpp"), reason(plan(e2bTensors(), swapped)));
+        List<LogicalTensor> noGate = new ArrayList<>(e2bTensors());
+        noGate.removeIf(x -> x.name().equals("model.layers.2.per_layer_input_gate.weight"));
+        assertTrue(reason(plan(noGate, e2bConfig())).contains("blk.2.inp_gate.weight"));
+        assertTrue(reason(plan(e2bTensors(), e2bConfig().put("use_double_wide_mlp", false))).contains("config.json implies"));
+        assertTrue(reason(plan(e2bTensors(), e2bConfig().put("vocab_size_per_layer_input", 7))).contains("vocab_size_per_layer_input"));
     }
 }
