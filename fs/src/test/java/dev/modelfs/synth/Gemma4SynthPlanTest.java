@@ -12,10 +12,7 @@ import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufArray;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
-import dev.modelfs.format.safetensors.Dtype;
-import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
-import dev.modelfs.model.StoredTensor;
 import dev.modelfs.store.Digest;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,9 +33,7 @@ class Gemma4SynthPlanTest {
     private static final Digest BLOB = new Digest("b".repeat(64));
 
     private static LogicalTensor bf16(String name, long... shape) {
-        long n = Arrays.stream(shape).reduce(1, (a, b) -> a * b);
-        StoredTensor s = new StoredTensor(name, Dtype.BF16, shape, new BlobRange(BLOB, 1L << 40, 0, n * 2));
-        return new LogicalTensor(name, "", name, s, null, null, null, null, shape);
+        return PlanTensors.bf16(BLOB, name, shape);
     }
 
     private static ObjectNode config() throws Exception {
@@ -276,5 +271,68 @@ class Gemma4SynthPlanTest {
         assertTrue(reason(plan(noGate, e2bConfig())).contains("blk.2.inp_gate.weight"));
         assertTrue(reason(plan(e2bTensors(), e2bConfig().put("use_double_wide_mlp", false))).contains("config.json implies"));
         assertTrue(reason(plan(e2bTensors(), e2bConfig().put("vocab_size_per_layer_input", 7))).contains("vocab_size_per_layer_input"));
+    }
+
+    // ---- experts (26B-A4B; Gemma4Experts): the routed block beside the dense MLP as the converter writes it from the
+    // stacked tensors x/create stores (router and its scales, fused ffn_gate_up_exps, the three norms, the expert KVs)
+
+    private static ObjectNode moeConfig() throws Exception {
+        return config().put("enable_moe_block", true).put("num_experts", 4).put("top_k_experts", 2).put("moe_intermediate_size", 32);
+    }
+
+    private static List<LogicalTensor> moeTensors() {
+        List<LogicalTensor> out = new ArrayList<>(tensors());
+        for (int l = 0; l < 2; l++) {
+            String p = "model.layers." + l + ".";
+            out.add(bf16(p + "router.proj.weight", 4, 64));
+            out.add(bf16(p + "router.scale", 64));
+            out.add(bf16(p + "router.per_expert_scale", 4));
+            out.add(bf16(p + "experts.gate_up_proj", 4, 64, 64));
+            out.add(bf16(p + "experts.down_proj", 4, 64, 32));
+            for (String n : List.of("pre_feedforward_layernorm_2", "post_feedforward_layernorm_1", "post_feedforward_layernorm_2")) {
+                out.add(bf16(p + n + ".weight", 64));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void plansTheRoutedBlockBesideTheDenseMlp() throws Exception {
+        var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(moeTensors(), moeConfig())).plan();
+        Map<String, SynthesizedGgufPlanner.TensorPlan> t = p.tensors().stream()
+                .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+        assertEquals(List.of(64L, 64L, 4L), Arrays.stream(t.get("blk.1.ffn_gate_up_exps.weight").ne()).boxed().toList());
+        assertEquals(GgmlType.BF16, t.get("blk.1.ffn_gate_up_exps.weight").type());
+        assertEquals("model.layers.1.experts.gate_up_proj", t.get("blk.1.ffn_gate_up_exps.weight").source().name());
+        assertEquals(List.of(32L, 64L, 4L), Arrays.stream(t.get("blk.0.ffn_down_exps.weight").ne()).boxed().toList());
+        assertEquals(List.of(64L, 4L), Arrays.stream(t.get("blk.0.ffn_gate_inp.weight").ne()).boxed().toList());
+        assertEquals(GgmlType.F32, t.get("blk.0.ffn_gate_inp.weight").type(), "the router stays F32, as the converter keeps it");
+        assertEquals(GgmlType.F32, t.get("blk.0.ffn_gate_inp.scale").type());
+        assertEquals("model.layers.0.router.per_expert_scale", t.get("blk.0.ffn_down_exps.scale").source().name());
+        assertEquals(List.of(4L), Arrays.stream(t.get("blk.0.ffn_down_exps.scale").ne()).boxed().toList());
+        assertTrue(t.containsKey("blk.1.pre_ffw_norm_2.weight") && t.containsKey("blk.1.post_ffw_norm_1.weight")
+                && t.containsKey("blk.1.post_ffw_norm_2.weight") && t.containsKey("blk.1.ffn_gate.weight"));
+        assertEquals(moeTensors().size() + 1, p.tensors().size(), "every tensor once, and rope_freqs");
+        Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+        assertEquals(p.kvs().size(), kv.size(), "no key twice");
+        assertEquals(4, kv.get("gemma4.expert_count").value());
+        assertEquals(2, kv.get("gemma4.expert_used_count").value());
+        assertEquals(32, kv.get("gemma4.expert_feed_forward_length").value());
+        assertEquals(128, kv.get("gemma4.feed_forward_length").value(), "the dense MLP's");
+        var dense = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(tensors(), config())).plan();
+        assertFalse(dense.kvs().stream().anyMatch(k -> k.key().contains("expert")));
+    }
+
+    @Test
+    void aMissingOrMisshapenExpertTensorIsRefused() throws Exception {
+        List<LogicalTensor> missing = new ArrayList<>(moeTensors());
+        missing.removeIf(x -> x.name().equals("model.layers.1.router.per_expert_scale"));
+        assertTrue(reason(plan(missing, moeConfig())).contains("blk.1.ffn_down_exps.scale"), reason(plan(missing, moeConfig())));
+        List<LogicalTensor> shape = new ArrayList<>(moeTensors());
+        shape.replaceAll(x -> x.name().equals("model.layers.0.experts.gate_up_proj") ? bf16(x.name(), 4, 32, 64) : x);
+        assertTrue(reason(plan(shape, moeConfig())).contains("config.json implies"));
+        assertTrue(reason(plan(moeTensors(), config())).contains("unexpected tensor"), "experts in a dense config");
+        assertTrue(reason(plan(tensors(), moeConfig())).contains("missing"), "a config with experts and no expert tensors");
+        assertTrue(reason(plan(moeTensors(), moeConfig().put("top_k_experts", 8))).contains("top_k_experts"));
     }
 }

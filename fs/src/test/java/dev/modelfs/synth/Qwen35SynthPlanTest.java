@@ -15,10 +15,7 @@ import dev.modelfs.arch.TokenizerTables;
 import dev.modelfs.format.gguf.GgmlType;
 import dev.modelfs.format.gguf.GgufArray;
 import dev.modelfs.format.gguf.GgufKv;
-import dev.modelfs.format.safetensors.Dtype;
-import dev.modelfs.model.BlobRange;
 import dev.modelfs.model.LogicalTensor;
-import dev.modelfs.model.StoredTensor;
 import dev.modelfs.store.Digest;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,9 +38,7 @@ class Qwen35SynthPlanTest {
     private static final Digest BLOB = new Digest("c".repeat(64));
 
     private static LogicalTensor bf16(String name, long... shape) {
-        long n = Arrays.stream(shape).reduce(1, (a, b) -> a * b);
-        StoredTensor s = new StoredTensor(name, Dtype.BF16, shape, new BlobRange(BLOB, 1L << 40, 0, n * 2));
-        return new LogicalTensor(name, "", name, s, null, null, null, null, shape);
+        return PlanTensors.bf16(BLOB, name, shape);
     }
 
     private static ObjectNode config() throws Exception {
