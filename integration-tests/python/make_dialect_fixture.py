@@ -52,6 +52,8 @@ llama.cpp's conversion with the precompiled charsmap as the published file holds
 Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
 as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
 Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
+Case nemotron_h_omni (dialect_nemotron_h_omni.py): Nemotron 3 Omni / Nano VL (no transformers class: NemotronHForCausalLM's
+text under language_model., a one-block RADIO v2.5-h tower and the projector written with numpy), text and --mmproj references.
 """
 from __future__ import annotations
 
@@ -620,6 +622,8 @@ def main(argv) -> int:
     VLM.build(src, out, work, store, expected)
     import dialect_laguna as LG   # laguna (gated attention, SWA + YaRN, MoE with a shared expert), as convert_laguna.go wrote it
     LG.build(src, out, work, store, expected)
+    import dialect_nemotron_h_omni as NHO   # nemotron_h_omni (Nemotron-H text + RADIO tower in one file; no transformers class)
+    NHO.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
