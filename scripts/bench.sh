@@ -13,7 +13,8 @@
 #      models from fresh mounts against local copies of the same bytes, cold (page cache dropped) and warm
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
-#      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's).
+#      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's);
+#      --load-only S runs only the cases whose path in the mount contains S (e.g. st/model.gguf).
 #      Needs root (drop_caches).
 #   --mmap runs only 7: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
 #      MADV_SEQUENTIAL) against read(2), on fresh mounts and local copies, at the mount's read_ahead_kb values --ra-kb
@@ -24,7 +25,7 @@
 #      by copying manifests (integration-tests/bench/startup_time.py, issue 37); --startup-before JAR adds an older
 #      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
-#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--rounds R] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--load-only S] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
@@ -32,7 +33,7 @@
 #   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_cache=; mmap=; ra_kb=128,1024; startup=; before=
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_args=; mmap=; ra_kb=128,1024; startup=; before=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -43,8 +44,9 @@ while [ $# -gt 0 ]; do
     --work) keep="$2"; shift 2 ;;
     --load) load=1; shift ;;
     --load-shape) load_shape="$2"; shift 2 ;;
-    --load-cache-dir) load_cache="$load_cache --cache-dir"; shift ;;
-    --load-cache-dir-size) load_cache="$load_cache --cache-dir-size $2"; shift 2 ;;
+    --load-cache-dir) load_args="$load_args --cache-dir"; shift ;;
+    --load-cache-dir-size) load_args="$load_args --cache-dir-size $2"; shift 2 ;;
+    --load-only) load_args="$load_args --only $2"; shift 2 ;;
     --mmap) mmap=1; shift ;;
     --ra-kb) ra_kb="$2"; shift 2 ;;
     --startup) startup=1; shift ;;
@@ -92,7 +94,7 @@ if [ -n "$load" ]; then
   rc=0
   MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/load_time.py \
     "$MODELFS_JAR" "$work" --hidden "$h" --layers "$n" --vocab "$v" --rounds "$rounds" --java "$JAVA_HOME/bin/java" \
-    --python "$MODELFS_PYTHON" $load_cache || rc=$?
+    --python "$MODELFS_PYTHON" $load_args || rc=$?
   [ -n "$keep" ] || rm -rf "$work"
   exit $rc
 fi

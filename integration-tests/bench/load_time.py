@@ -188,6 +188,7 @@ def main():
     ap.add_argument("--cache-dir", action="store_true")
     ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir state (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
+    ap.add_argument("--only", help="run only the cases whose path in the mount contains this (e.g. model.gguf)")
     a = ap.parse_args()
     a.work = os.path.abspath(a.work)
     a.cache_dir_size = ["--cache-dir-size", a.cache_dir_size] if a.cache_dir_size else []
@@ -198,7 +199,9 @@ def main():
     if image is None:
         sys.exit(f"{out} was made before load-image existed: remove it and run again")
     global CASES
-    CASES = [(label, p.replace("IMAGE", image), tool) for label, p, tool in CASES]
+    CASES = [(label, p.replace("IMAGE", image), tool) for label, p, tool in CASES if not a.only or a.only in p]
+    if not CASES:
+        sys.exit(f"no case's path contains {a.only!r}")
     local = os.path.join(out, "local")
     mnt = os.path.join(a.work, "mnt")
     if not all(os.path.exists(os.path.join(local, p)) for _, p, _ in CASES):

@@ -21,7 +21,8 @@ For every model of OUT/dialect_expected.json:
     reference's tensor names and the translated KVs (the stored ones where "views_read_stored"), config.json
     (where the architecture has a folder) names the text architecture; a model without an embedded vision tower has no mmproj.gguf;
 and for every "refused" model (a dialect header that contradicts itself): model.gguf is the stored blob and
-there is no ollama/model.gguf.
+there is no ollama/model.gguf; for every "no_upstream" model (mllama, which upstream llama.cpp cannot run) the same, and
+its text model's Hugging Face folder: the source text model's tensors, its logits without and with cross-attention states.
 llama mode: llama.cpp refuses the raw dialect file (ollama/model.gguf; a metadata-only dialect, "raw_loads", it loads
 but tokenizes some sample text otherwise than the reference), and model.gguf tokenizes the sample
 texts and continues a prompt greedily exactly as the reference GGUF does (an embedding model, "embedding": its
@@ -31,8 +32,10 @@ F32 conversion instead).
 mtmd mode: for every model with an mmproj, llama-mtmd-cli (built from the bundled llama.cpp source, MtmdCli.java)
 describes a test image made here (numpy + PIL, a fixed seed) greedily in MTMD_N tokens from model.gguf +
 mmproj.gguf of the mount exactly as from llama.cpp's own conversion (the reference GGUF + reference mmproj), and
-both runs encoded the image (a model whose fixture tower is smaller than its KVs announce, "mtmd_unloadable",
-has none: the check asserts that its reference mmproj still lacks blocks). The chat template is named on the command line (the model's built-in one in
+both runs encoded the image; a model whose mmproj has an audio encoder ("mtmd_audio") describes a test audio clip
+(a WAV made here) alike (a model whose fixture tower is smaller than its KVs announce, "mtmd_unloadable", has no image
+check: the check asserts that its reference mmproj still lacks blocks). The chat template is named on the command line
+(the model's built-in one in
 llama.cpp), the same for both runs: the reference has none, the translation Ollama's.
 Prints one line per failed check and ends with "N passed, M failed".
 """
@@ -55,6 +58,7 @@ REF_DIFFERENCES = {"general.name", "general.size_label", "general.type", "tokeni
 GEN_PROMPT = [300, 120, 250, 80, 33]
 GEN_N = 6
 MTMD_PROMPT = "Describe the image."
+MTMD_AUDIO_PROMPT = "Describe the audio."
 MTMD_N = 8
 
 
@@ -236,6 +240,15 @@ def check_folder(r, base, d, e):
     r.ok(type(model).__name__ == e["hf_architecture"], f"{d}: AutoModelForCausalLM made a {type(model).__name__}")
     r.ok(diff <= 1e-4, f"{d}: max |folder logits - source logits| = {diff:.3g} > 1e-4 ({len(e['hf_ids'])} tokens)")
     print(f"{d}: {e['hf_architecture']} folder: max |logits - source model's| = {diff:.3g} on {len(e['hf_ids'])} tokens")
+    if e.get("hf_cross_logits"):   # cross-attention states given: the cross-attention layers run (and change the logits)
+        with torch.no_grad():
+            cross = model(torch.tensor([e["hf_ids"]]), cross_attention_states=torch.from_numpy(np.load(e["hf_cross_states"]))).logits[0].numpy()
+        want_cross = np.load(e["hf_cross_logits"])
+        diff = float(np.abs(cross - want_cross).max()) if cross.shape == want_cross.shape else float("inf")
+        moved = float(np.abs(want_cross - want).max())
+        r.ok(diff <= 1e-4 and moved > 1e-2, f"{d}: with cross-attention states max |folder logits - source logits| = {diff:.3g} "
+             f"(> 1e-4), the cross-attention layers moving the source's by {moved:.3g}")
+        print(f"{d}: with cross-attention states: max |logits - source model's| = {diff:.3g} (the cross layers move them by {moved:.3g})")
     tok = AutoTokenizer.from_pretrained(base)
     for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
         for special, want_ids in zip((False, True), ids):
@@ -243,9 +256,35 @@ def check_folder(r, base, d, e):
             r.ok(got_ids == want_ids, f"{d}: folder tokenizer encodes {text!r} (special={special}) as {got_ids}, the source as {want_ids}")
 
 
+def check_no_upstream(r, mount, d, e):
+    """An architecture upstream llama.cpp cannot run (mllama): model.gguf is the stored blob, there is no ollama/model.gguf,
+    and, where the fixture gives an oracle, the text model's Hugging Face folder (check_folder) holds exactly the source text
+    model's tensors (the vision tower left out) and gives its logits with cross-attention states too."""
+    base = served_as_stored(r, mount, d, e)
+    if not e.get("hf_architecture"):
+        return
+    cfg_path = os.path.join(base, "config.json")
+    if not r.ok(os.path.isfile(cfg_path), f"{d}: no Hugging Face folder (config.json)"):
+        return
+    with open(cfg_path) as f:
+        r.ok(json.load(f).get("architectures") == [e["hf_architecture"]], f"{d}/config.json architectures")
+    from safetensors import safe_open
+    with safe_open(os.path.join(base, "model.safetensors"), "np") as st:
+        names = sorted(st.keys())
+    r.ok(names == e["hf_tensor_names"], f"{d}/model.safetensors tensors {sorted(set(names) ^ set(e['hf_tensor_names']))[:8]} "
+         "differ from the source text model's")
+    check_folder(r, base, d, e)
+
+
 def check_refused(r, mount, d, e):
     """A dialect header that contradicts itself: model.gguf is the stored blob, nothing under ollama/model.gguf, and
     no mmproj.gguf half-translated from the same header."""
+    base = served_as_stored(r, mount, d, e)
+    r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
+
+
+def served_as_stored(r, mount, d, e):
+    """model.gguf of model d is its stored blob (SHA-256) and there is no ollama/model.gguf; returns the model's folder."""
     base = os.path.join(mount, d)
     h = hashlib.sha256()
     with open(os.path.join(base, "model.gguf"), "rb") as f:
@@ -253,7 +292,7 @@ def check_refused(r, mount, d, e):
             h.update(chunk)
     r.ok("sha256:" + h.hexdigest() == e["blob"], f"{d}/model.gguf is not the stored blob")
     r.ok(not os.path.exists(os.path.join(base, "ollama", "model.gguf")), f"{d}/ollama/model.gguf exists")
-    r.ok(not os.path.exists(os.path.join(base, "mmproj.gguf")), f"{d}/mmproj.gguf exists though its text header was refused")
+    return base
 
 
 def widen_f16(src, dst):
@@ -348,20 +387,53 @@ def test_image(path):
     Image.fromarray(np.clip(img, 0, 255).astype(np.uint8), "RGB").save(path)
 
 
-def mtmd_describe(cli, model, mmproj, image, template):
-    """llama-mtmd-cli's greedy description of the image: (exit code, stdout bytes, encoded?, stderr tail)."""
-    cmd = [cli, "-m", model, "--mmproj", mmproj, "--image", image, "-p", MTMD_PROMPT, "-n", str(MTMD_N), "--temp", "0",
+def test_audio(path):
+    """One second of 16 kHz mono 16-bit PCM WAV: two tones (the second from half a second on) and seeded noise."""
+    import wave
+    sr = 16000
+    t = np.arange(sr) / sr
+    x = 0.4 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1250 * t) * (t > 0.5) + np.random.default_rng(7).normal(0, 0.05, sr)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(sr)
+        w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+def mtmd_describe(cli, model, mmproj, media, template, flag="--image", prompt=MTMD_PROMPT):
+    """llama-mtmd-cli's greedy description of the image (or, flag --audio, the audio clip): (exit code, stdout bytes,
+    encoded?, stderr tail)."""
+    cmd = [cli, "-m", model, "--mmproj", mmproj, flag, media, "-p", prompt, "-n", str(MTMD_N), "--temp", "0",
            "--chat-template", template, "-c", "1024", "-t", "2", "--no-warmup", "--seed", "1"]
     p = subprocess.run(cmd, capture_output=True, timeout=300)   # bytes: pieces of random tokens need not be UTF-8
     err = p.stderr.decode("utf-8", "replace")
-    encoded = "mtmd batch encoding done" in err   # mtmd-helper's line once the image's embeddings are computed
+    encoded = "mtmd batch encoding done" in err   # mtmd-helper's line once the media's embeddings are computed
     return p.returncode, p.stdout.strip(), encoded, err[-1500:]
+
+
+def mtmd_pair(r, d, what, mount_run, ref_run):
+    """Runs llama-mtmd-cli through the mount and on the reference and checks both encoded the media and printed the
+    same non-empty description. llama-mtmd-cli prints it through llama.cpp's asynchronous log, which now and then
+    loses it at exit on a loaded machine (an empty stdout, exit 0, the media encoded): a pair where one side printed
+    nothing runs again, up to three times."""
+    for attempt in (1, 2, 3):
+        got, ref = mount_run(), ref_run()
+        if (got[1] != b"" and ref[1] != b"") or attempt == 3:
+            break
+        print(f"{d}: llama-mtmd-cli printed nothing for the {what} (mount {got[1]!r}, reference {ref[1]!r}); running the pair again")
+    if not r.ok(ref[0] == 0 and ref[2], f"{d}: llama-mtmd-cli on the reference ({what}): exit {ref[0]}, encoded {ref[2]}\n{ref[3]}"):
+        return
+    if not r.ok(got[0] == 0 and got[2], f"{d}: llama-mtmd-cli on the mount ({what}): exit {got[0]}, encoded {got[2]}\n{got[3]}"):
+        return
+    r.ok(got[1] == ref[1] and ref[1] != b"", f"{d}: llama-mtmd-cli describes the {what} as {got[1]!r} from the mount, {ref[1]!r} from the reference")
+    print(f"{d}: llama-mtmd-cli describes the test {what} as {got[1]!r}")
 
 
 def run_mtmd(r, mount, exp, cli):
     with tempfile.TemporaryDirectory(prefix="modelfs-mtmd-") as tmp:
-        image = os.path.join(tmp, "test.png")
+        image, audio = os.path.join(tmp, "test.png"), os.path.join(tmp, "test.wav")
         test_image(image)
+        test_audio(audio)
         for d, e in exp["models"].items():
             if not e.get("mmproj"):
                 continue
@@ -378,25 +450,12 @@ def run_mtmd(r, mount, exp, cli):
             if not r.ok("mtmd_template" in e, f"{d}: has an mmproj.gguf but no mtmd_template in the fixture (every mmproj is image-checked)"):
                 continue
             base = os.path.join(mount, d)
-            text = os.path.join(base, "model.gguf")
-            if e.get("mtmd_reference_text"):   # a known gap of the text translation: the mount's mmproj.gguf alone is checked
-                print(f"{d}: image check of mmproj.gguf with the reference text model: {e['mtmd_reference_text']}")
-                text = e["ref_gguf"]
-            # llama-mtmd-cli prints the description through llama.cpp's asynchronous log, which now and then loses it
-            # at exit on a loaded machine (an empty stdout, exit 0, the image encoded): a pair where one side printed
-            # nothing runs again, up to three times; the check still needs both descriptions non-empty and equal
-            for attempt in (1, 2, 3):
-                got = mtmd_describe(cli, text, os.path.join(base, "mmproj.gguf"), image, e["mtmd_template"])
-                ref = mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], image, e["mtmd_template"])
-                if (got[1] != b"" and ref[1] != b"") or attempt == 3:
-                    break
-                print(f"{d}: llama-mtmd-cli printed nothing (mount {got[1]!r}, reference {ref[1]!r}); running the pair again")
-            if not r.ok(ref[0] == 0 and ref[2], f"{d}: llama-mtmd-cli on the reference: exit {ref[0]}, image encoded {ref[2]}\n{ref[3]}"):
-                continue
-            if not r.ok(got[0] == 0 and got[2], f"{d}: llama-mtmd-cli on the mount: exit {got[0]}, image encoded {got[2]}\n{got[3]}"):
-                continue
-            r.ok(got[1] == ref[1] and ref[1] != b"", f"{d}: llama-mtmd-cli describes the image as {got[1]!r} from the mount, {ref[1]!r} from the reference")
-            print(f"{d}: llama-mtmd-cli describes the test image as {got[1]!r}")
+            model, mmproj, tpl = os.path.join(base, "model.gguf"), os.path.join(base, "mmproj.gguf"), e["mtmd_template"]
+            mtmd_pair(r, d, "image", lambda: mtmd_describe(cli, model, mmproj, image, tpl),
+                      lambda: mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], image, tpl))
+            if e.get("mtmd_audio"):   # an mmproj.gguf with an audio encoder: the audio clip too
+                mtmd_pair(r, d, "audio", lambda: mtmd_describe(cli, model, mmproj, audio, tpl, "--audio", MTMD_AUDIO_PROMPT),
+                          lambda: mtmd_describe(cli, e["ref_gguf"], e["ref_mmproj"], audio, tpl, "--audio", MTMD_AUDIO_PROMPT))
 
 
 def main():
@@ -418,6 +477,8 @@ def main():
             check_model(r, a.mount, d, e)
         for d, e in exp.get("refused", {}).items():
             check_refused(r, a.mount, d, e)
+        for d, e in exp.get("no_upstream", {}).items():
+            check_no_upstream(r, a.mount, d, e)
     print(f"{r.passed} passed, {r.failed} failed")
     return 0 if r.failed == 0 and r.passed > 0 else 1
 

@@ -46,6 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
 import hf_gguf_moe as MOE  # noqa: E402
 import hf_models_vlm as VLM  # noqa: E402
+import hf_models_qwen35 as Q35  # noqa: E402
 import hf_models as H  # noqa: E402
 
 HF_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
@@ -55,14 +56,14 @@ GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
              "gemma": "gemma", "gemma2": "gemma2",
              "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", **MOE.GGUF_ARCH,
-             **VLM.GGUF_ARCH}
+             **VLM.GGUF_ARCH, **Q35.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe", "mistral3")
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
 # (GraniteMoeModel.modify_tensors: input_linear = gate rows then up rows)
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # llama.cpp's converter stores these architectures' norm weights as 1 + w (Gemma's RMSNorm scales by 1 + w)
-NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
+NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0, "qwen35": 1.0, "qwen35moe": 1.0}
 # per-expert HF names -> slice of the stacked GGUF blk.N.ffn_{gate,up,down}_exps (Mixtral: w1 gate, w3 up, w2 down)
 EXPERT = re.compile(r"model\.layers\.(\d+)\.(?:mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight")
 EXPERT_PROJ = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down", "w1": "gate", "w3": "up", "w2": "down"}
@@ -108,6 +109,8 @@ def oracle(gguf_path, src_names, kind, cfg):
             stored[name] = types[gs[0]]   # an assembled tensor keeps its first source's float type (FORMATS §7.3)
             continue
         split = MOE.oracle_tensor(name, deq, types)   # gpt-oss / DeepSeek tensors the converter split or transposed
+        if split is None and kind in Q35.KINDS:        # Qwen 3.5's gated delta-net: V heads, A_log, conv
+            split = Q35.oracle_tensor(name, deq, types, cfg)
         if split is not None:
             out[name], stored[name] = split
             continue
@@ -192,7 +195,7 @@ def check_config(r, d, mdir, src, kind=None):
                                                                       # (rope_parameters, compared below, hold Phi-3's LongRoPE factors)
         fields += ["original_max_position_embeddings", "partial_rotary_factor", "sliding_window", "layer_types",
                    "query_pre_attn_scalar", "hidden_activation", "final_logit_softcapping", "attn_logit_softcapping"]
-    fields += MOE.CONFIG_FIELDS.get(b.model_type, [])
+    fields += MOE.CONFIG_FIELDS.get(b.model_type, []) + Q35.CONFIG_FIELDS.get(b.model_type, [])
     if b.model_type == "gemma4_text":   # head_dim and the KV heads are per layer (per_layer_config): compared as saved
         fields = [f for f in fields if f not in ("head_dim", "num_key_value_heads")]
         da, db = a.to_dict(), b.to_dict()
@@ -261,7 +264,7 @@ def check_model(r, d, mdir, src, e, out_dir):
                     problem = L.variant_copy_problem(fa.read(), fb.read(), f, v)
                     r.ok(problem is None, f"{d}/{v}/{f}: {problem} ({d}/{f})")
     with safe_open(os.path.join(src, "model.safetensors"), framework="pt") as f:
-        src_names = sorted(f.keys())
+        src_names = sorted(f.keys()) if kind not in Q35.KINDS else Q35.source_names(sorted(f.keys()))   # no MTP head
         src_w = {k: f.get_tensor(k).float().numpy() for k in src_names}
     cfg = AutoConfig.from_pretrained(src)
     if kind in VLM.KINDS:   # a vision-language source: its text half under the folder's names
@@ -270,6 +273,9 @@ def check_model(r, d, mdir, src, e, out_dir):
     orc, stored_by_hf = oracle(os.path.join(mdir, "model.gguf"), src_names, kind, cfg)
     if e["ggml_type"] == "F32":
         for k in src_names:
+            if kind in Q35.KINDS and k.endswith(".A_log"):   # log(-(-exp(A_log))) in float32: within an ulp or two
+                r.ok(np.allclose(orc[k], src_w[k], rtol=1e-6, atol=1e-7), f"{d}: oracle {k} is not the source's A_log")
+                continue
             r.ok(np.array_equal(orc[k], src_w[k]), f"{d}: oracle {k} differs from the HF source (converter chain)")
     check_tensors(r, d, mdir, orc, stored_by_hf, src_names)
     check_config(r, d, mdir, src, kind)

@@ -77,8 +77,9 @@ def kv_value(f):
 
 
 def norm_like(name, shape):
+    """The tensors llama.cpp's converter keeps F32 whatever the file type (1-D, norms, routers, a gated delta-net's conv kernel)."""
     return len(shape) == 1 or name.endswith("_norm.weight") or name.endswith("ffn_gate_inp.weight") \
-        or name.endswith("ffn_gate_inp_shexp.weight")
+        or name.endswith("ffn_gate_inp_shexp.weight") or name.endswith("ssm_conv1d.weight")
 
 
 def same_bits(a, b):

@@ -1,6 +1,7 @@
 """Case gemma4 of make_dialect_fixture.py: a tiny Gemma4ForConditionalGeneration (text model with sliding and
 global layers, proportional rope, final-logit softcap, per-layer output scalars; a Gemma 4 vision tower with
-its projector, no audio), written by llama.cpp's converter (model + --mmproj, the reference) and in Ollama's
+its projector; a one-block audio conformer with clipped linears and its embedder), written by llama.cpp's
+converter (model + --mmproj, one projector file with vision and audio: the reference) and in Ollama's
 dialect by `gemma4_dialect`, which follows Ollama's convert/convert_gemma4.go step by step (each step names
 the Go function it follows). Nothing here uses modelfs code; nothing is copied from Ollama's repository.
 """
@@ -18,16 +19,28 @@ import hf_models as H
 GLOBAL_HEAD_DIM = 64
 
 
-def make_gemma4(out_dir: str) -> None:
+# Gemma 4's model-specific special tokens (as its tokenizer_config.json names them), a few of them: the fixture's tokenizer
+# gets them as special added tokens, so both converters type them (llama.cpp's: control, or user-defined for the ones
+# its converter always renders; Ollama's: control)
+NAMED_SPECIALS = {"boi_token": "<|image>", "eoi_token": "<image|>", "sot_token": "<|turn>", "eot_token": "<turn|>",
+                  "soc_token": "<|channel>", "eoc_token": "<channel|>", "escape_token": '<|"|>'}
+
+
+def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False) -> None:
     """The source model: Gemma 4's text config shrunk (hidden 64, 2 layers: sliding then full attention with a
-    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, weights
-    random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
+    window of 8, head_dim 32 and global_head_dim 64, no per-layer embeddings), a one-layer vision tower, a one-block
+    audio encoder (F16-exact weights, finite clamp bounds), weights random with norms and layer scalars away from 1; Gemma's SentencePiece-style BPE tokenizer (gemma_tokenizer.py)
     as tokenizer.json only, with the chat template in tokenizer_config.json; a preprocessor_config.json with
-    Gemma 4's image normalization (mean 0, std 1)."""
+    Gemma 4's image normalization (mean 0, std 1). Without `audio` (make_gguf_fixture's gemma4_vlm) no audio encoder,
+    the model as before it had one; with `named_specials`, NAMED_SPECIALS added to the tokenizer and named in
+    tokenizer_config.json (model_specific_special_tokens, as transformers saves Gemma 4's)."""
     import make_dialect_fixture as M
     import torch
     import transformers as T
     tok = H.train_tokenizer("gemma3")
+    if named_specials:
+        from tokenizers import AddedToken
+        tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in NAMED_SPECIALS.values()], special_tokens=True)
     text = T.Gemma4TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                               num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=GLOBAL_HEAD_DIM,
                               sliding_window=8, layer_types=["sliding_attention", "full_attention"],
@@ -36,16 +49,28 @@ def make_gemma4(out_dir: str) -> None:
     vision = T.Gemma4VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                                   num_key_value_heads=2, head_dim=16, patch_size=4, position_embedding_size=64,
                                   pooling_kernel_size=2)
-    cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=None,
+    # the audio conformer shrunk: one block, hidden 32; the first subsampling conv keeps 128 channels (the width of
+    # the input projection is (channels[0] // 4) * channels[1], which the 128 mel bins llama.cpp feeds must match);
+    # chunking as the published models (llama.cpp's gemma4a graph fixes chunk 12, left context 13)
+    audio_cfg = T.Gemma4AudioConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, subsampling_conv_channels=[128, 4],
+                                    conv_kernel_size=5, output_proj_dims=32)
+    cfg = T.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=audio_cfg.to_dict() if audio else None,
                          boi_token_id=4, eoi_token_id=5, image_token_id=6, video_token_id=7, boa_token_id=8,
                          eoa_token_index=9, audio_token_id=10)
     torch.manual_seed(4)
     model = T.Gemma4ForConditionalGeneration(cfg)
     M.randomize(model, std=0.08)
     with torch.no_grad():
-        for name, b in model.named_buffers():
+        for name, p in model.named_parameters():   # the audio tower F16-exact: Ollama's converter stores its input
+            if "audio" in name:                    # projection as F16 where llama.cpp's keeps F32 (same values then)
+                p.copy_(p.half().float())
+        for i, (name, b) in enumerate(model.named_buffers()):
             if name.endswith("layer_scalar"):
                 b.fill_(0.75)
+            elif name.endswith(("input_min", "output_min")):   # the audio ClippableLinears' bounds: finite, apart
+                b.fill_(-3.0 - 0.25 * (i % 8))
+            elif name.endswith(("input_max", "output_max")):
+                b.fill_(3.0 + 0.25 * (i % 8))
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
@@ -56,6 +81,8 @@ def make_gemma4(out_dir: str) -> None:
     tc_path = os.path.join(out_dir, "tokenizer_config.json")
     tc = json.load(open(tc_path, encoding="utf-8"))
     tc.update(add_bos_token=True, add_eos_token=False, chat_template=GT.CHAT_TEMPLATE)
+    if named_specials:
+        tc.update(NAMED_SPECIALS, model_specific_special_tokens=NAMED_SPECIALS)
     with open(tc_path, "w", encoding="utf-8") as f:
         json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
     cfg_path = os.path.join(out_dir, "config.json")
@@ -70,9 +97,37 @@ def make_gemma4(out_dir: str) -> None:
 
 # --- Ollama's dialect: convert/convert_gemma4.go -----------------------------------------------------------
 
-GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision checkpoint can meet, in Go's order
+GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision+audio checkpoint can meet, in Go's order
     ".linear.weight", ".weight",
     ".linear.bias", ".bias",
+    # the audio tower (transformers 5's names: subsample_conv_projection.layerN, layers, self_attn, feed_forwardN, lconv1d)
+    "model.audio_tower.subsample_conv_projection.layer0.conv", "a.conv1d.0",
+    "model.audio_tower.subsample_conv_projection.layer0.norm", "a.conv1d.0.norm",
+    "model.audio_tower.subsample_conv_projection.layer1.conv", "a.conv1d.1",
+    "model.audio_tower.subsample_conv_projection.layer1.norm", "a.conv1d.1.norm",
+    "model.audio_tower.subsample_conv_projection.input_proj_linear", "a.pre_encode.out",
+    "model.audio_tower.layers", "a.blk",
+    "self_attn.relative_k_proj", "linear_pos",
+    "self_attn.per_dim_scale", "per_dim_scale",
+    "self_attn.post", "attn_out",
+    "norm_pre_attn", "ln1",
+    "norm_post_attn", "ln2",
+    "feed_forward1.pre_layer_norm", "ffn_norm",
+    "feed_forward1.post_layer_norm", "ffn_post_norm",
+    "feed_forward1.ffw_layer_1", "ffn_up",
+    "feed_forward1.ffw_layer_2", "ffn_down",
+    "feed_forward2.pre_layer_norm", "ffn_norm_1",
+    "feed_forward2.post_layer_norm", "ffn_post_norm_1",
+    "feed_forward2.ffw_layer_1", "ffn_up_1",
+    "feed_forward2.ffw_layer_2", "ffn_down_1",
+    "lconv1d.depthwise_conv1d", "conv_dw",
+    "lconv1d.pre_layer_norm", "conv_norm",
+    "lconv1d.conv_norm", "norm_conv",
+    "lconv1d.linear_start", "conv_pw1",
+    "lconv1d.linear_end", "conv_pw2",
+    "norm_out", "layer_pre_norm",
+    "model.embed_audio.embedding_projection", "mm.a.input_projection",
+    "model.audio_tower.output_proj", "mm.a.fc",
     "model.vision_tower.encoder.layers", "v.blk",
     "model.vision_tower.patch_embedder.input_proj", "v.patch_embd",
     "model.vision_tower.patch_embedder.position_embedding_table", "v.position_embd.weight",
@@ -198,7 +253,30 @@ def gemma4_kv(cfg: dict, t: dict) -> dict:
         kv["gemma4.vision.num_channels"] = u(vc.get("num_channels") or 3)
         kv["gemma4.vision.projector.scale_factor"] = u(vc.get("pooling_kernel_size") or 3)
         kv["gemma4.vision.attention.layer_norm_epsilon"] = ("float32", vc.get("layer_norm_eps") or 1e-6)
+    ac = cfg.get("audio_config")
+    if ac and ac.get("num_hidden_layers", 0) > 0:   # the audio model's KVs
+        kv["gemma4.audio.block_count"] = u(ac["num_hidden_layers"])
+        kv["gemma4.audio.embedding_length"] = u(ac["hidden_size"])
+        kv["gemma4.audio.feed_forward_length"] = u(ac["hidden_size"] * 4)
+        kv["gemma4.audio.attention.head_count"] = u(ac["num_attention_heads"])
+        kv["gemma4.audio.attention.layer_norm_epsilon"] = ("float32", ac.get("rms_norm_eps") or 1e-6)
+        if ac.get("conv_kernel_size"):
+            kv["gemma4.audio.conv_kernel_size"] = u(ac["conv_kernel_size"])
     return kv
+
+
+def gemma4_kind(name: str, shape) -> str:
+    """tensorBase.Kind() (convert/reader.go) with the audio rules make_dialect_fixture.ollama_kind leaves out: the
+    audio SSCP convolutions (a.conv1d.*) and depthwise convolutions (.conv_dw.) stay F32."""
+    if name.startswith("a.conv1d.") or ".conv_dw." in name:
+        return "F32"
+    import make_dialect_fixture as M
+    return M.ollama_kind(name, shape)
+
+
+def softplus_go(data: np.ndarray) -> np.ndarray:
+    """softplusRepacker: float32(math.Log(1 + math.Exp(float64(x)))) per element."""
+    return np.log(1.0 + np.exp(data.astype(np.float64))).astype(np.float32)
 
 
 def reshape_patch_embed(data: np.ndarray) -> np.ndarray:
@@ -228,9 +306,13 @@ def gemma4_dialect(hf_dir: str, out_path: str, merges: bool = True) -> dict:
             for a, b in VISION_BLOCK_RENAMES:
                 name = name.replace(a, b, 1)
         data = sd[key].astype(np.float32)
+        if name.startswith("a.blk.") and name.endswith("per_dim_scale"):   # softplusRepacker, the name gets .weight
+            name, data = name + ".weight", softplus_go(data)
+        if name.startswith("a.blk.") and "conv_dw" in name and name.endswith(".weight"):   # squeezeMiddleDim: [C, 1, K] -> [C, K]
+            data = data.reshape(data.shape[0], data.shape[2])
         if data.ndim == 0:   # scalars become 1-D
             data = data.reshape(1)
-        kind = M.ollama_kind(name, data.shape)   # tensorBase.Kind() on the replaced name
+        kind = gemma4_kind(name, data.shape)   # tensorBase.Kind() on the replaced name
         if "v.patch_embd.weight" in name and data.ndim == 2:   # reshapePatchEmbed, stored F16 (im2col)
             data, kind = reshape_patch_embed(data), "F16"
         out.append((name, data.astype(np.float16 if kind == "F16" else np.float32)))

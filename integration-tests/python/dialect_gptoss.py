@@ -2,7 +2,11 @@
 
 The source model is transformers' own GptOssForCausalLM: hidden 64, 2 layers (one sliding-window, one full
 attention layer, window 8, shorter than the checks' prompt plus continuation), 4 experts with 2 used, attention
-biases and sinks, YaRN rope as gpt-oss ships it, hf_models' byte-level BPE tokenizer. config.json gets the fields
+biases and sinks, YaRN rope as gpt-oss ships it, and a tokenizer in gpt-oss's form: a byte-level BPE trained here with
+the o200k pre-tokenizer regex of gpt-oss's tokenizer.json (llama.cpp's gpt-4o), no normalizer, gpt-oss's special
+tokens after the BPE tokens (<|startoftext|>, <|endoftext|>, <|return|>, ...), no BOS added. Its ids are those of a
+tiny vocabulary, so the ids Ollama's converter hard-codes (gpt-oss's own 199998, 199999, ...) fall outside it: llama.cpp
+and the Hugging Face folder ignore them. config.json gets the fields
 the published openai/gpt-oss config.json carries beside transformers' own (rope_theta, rope_scaling,
 initial_context_length, experts_per_token), which Ollama's converter reads.
 
@@ -30,11 +34,35 @@ ROPE_THETA, YARN_FACTOR, INITIAL_CONTEXT = 150000.0, 32.0, 4096
 REF_PRE = "gpt-4o"   # the pre-tokenizer llama.cpp's converter names for gpt-oss's tokenizer
 
 
+# the Split regex of gpt-oss's tokenizer.json (o200k), as llama.cpp's llama-vocab.cpp quotes it for gpt-4o
+GPT4O_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+               r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+               r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+SPECIALS = ["<|startoftext|>", "<|endoftext|>", "<|return|>", "<|constrain|>", "<|channel|>", "<|start|>", "<|end|>",
+            "<|message|>", "<|call|>"]   # gpt-oss's (199998, 199999, 200002, 200003, 200005-200008, 200012 there)
+
+
+def gptoss_tokenizer():
+    """The gpt-oss-style tokenizer (a PreTrainedTokenizerFast): o200k's pre-tokenizer, no normalizer, no BOS added."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, Regex
+    from transformers import PreTrainedTokenizerFast
+    learned = json.loads(H.train_byte_level_bpe(GPT4O_REGEX, [], vocab_size=400).backend_tokenizer.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
+    tok = Tokenizer(models.BPE(vocab=dict(learned["vocab"]), merges=merges, unk_token=None, byte_fallback=False))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(GPT4O_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    tok.decoder = decoders.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=True)
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIALS])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|startoftext|>", eos_token="<|return|>",
+                                   pad_token="<|endoftext|>", add_bos_token=False, add_eos_token=False, model_max_length=131072)
+
+
 def make_gptoss(out_dir: str) -> None:
     """The tiny source model, saved with save_pretrained (F32), and its tokenizer."""
     import torch
     import transformers as T
-    tok = H.train_tokenizer("qwen3")
+    tok = gptoss_tokenizer()
     cfg = T.GptOssConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=HEAD_DIM, num_local_experts=EXPERTS,
                          num_experts_per_tok=USED, sliding_window=WINDOW, max_position_embeddings=int(YARN_FACTOR * INITIAL_CONTEXT),

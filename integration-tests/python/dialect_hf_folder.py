@@ -19,16 +19,17 @@ import hf_models as H
 CHAT = ["<|im_start|>user\nHi 42 café 🦙<|im_end|>\n<|im_start|>assistant\n", "a<|endoftext|>b<|im_end|>c"]
 
 
-def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40) -> dict:
+def oracle(source_class: str, hf_dir: str, out_prefix: str, hf_architecture: str, n: int = 40, keep_f32=()) -> dict:
     """The dialect_expected.json fields of the folder check: its class, the token ids (n of them, cycling over the
     vocabulary from id 3), the path of the source's float32 logits (out_prefix + "-logits.npy"), and the source
-    tokenizer's ids of sample strings (without, then with special tokens added)."""
+    tokenizer's ids of sample strings (without, then with special tokens added). Parameters whose name contains one of
+    `keep_f32` are not rounded to F16 (tensors of two or more dimensions the dialect stores as F32)."""
     import torch
     import transformers as T
     model = getattr(T, source_class).from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
     with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() >= 2:
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and not any(k in name for k in keep_f32):
                 p.copy_(p.half().float())
     vocab = model.get_input_embeddings().weight.shape[0]
     ids = [3 + (7 * i) % (vocab - 3) for i in range(n)]

@@ -28,6 +28,11 @@ import numpy as np
 
 import hf_models as H
 
+# the source class, the class of the text model's Hugging Face folder, and the parameters of two or more dimensions
+# the dialect stores as F32 (tensorBase.Kind(): ssm_conv1d, the router ffn_gate_inp), for dialect_hf_folder.oracle
+SOURCE_CLASS = {"qwen35": "Qwen3_5ForConditionalGeneration", "qwen35moe": "Qwen3_5MoeForCausalLM"}
+FOLDER_CLASS = {"qwen35": "Qwen3_5ForCausalLM", "qwen35moe": "Qwen3_5MoeForCausalLM"}
+KEEP_F32 = ("linear_attn.conv1d.weight", "mlp.gate.weight")
 MROPE_SECTION = [2, 1, 1]   # sums to the rotary half-width: head_dim 32 x partial_rotary_factor 0.25 / 2
 FULL_ATTENTION_INTERVAL = 4
 QWEN35_VISION_FFN = 4304    # the published vision tower's intermediate_size
@@ -112,6 +117,15 @@ def add_mtp(out_dir: str, text: dict, moe: bool) -> None:
     rest; transformers has no module for it (Qwen3_5ForCausalLM ignores mtp.* on load), so it is added to the
     saved safetensors. Norms are stored as w (Qwen 3.5 scales by 1 + w)."""
     from safetensors.numpy import load_file, save_file
+    t = mtp_tensors(text, moe)
+    p = os.path.join(out_dir, "model.safetensors")
+    sd = load_file(p)
+    sd.update(t)
+    save_file(sd, p, metadata={"format": "pt"})
+
+
+def mtp_tensors(text: dict, moe: bool) -> dict:
+    """add_mtp's tensors (float32 numpy arrays by name)."""
     rng = np.random.default_rng(350 + moe)
     h, heads, kv, hd = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"], text["head_dim"]
 
@@ -139,10 +153,7 @@ def add_mtp(out_dir: str, text: dict, moe: bool) -> None:
         inter = text["intermediate_size"]
         layer.update({"mlp.gate_proj.weight": mat(inter, h), "mlp.up_proj.weight": mat(inter, h), "mlp.down_proj.weight": mat(h, inter)})
     t.update({"mtp.layers.0." + k: v for k, v in layer.items()})
-    p = os.path.join(out_dir, "model.safetensors")
-    sd = load_file(p)
-    sd.update(t)
-    save_file(sd, p, metadata={"format": "pt"})
+    return t
 
 
 # --- (b) Ollama's dialect: convert/convert_qwen3next.go at da70c3222 -----------------------------------------

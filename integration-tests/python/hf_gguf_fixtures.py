@@ -71,6 +71,10 @@ CASES = [
     ("hf-qwen25vl", "f32", "qwen25vl", "F32", {}),
     ("hf-qwen3vl", "f32", "qwen3vl", "F32", {}),
     ("hf-mistral3", "f32", "mistral3", "F32", {}),
+    # Qwen 3.5 / 3.6 text (hf_models_qwen35.py): gated delta-net (V heads reordered, A_log from ssm_a), MTP head left out
+    ("hf-qwen35", "f32", "qwen35", "F32", {}),
+    ("hf-qwen35", "q8_0", "qwen35", "Q8_0", {}),
+    ("hf-qwen35moe", "f32", "qwen35moe", "F32", {}),
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -95,6 +99,9 @@ NO_GGUF_LOADER = {
     ("hf-qwen25vl", "f32"): "it has no qwen2vl architecture",
     ("hf-qwen3vl", "f32"): "it has no qwen3vl architecture",
     ("hf-mistral3", "f32"): "it has no mistral3 architecture",
+    ("hf-qwen35", "f32"): "it has no qwen35 architecture",
+    ("hf-qwen35", "q8_0"): "it has no qwen35 architecture",
+    ("hf-qwen35moe", "f32"): "it has no qwen35moe architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:
@@ -195,7 +202,8 @@ def quantize_q4_k(x: np.ndarray) -> np.ndarray:
 
 
 def requantize(f32_path: str, out_path: str, tname: str, scores_only: bool = False):
-    """Re-encodes every tensor of more than one dimension of an F32 GGUF as `tname` (1-D ones stay F32),
+    """Re-encodes every tensor of more than one dimension of an F32 GGUF as `tname` (1-D ones and the gated delta-net's
+    ssm_conv1d, which llama.cpp never quantizes, stay F32),
     every KV copied, general.file_type set."""
     import gguf as G
     r = G.GGUFReader(f32_path)
@@ -218,7 +226,7 @@ def requantize(f32_path: str, out_path: str, tname: str, scores_only: bool = Fal
     qtype = G.GGMLQuantizationType[tname]
     for t in r.tensors:
         x = np.asarray(t.data, dtype=np.float32).reshape([int(n) for n in reversed(t.shape)])
-        if x.ndim == 1 or tname == "F32":
+        if x.ndim == 1 or tname == "F32" or t.name.endswith(".ssm_conv1d.weight"):   # llama.cpp keeps the conv F32
             w.add_tensor(t.name, x)
         elif tname == "F16":
             w.add_tensor(t.name, x.astype(np.float16))

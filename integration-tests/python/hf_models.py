@@ -50,6 +50,9 @@ KINDS += _moe.KINDS
 # the text models of vision-language models (hf_models_vlm.py)
 import hf_models_vlm as _vlm  # noqa: E402
 KINDS += _vlm.KINDS
+# Qwen 3.5 / 3.6 text (hf_models_qwen35.py): gated delta-net layers, an MTP head beside the model
+import hf_models_qwen35 as _q35  # noqa: E402
+KINDS += _q35.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
@@ -262,6 +265,8 @@ def model_config(kind: str, vocab_size: int, tokenizer):
         return _moe.config(kind, common)
     if kind in _vlm.KINDS:
         return _vlm.config(kind, common)
+    if kind in _q35.KINDS:
+        return _q35.config(kind, common)
     raise ValueError(kind)
 
 
@@ -304,6 +309,8 @@ def model_class(kind: str):
         return _moe.model_class(kind)
     if kind in _vlm.KINDS:
         return _vlm.model_class(kind)
+    if kind in _q35.KINDS:
+        return _q35.model_class(kind)
     return {"llama": T.LlamaForCausalLM, "qwen2": T.Qwen2ForCausalLM, "qwen3": T.Qwen3ForCausalLM,
             "qwen3moe": T.Qwen3MoeForCausalLM, "phi3": T.Phi3ForCausalLM, "gemma3": T.Gemma3ForCausalLM,
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
@@ -329,6 +336,8 @@ def make_model(kind: str, seed: int = 0):
                 p.normal_(0.0, 0.08)
         if kind in _moe.KINDS:
             _moe.init_buffers(kind, model)
+        if kind in _q35.KINDS:
+            _q35.init(model)
         if kind == "gemma4":   # the per-layer output scalars (buffers, saved with the weights) away from 1
             for i, layer in enumerate(model.model.layers):
                 layer.layer_scalar.fill_(0.5 + 0.25 * i)
@@ -428,6 +437,8 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
+    if kind in _q35.KINDS:
+        _q35.after_save(kind, out_dir)
     # tokenizer.json + tokenizer_config.json only, the chat template inside tokenizer_config.json (as
     # transformers 4 wrote it and as Ollama's importer reads it), add_bos/eos_token explicit
     for extra in ("special_tokens_map.json", "tokenizer.model", "chat_template.jinja"):

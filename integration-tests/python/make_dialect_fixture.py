@@ -14,8 +14,8 @@ Nothing here uses modelfs code.
 Case gemma3: Gemma3ForConditionalGeneration (the text model of Gemma 3 4B and larger, with linear rope
 scaling 8, and a SigLIP vision tower with the Gemma 3 projector), written as F16 by both converters; and
 dialect-gemma3-bad, the same with fewer tokens than embedding rows (refused, served as stored).
-Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower, written as F16 by both
-converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
+Case gemma4 (dialect_gemma4.py): Gemma4ForConditionalGeneration with a vision tower and an audio encoder, written as
+F16 by both converters; and dialect-gemma4-bad, the same without tokenizer.ggml.merges (refused: llama.cpp's Gemma 4 tokenizer
 needs them).
 Case mistral3 (dialect_vision.py): Mistral3ForConditionalGeneration, Ministral 3 text with a Pixtral tower.
 Case lfm2: Lfm2ForCausalLM (short convolutions and attention), written as Ollama's converter wrote LFM2 before it
@@ -56,6 +56,8 @@ Case nemotron_h_omni (dialect_nemotron_h_omni.py): Nemotron 3 Omni / Nano VL (no
 text under language_model., a one-block RADIO v2.5-h tower and the projector written with numpy), text and --mmproj references.
 Case gemma3-spm (dialect_gemma3_spm.py): Gemma3ForCausalLM with Gemma's SentencePiece tokenizer.model, written as convert_gemma3.go
 writes the 1B layout; upstream llama.cpp loads the raw file and tokenizes it otherwise (no add_space_prefix).
+Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
+convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
 from __future__ import annotations
 
@@ -503,7 +505,7 @@ def main(argv) -> int:
     for arch, (hf_dir, _) in qwen35.items():
         Q35.make_qwen35(hf_dir, moe=arch == "qwen35moe")
     hf_g4 = os.path.join(work, "gemma4")
-    G4.make_gemma4(hf_g4)
+    G4.make_gemma4(hf_g4, audio=True, named_specials=True)
     ref_g4, ref_g4_mmproj = os.path.join(out, "ref", "gemma4.gguf"), os.path.join(out, "ref", "gemma4-mmproj.gguf")
     import dialect_gptoss as GO
     import dialect_olmo3 as O3
@@ -558,6 +560,9 @@ def main(argv) -> int:
             # handle_qwen35 adds no recurrent_layers array (llama.cpp derives it from full_attention_interval), and
             # Ollama's Kind() stores the shared-expert gate as F16 where llama.cpp's converter keeps F32
             "ref_differences": [arch + ".attention.recurrent_layers"], "views_without_mtp_block": 4,
+            # the text model's Hugging Face folder read through the translation (the conv and the router stay F32)
+            **__import__("dialect_hf_folder").oracle(Q35.SOURCE_CLASS[arch], hf_dir, os.path.join(out, "ref", arch),
+                                                     Q35.FOLDER_CLASS[arch], keep_f32=Q35.KEEP_F32),
             "f16_where_ref_f32": [n.replace("mtp.layers.0.", "blk.4.") for n in info["tensors"]
                                   if n.endswith(".ffn_gate_inp_shexp.weight")]}   # the MTP layer follows the 4 text blocks
     g4_file = os.path.join(out, "ref", "gemma4-dialect.gguf")
@@ -569,19 +574,16 @@ def main(argv) -> int:
         "handler": "gemma4", "ref_gguf": ref_g4, "ref_mmproj": ref_g4_mmproj, "dialect_file": g4_file,
         "blob": put_model(store, "dialect-gemma4", blob, "gemma4"), "texts": H.SAMPLE_TEXTS,
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
-        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm."))], "mmproj": True, "mtmd_template": "gemma",
-        # with an image prompt the translated model.gguf generates differently from the reference: its token types (359
-        # of 560 differ: Ollama's converter types <unusedN> and the added tokens control, llama.cpp's normal) are among
-        # ref_differences, as handle_gemma4 leaves them. A gap, not fixed; mmproj.gguf is image-checked alone
-        "mtmd_reference_text": "the translated model.gguf keeps Ollama's gemma4 token types and scores (handle_gemma4 leaves them)",
+        "dropped": [n for n in info["tensors"] if n.startswith(("v.", "mm.", "a."))], "mmproj": True, "mtmd_template": "gemma",
+        "mtmd_audio": True,   # mmproj.gguf holds the audio encoder too: llama-mtmd-cli --audio, mount against reference
         "hf_architecture": "Gemma4ForCausalLM",   # the text model's Hugging Face folder, read through the translation
-        "promoted": ["v.patch_embd.weight"],   # handle_gemma4_clip; Ollama's converter stores v.position_embd as F32
-        # KVs handle_gemma4 leaves as Ollama's converter wrote them (FORMATS.md §12.4): Ollama's scores (the ids) and
-        # token types (added tokens control or user-defined, bytes normal), no add_space_prefix / add_sep_token, which
-        # llama.cpp's Gemma 4 BPE vocabulary does not read as the SentencePiece one would; the llama checks compare
-        # the tokenization of strings instead
-        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.add_space_prefix",
-                            "tokenizer.ggml.add_sep_token"]}
+        # handle_gemma4_clip promotes the patch embedding (Ollama's converter stores v.position_embd as F32); modelfs
+        # also widens the audio SSCP projection, F16 in Ollama's file, F32 in llama.cpp's (the source is F16-exact)
+        "promoted": ["v.patch_embd.weight", "a.input_projection.weight"],
+        # KVs the translation leaves as Ollama's converter wrote them (FORMATS.md §12.6): Ollama's scores (the ids), no
+        # add_space_prefix / add_sep_token, which llama.cpp's Gemma 4 BPE vocabulary does not read; the token types
+        # are llama.cpp's (compared), the llama checks compare the tokenization of strings
+        "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.add_space_prefix", "tokenizer.ggml.add_sep_token"]}
     # --- vision dialects (dialect_vision.py): one block per architecture ---
     import dialect_vision as V
     hf_m3 = os.path.join(work, "mistral3")
@@ -633,7 +635,7 @@ def main(argv) -> int:
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
     # converter did not write (the llama.cpp defaults, 32 and 1, are gpt-oss's values); OLMo 3's sliding-window rope
     # base, which llama.cpp's converter writes and llama.cpp defaults to the rope base (the same value)
-    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
+    simple_differences = {"gptoss": ["general.file_type", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "gpt-oss.rope.scaling.yarn_beta_fast",
                                      "gpt-oss.rope.scaling.yarn_beta_slow"], "olmo3": ["olmo2.rope.freq_base_swa"]}
     for case, (_, dialect_writer, _) in simple.items():
         ref, dialect_file = os.path.join(out, "ref", case + ".gguf"), os.path.join(out, "ref", case + "-dialect.gguf")
@@ -643,7 +645,10 @@ def main(argv) -> int:
         expected["models"]["dialect-" + case] = {
             "handler": case, "ref_gguf": ref, "dialect_file": dialect_file, "blob": put_model(store, "dialect-" + case, blob, case),
             "texts": H.SAMPLE_TEXTS, "mmproj": False, "ref_differences": simple_differences[case],
-            **({"hf_architecture": "GptOssForCausalLM"} if case == "gptoss" else {})}
+            # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
+            **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
+                                                      "GptOssForCausalLM", n=40, keep_f32=("mlp.router.weight", "_bias"))
+               if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)
     # embeddinggemma (dialect_embeddinggemma.py): Gemma3TextModel + sentence-transformers Dense modules, compared by embedding
@@ -672,15 +677,10 @@ def main(argv) -> int:
     with open(bad, "rb") as f:
         expected["refused"]["dialect-gemma4-bad"] = {"blob": put_model(store, "dialect-gemma4-bad", f.read(), "gemma4"),
                                                      "reason": "no tokenizer.ggml.merges"}
-    # llama3.2-vision's architecture, which upstream llama.cpp cannot run: a header is enough for `modelfs show`
-    mllama = os.path.join(work, "mllama.gguf")
-    import gguf
-    w = gguf.GGUFWriter(mllama, "mllama")
-    w.add_uint32("mllama.block_count", 1)
-    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
-    finish(w)
-    with open(mllama, "rb") as f:
-        expected["no_upstream"] = {"dialect-mllama": {"blob": put_model(store, "dialect-mllama", f.read(), "mllama")}}
+    # llama3.2-vision's architecture, which upstream llama.cpp cannot run (`modelfs show` says so): MllamaForConditionalGeneration
+    # written as convert_mllama.go writes it, its text model's Hugging Face folder checked against the source
+    import dialect_mllama as ML
+    ML.build(src, out, work, store, expected)
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     print(json.dumps({k: v["blob"] for k, v in expected["models"].items()}))

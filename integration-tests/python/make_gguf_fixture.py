@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_lib as L  # noqa: E402
 import hf_models as H  # noqa: E402
 import make_fixture as MF  # noqa: E402
+import synth_qwen35 as Q35  # noqa: E402
 
 # which imports of which kind (keep ./test fast: every quantization once, the others where they add cover)
 IMPORTS = {
@@ -52,13 +53,16 @@ IMPORTS = {
     # Ollama's safetensors tags of gemma4 (-mlx, -nvfp4, -mxfp8: x/create's gemma4 policy, embedding 8-bit, issue 34 point 4)
     "gemma4": ["bf16", "int4", "nvfp4", "mxfp8"],
     "gemma4_vlm": ["bf16", "nvfp4"],    # Gemma4ForConditionalGeneration: the text of model.language_model.*, towers left out
+    # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
+    "qwen35": ["bf16", "int4", "nvfp4"],
+    "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
              "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
-             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4"}
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", **Q35.GGUF_ARCH}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece
@@ -71,7 +75,9 @@ COMPUTED = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weigh
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe")
 # HF tensors llama.cpp's converter splits (GraniteMoeModel.modify_tensors): per expert, the parts' rows in order
-FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
+FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps"),
+         # Qwen 3.5 MoE's fused experts as published and as x/create keeps them (Qwen2MoeModel.modify_tensors splits them)
+         re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.gate_up_proj\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
@@ -184,26 +190,31 @@ def bf16_round(a):
     return np.asarray(a, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
 
 
-def expected_tensor(lt, gname, perm_heads, rounded=True, shift=0.0):
+def expected_tensor(lt, gname, perm_heads, rounded=True, shift=0.0, rewrite=None):
     """(type, exact, f32 values in GGUF row order) by FORMATS.md §7.5 (`rounded=False`: before any
-    BF16 rounding); `shift` is added in f32 (gemma3 norms: 1 + w, as llama.cpp's converter writes them)."""
+    BF16 rounding); `shift` is added in f32 (gemma3 norms: 1 + w, as llama.cpp's converter writes them);
+    `rewrite` (synth_qwen35.Rewrite) does what the converter does to a Qwen 3.5 tensor instead of the shift."""
     vals = np.asarray(lt.oracle, dtype=np.float32).reshape(lt.logical_shape)
-    if shift:
+    if rewrite is not None:
+        vals = rewrite.values(vals)
+    elif shift:
         vals = vals + np.float32(shift)
     if perm_heads:
         vals = permute(vals, perm_heads)
     norm_like = len(lt.logical_shape) == 1 or gname.endswith("_norm.weight") or gname.endswith("ffn_gate_inp.weight") \
-        or gname.endswith("ffn_gate_inp_shexp.weight")
+        or gname.endswith("ffn_gate_inp_shexp.weight") or (rewrite is not None and rewrite.f32)
     q = lt.quant
+    # columns moved in blocks (Qwen 3.5's ssm_out): a re-packed type only when its blocks divide a column block
+    fits = (lambda n: rewrite is None or rewrite.col_block is None or rewrite.col_block % n == 0)
     if norm_like:
         return "F32", True, vals
     if q is None:
         return "BF16", True, vals
-    if q["mode"] == "mxfp4":
+    if q["mode"] == "mxfp4" and fits(32):
         return "MXFP4", True, vals
-    if q["mode"] == "nvfp4" and ".global_scale" not in lt.comps and lt.logical_shape[-1] % 64 == 0:
+    if q["mode"] == "nvfp4" and ".global_scale" not in lt.comps and lt.logical_shape[-1] % 64 == 0 and fits(64):
         return "NVFP4", True, vals
-    if q["mode"] == "affine" and q["bits"] == 4:
+    if q["mode"] == "affine" and q["bits"] == 4 and fits(32):
         sc = L.st_bytes_to_f32(lt.comps[".scale"][2], lt.comps[".scale"][0], lt.comps[".scale"][1])
         bi = L.st_bytes_to_f32(lt.comps[".bias"][2], lt.comps[".bias"][0], lt.comps[".bias"][1])
         if f16_exact(sc) and f16_exact(bi):
@@ -222,6 +233,8 @@ class Builder:
         d = os.path.join(self.out, "hf", kind)
         if not os.path.isdir(d) and kind == "gemma4_vlm":
             make_gemma4_vlm(d)
+        elif not os.path.isdir(d) and kind in Q35.KINDS:
+            Q35.make(kind, d)
         elif not os.path.isdir(d):
             H.save_model(kind, d)
         return d
@@ -233,7 +246,8 @@ class Builder:
         if not os.path.exists(out):
             os.makedirs(os.path.dirname(out), exist_ok=True)
             r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_convert.py"),
-                                self.llama_src, self.hf(kind), out] + (["qwen2", REF_NAMES[kind]] if kind in REF_NAMES else []),
+                                self.llama_src, self.hf(kind), out] + (["qwen2", REF_NAMES[kind]] if kind in REF_NAMES else [])
+                               + (["--"] + Q35.CONVERT_ARGS if kind in Q35.KINDS else []),
                                capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"convert_hf_to_gguf.py failed for {kind}:\n{r.stdout}\n{r.stderr}")
@@ -244,11 +258,14 @@ class Builder:
         every tensor and blob name prefixed with `prefix` (a draft's "draft.", x/create/draft.go prefixSpecs);
         returns ({hf name: LT}, {hf name: quant type or None})."""
         sd = load_state(self.hf(kind))
+        if kind in Q35.KINDS and quant in Q35.FUSED_QUANTS:
+            sd = Q35.fuse_experts(sd)
         tensors, lts = {}, {}
         groups = {}
         n_layers = text_config(json.load(open(os.path.join(self.hf(kind), "config.json"))))["num_hidden_layers"]
         for k in sorted(sd):
             qt = gemma4_quant(k, sd[k].shape, quant, n_layers) if kind.startswith("gemma4") and quant != "bf16" \
+                else Q35.quant(k, sd[k].shape, quant, ollama_quant) if kind in Q35.KINDS \
                 else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
@@ -264,7 +281,10 @@ class Builder:
             qts = {qt for _, _, qt in parts}
             if len(qts) > 1:   # mixed precisions: one blob per projection (x/create's homogeneousExpertBlobs)
                 for k, lt, qt in parts:
-                    m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))
+                    if qt is None:   # a projection kept at source precision (its rows not a multiple of the group)
+                        m.tensor_blob(k, [(lt, k)])
+                    else:
+                        m.tensor_blob(k, [(lt, k)], writer="mlx", metadata=MF.qmeta(qt, GROUP[qt]), seed=len(tensors))
                 continue
             qt = qts.pop()
             if qt is None:
@@ -345,14 +365,15 @@ class Builder:
                 per_expert.setdefault(gguf_name(kind, f"layers.{x.group(1)}.feed_forward.experts.{x.group(3)}.weight",
                                                 n_layers), {})[int(x.group(2))] = (k, lt)
                 continue
-            g = gguf_name(kind, k, n_layers)
+            rw = Q35.Rewrite(k, cfg, n_layers) if kind in Q35.KINDS else None
+            g = rw.gguf if rw and rw.gguf else gguf_name(kind, k, n_layers)
             heads = next((h for p, h in perm.items() if f".self_attn.{p}." in k), None)
             shift = NORM_SHIFT.get(kind, 0.0) if k.endswith("norm.weight") else 0.0
-            typ, exact, vals = expected_tensor(lt, g, heads, shift=shift)
+            typ, exact, vals = expected_tensor(lt, g, heads, shift=shift, rewrite=rw)
             expected[g] = {"type": typ, "exact": exact, "hf_name": k, "stored": tensors[k] or "BF16",
                            "shape": [int(x) for x in vals.shape], "oracle": self.fx.oracle(d, g, vals)}
             if not exact:   # the values before model.gguf's BF16 rounding, for the fp32/fp16 variants
-                _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift)
+                _, _, full = expected_tensor(lt, g, heads, rounded=False, shift=shift, rewrite=rw)
                 expected[g]["values"] = self.fx.oracle(d, g + ".f32", full)
         for g, by_e in per_expert.items():   # stacked expert after expert, all of one type (FORMATS.md §7.5)
             parts = [by_e[e] for e in sorted(by_e)]

@@ -8,6 +8,7 @@ import dev.modelfs.quant.FloatFormat;
 import dev.modelfs.quant.Kernels;
 import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxQuant;
+import dev.modelfs.quant.mlx.MlxRepack;
 import dev.modelfs.quant.mlx.MlxTensorData;
 import dev.modelfs.quant.mlx.ScaleType;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -72,6 +73,8 @@ public class MlxDequantBench {
     public Kernels.Impl impl;
 
     private long elems;
+    /** Row length of the re-pack benchmark (a 2048-wide projection's rows). */
+    private static final long REPACK_ROW = 2048;
 
     private Arena arena;
     private MemorySegment dst;
@@ -207,11 +210,6 @@ public class MlxDequantBench {
         return castDst;
     }
 
-    /**
-     * Runs every benchmark; arguments narrow it down: {@code name=v1,v2} sets a parameter (e.g. {@code impl=VECTOR}),
-     * {@code prof=NAME} adds a JMH profiler (e.g. {@code prof=gc}), anything else is a regular expression for the
-     * benchmark methods (e.g. {@code int4.*}).
-     */
     /** Reads 16 MiB of f32, writes 8 MiB of f16 (the scalar loop under both implementations). */
     @Benchmark
     public MemorySegment castF32ToF16() {
@@ -219,6 +217,24 @@ public class MlxDequantBench {
         return castDst;
     }
 
+    /**
+     * int4 (group 64) re-packed as GGUF Q4_1 blocks, row by row as the synthesized {@code model.gguf} serves it
+     * ({@code MlxRepack}, no dequantization: {@code impl} does not apply). Output is 20 bytes per 32 elements.
+     */
+    @Benchmark
+    public MemorySegment int4RepackQ4_1Mapped() {
+        long rows = elems / REPACK_ROW, rowBytes = MlxRepack.Kind.Q4_1.rowBytes(REPACK_ROW);
+        for (long r = 0; r < rows; r++) {
+            MlxRepack.row(int4Mapped.data(), 64, REPACK_ROW, MlxRepack.Kind.Q4_1, r, dst, r * rowBytes);
+        }
+        return dst;
+    }
+
+    /**
+     * Runs every benchmark; arguments narrow it down: {@code name=v1,v2} sets a parameter (e.g. {@code impl=VECTOR}),
+     * {@code prof=NAME} adds a JMH profiler (e.g. {@code prof=gc}), anything else is a regular expression for the
+     * benchmark methods (e.g. {@code int4.*}).
+     */
     public static void main(String[] args) throws RunnerException {
         String methods = "";
         OptionsBuilder builder = new OptionsBuilder();
@@ -251,7 +267,8 @@ public class MlxDequantBench {
             System.out.printf("%-16s %-7s %10d %12.2f %8.2f %8.2f%s%n", name, r.getParams().getParam("impl"), out, ops,
                     bytes / 1e9, bytes / (1L << 30),
                     name.startsWith("cast") ? "   (f32 input; 16-bit output is half)"
-                            : name.contains("ToBf16") ? "   (f32-equivalent; bf16 output is half)" : "   (f32 output)");
+                            : name.contains("ToBf16") ? "   (f32-equivalent; bf16 output is half)"
+                            : name.contains("Repack") ? "   (f32-equivalent; Q4_1 output is 5/32)" : "   (f32 output)");
         }
     }
 }

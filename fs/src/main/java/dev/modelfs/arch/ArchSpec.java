@@ -23,7 +23,8 @@ import java.util.Optional;
 public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma3,
         Gemma, Gemma2, Olmo2, GraniteMoe, Bert, XlmRoberta, NomicBert, GptOss, Deepseek2,
         Gemma4,
-        Qwen2Vl, Qwen3Vl, Mistral3 {
+        Qwen2Vl, Qwen3Vl, Mistral3,
+        Mllama, Qwen35Family {
 
     /**
      * The architecture's tables: {@code gguf} is {@code general.architecture} (also the prefix of its GGUF
@@ -111,6 +112,19 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     /** Whether q/k rows are permuted between HF and GGUF (the interleaved rope of llama, FORMATS.md §7.2). */
     default boolean permutesQk() {
         return false;
+    }
+
+    /**
+     * Which heads the rows of per-layer GGUF tensor {@code gguf} (without {@code blk.N.} and suffix) are permuted over
+     * when {@link #permutesQk()}: {@code attn_q} over the query heads, {@code attn_k} over the key heads, nothing else by
+     * default (mllama's cross-attention {@code cross_attn_q_proj} / {@code cross_attn_k_proj} as well).
+     */
+    default Optional<QkPermutation.Which> qkPermutation(String gguf) {
+        return switch (gguf) {
+            case "attn_q" -> Optional.of(QkPermutation.Which.Q);
+            case "attn_k" -> Optional.of(QkPermutation.Which.K);
+            default -> Optional.empty();
+        };
     }
 
     /** What llama.cpp's converter adds to every norm weight ({@code *norm.weight}); the HF value is {@code stored - normShift}. */
@@ -208,6 +222,49 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
         return List.of();
     }
 
+    // ---- Hugging Face → GGUF: tensors llama.cpp's converter rewrites beyond names and types (Qwen 3.5, Qwen35Synth)
+
+    /** Whether HF tensor {@code hfName} is left out of the synthesized GGUF (an MTP head llama.cpp's converter can leave out). */
+    default boolean leftOut(String hfName) {
+        return false;
+    }
+
+    /** The GGUF name of an HF tensor the name tables cannot spell (Qwen 3.5's suffix-less {@code ssm_a}); empty by default. */
+    default Optional<String> otherGgufName(String hfName) {
+        return Optional.empty();
+    }
+
+    /**
+     * The GGUF tensors (with layer prefix and suffix, in row order) an HF tensor is cut into when the name tables cannot say
+     * so: Qwen 3.5 MoE's fused experts {@code mlp.experts.gate_up_proj} ({@code [E, gate rows + up rows, hidden]}) into
+     * {@code ffn_gate_exps} and {@code ffn_up_exps}, the same rows of every expert (as a row-split {@link Assembly}, but for
+     * the Hugging Face → GGUF direction only); empty by default.
+     */
+    default Optional<List<String>> splitToGguf(String hfName) {
+        return Optional.empty();
+    }
+
+    /** Whether norm weight {@code hfName} gets {@link #normShift()} (every {@code *norm.weight} by default). */
+    default boolean shiftsNorm(String hfName) {
+        return hfName.endsWith("norm.weight");
+    }
+
+    /**
+     * What the converter does to per-layer GGUF tensor {@code gguf} ({@code blk.<layer>.}{@code gguf}, suffix included)
+     * beyond name and type: rows or columns reordered, values mapped, shape squeezed; empty by default.
+     */
+    default Optional<TensorRewrite> rewrite(String gguf, int layer, JsonNode config) {
+        return Optional.empty();
+    }
+
+    /** The per-layer GGUF tensors (without {@code blk.N.}, suffix included) llama.cpp requires in {@code layer}. */
+    default List<String> requiredInLayer(int layer, JsonNode config) {
+        List<String> out = new java.util.ArrayList<>();
+        layers().forEach(r -> out.add(r.gguf() + ".weight"));
+        requiredBiases().forEach(b -> out.add(b + ".bias"));
+        return out;
+    }
+
     /** One computed F32 tensor. */
     record ComputedTensor(String ggufName, float[] values) {
     }
@@ -237,10 +294,39 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     /**
+     * Whether GGUF tensor {@code ggufName} has no place in the Hugging Face folder and is left out: Qwen 3.5's MTP
+     * layers, which transformers loads without; a vision tower stored in the same file as the text model ({@code mllama}'s
+     * {@code v.*} and {@code mm.*}), which the text class does not have. None by default: any other tensor without a
+     * Hugging Face name refuses the folder.
+     */
+    default boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
+        return false;
+    }
+
+    /**
+     * The Hugging Face tensor of GGUF tensor {@code ggufName} ({@code ne} its GGUF dimensions) when this architecture
+     * changes its values or layout beyond a rename and the {@link #normShift} (Qwen 3.5's gated delta-net: V heads
+     * reordered, {@code A_log = log(-ssm_a)}), empty for the usual mapping (docs/FORMATS.md §7.3); may refuse the model.
+     */
+    default Optional<HfLayout> hfLayout(String ggufName, long[] ne, GgufParams m, String p) {
+        return Optional.empty();
+    }
+
+    /**
      * Adds or replaces this architecture's fields of a rebuilt {@code config.json} {@code c}, which already has
      * the entries, {@code head_dim}, {@code num_key_value_heads}, {@code vocab_size}, {@code hidden_act},
      * {@code tie_word_embeddings} and {@code attention_bias}.
      */
     default void completeHfConfig(ObjectNode c, GgufParams m, String p, int hidden, int heads, int headDim) {
+    }
+
+    /**
+     * The {@code config.json} written for the finished flat config {@code c} (the token ids, {@code transformers_version} and
+     * {@code torch_dtype} included): {@code c} itself by default. mllama nests it as the {@code text_config} of a
+     * {@code model_type: mllama} config, the only form transformers' {@code AutoModelForCausalLM} maps to
+     * {@code MllamaForCausalLM}.
+     */
+    default ObjectNode hfConfigFile(ObjectNode c) {
+        return c;
     }
 }

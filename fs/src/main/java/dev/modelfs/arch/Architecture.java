@@ -53,6 +53,13 @@ public enum Architecture {
     QWEN3VL(new Qwen3Vl()),
     /** Mistral 3 text (GGUF {@code mistral3}) as {@code MistralForCausalLM}, or {@code Ministral3ForCausalLM} with yarn. */
     MISTRAL3(new Mistral3()),
+    /** Llama 3.2 Vision text (GGUF {@code mllama}, Ollama's own) as {@code MllamaForCausalLM}: cross-attention layers, vision left out. */
+    MLLAMA(new Mllama()),
+    // Qwen 3.5 / 3.6 text: gated delta-net and gated attention layers (both directions)
+    /** Qwen 3.5 dense text (GGUF {@code qwen35}) as {@code Qwen3_5ForCausalLM}. */
+    QWEN35(new Qwen35()),
+    /** Qwen 3.5 / 3.6 MoE text (GGUF {@code qwen35moe}) as {@code Qwen3_5MoeForCausalLM}. */
+    QWEN35MOE(new Qwen35Moe()),
     // encoders (embedding models): only the GGUF -> HF direction (ArchSpec.encoder)
     /** BERT ({@code BertModel}: all-minilm, mxbai-embed-large, snowflake-arctic-embed); {@code bert} with a WordPiece vocabulary. */
     BERT(new Bert()),

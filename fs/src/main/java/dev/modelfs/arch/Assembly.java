@@ -10,7 +10,8 @@ import java.util.List;
  * {@code ne[1]}; a 1-D one is one batch), its sources' rows interleaved, transposed or not; the output
  * of a batch is the parts' rows one after the other.
  *
- * <p>Invariants: {@code parts} is non-empty; every GGUF name has its suffix; a GGUF tensor belongs to at
+ * <p>Invariants: {@code parts} is non-empty; every GGUF name has its suffix, except a {@link #isRename rename} of a
+ * name the checkpoint and the GGUF both spell without one (mllama's gates, which Ollama's converter keeps); a GGUF tensor belongs to at
  * most one assembly of an architecture and to no {@link LayerRule}, except the parts of a {@link #isRowSplit row
  * split}, whose rules all name this assembly's HF tensor (the Hugging Face → GGUF direction, GraniteMoe).
  */

@@ -78,6 +78,9 @@ public final class ConfigKeys {
             if (v.isEmpty() && e.ggufSuffix().equals("attention.head_count_kv")) {
                 v = field(config, List.of("num_attention_heads"));
             }
+            if (v.isEmpty() && e.ggufSuffix().equals("feed_forward_length") && a.spec().experts().isPresent()) {
+                continue;   // a model whose every layer is sparse (Qwen 3.5 MoE): no dense feed-forward length, as the converter writes none
+            }
             if (v.isEmpty()) {
                 if (e.required()) {
                     throw new IllegalArgumentException("config.json has no " + e.hfFields().getFirst());
@@ -135,7 +138,7 @@ public final class ConfigKeys {
         if (headDim <= 0 || headDim % 2 != 0 || heads % headsKv != 0) {
             throw new IllegalArgumentException("config.json: " + heads + " heads, " + headsKv + " kv heads, head_dim " + headDim);
         }
-        int ff = positive(config, "intermediate_size");
+        int ff = moe.isPresent() && field(config, List.of("intermediate_size")).isEmpty() ? 0 : positive(config, "intermediate_size");
         int expertFf = moe.isPresent() ? positive(config, moe.get().ffField()) : 0;
         int sharedFf = moe.isPresent() && moe.get().sharedFfField() != null ? positive(config, moe.get().sharedFfField()) : 0;
         return new Dims(hidden, layers, heads, headsKv, headDim, vocab, ff, experts, expertFf, sharedFf);

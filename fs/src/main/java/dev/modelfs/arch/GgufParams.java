@@ -27,6 +27,11 @@ public interface GgufParams {
     /** Whether the model has a tensor of this GGUF name. */
     boolean hasTensor(String name);
 
+    /** The ggml {@code ne} (innermost first) of the tensor of this GGUF name, or null when there is none (or it is not known). */
+    default long[] ne(String name) {
+        return null;
+    }
+
     /**
      * The values of a small 1-D F32 tensor read from the blob while the folder is built (rope factors), or null
      * when the model has none of that name or it could not be read; only names the caller read are known.

@@ -51,13 +51,21 @@ public final class Llama implements ArchSpec {
 
     @Override
     public ObjectNode ropeScalingOf(GgufParams m, float[] freqs, int headDim) {
+        return llama3ScalingOf(m, "llama.", freqs, headDim);
+    }
+
+    /**
+     * The llama3 {@code rope_scaling} whose factors are the GGUF's {@code rope_freqs.weight} values {@code freqs}, the
+     * rope base, rotated dimensions and original context read under prefix {@code p} ({@code "llama."}, {@code "mllama."}).
+     */
+    static ObjectNode llama3ScalingOf(GgufParams m, String p, float[] freqs, int headDim) {
         String why = "rope_freqs.weight (Llama 3.x rope scaling)";
         if (freqs == null || freqs.length == 0) {
             throw new IllegalArgumentException(why + ": not an F32 vector modelfs could read");
         }
-        int dims = (int) (long) m.integer("llama.rope.dimension_count", (long) headDim);
-        float base = (float) (double) m.real("llama.rope.freq_base", 10000.0);
-        int original = (int) (long) m.integer("llama.rope.scaling.original_context_length", (long) ORIGINAL);
+        int dims = (int) (long) m.integer(p + "rope.dimension_count", (long) headDim);
+        float base = (float) (double) m.real(p + "rope.freq_base", 10000.0);
+        int original = (int) (long) m.integer(p + "rope.scaling.original_context_length", (long) ORIGINAL);
         float factor = 0;
         for (float f : freqs) {
             factor = Math.max(factor, f);

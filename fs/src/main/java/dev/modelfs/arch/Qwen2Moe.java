@@ -18,14 +18,17 @@ import java.util.Optional;
 public final class Qwen2Moe implements ArchSpec {
     static final Experts EXPERTS = new Experts("mlp.experts", "gate_proj", "up_proj", "down_proj", "moe_intermediate_size",
             "shared_expert_intermediate_size");
-    private static final List<ConfigKeys.Entry> ENTRIES = Layers.of(Qwen3Moe.ROUTED, List.of(
+    /** The routed and the shared experts' sizes (also Qwen 3.5 MoE's). */
+    static final List<ConfigKeys.Entry> ENTRIES = Layers.of(Qwen3Moe.ROUTED, List.of(
             new ConfigKeys.Entry("expert_shared_feed_forward_length", GgufValueType.UINT32, List.of("shared_expert_intermediate_size"), true)));
+    /** The shared expert and its sigmoid gate (also Qwen 3.5 MoE's). */
+    static final List<LayerRule> SHARED_EXPERT = List.of(
+            new LayerRule("mlp.shared_expert_gate", "ffn_gate_inp_shexp", d -> new long[]{1, d.hidden()}),
+            new LayerRule("mlp.shared_expert.gate_proj", "ffn_gate_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
+            new LayerRule("mlp.shared_expert.up_proj", "ffn_up_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
+            new LayerRule("mlp.shared_expert.down_proj", "ffn_down_shexp", d -> new long[]{d.hidden(), d.sharedFf()}));
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, List.of(Layers.FFN_NORM),
-            Layers.routedExperts("mlp.gate", EXPERTS), List.of(
-                    new LayerRule("mlp.shared_expert_gate", "ffn_gate_inp_shexp", d -> new long[]{1, d.hidden()}),
-                    new LayerRule("mlp.shared_expert.gate_proj", "ffn_gate_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
-                    new LayerRule("mlp.shared_expert.up_proj", "ffn_up_shexp", d -> new long[]{d.sharedFf(), d.hidden()}),
-                    new LayerRule("mlp.shared_expert.down_proj", "ffn_down_shexp", d -> new long[]{d.hidden(), d.sharedFf()})));
+            Layers.routedExperts("mlp.gate", EXPERTS), SHARED_EXPERT);
     private static final Tables TABLES = new Tables("qwen2moe", List.of("Qwen2MoeForCausalLM"), List.of("qwen2_moe"), LAYERS);
 
     @Override

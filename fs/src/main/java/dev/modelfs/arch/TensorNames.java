@@ -183,11 +183,11 @@ public final class TensorNames {
 
     /**
      * Whether llama.cpp's converter keeps this GGUF tensor F32 whatever the file type:
-     * {@code *_norm.weight}, the MoE router {@code ffn_gate_inp(_shexp).weight} and
-     * {@code rope_freqs.weight} (1-D tensors are F32 as well; the caller checks the rank).
+     * {@code *_norm.weight}, the MoE router {@code ffn_gate_inp(_shexp).weight}, a gated delta-net's
+     * {@code ssm_conv1d.weight} and {@code rope_freqs.weight} (1-D tensors are F32 as well; the caller checks the rank).
      */
     public static boolean staysF32(String ggufName) {
-        return ggufName.endsWith("_norm.weight") || ggufName.equals("rope_freqs.weight")
+        return ggufName.endsWith("_norm.weight") || ggufName.equals("rope_freqs.weight") || ggufName.endsWith(".ssm_conv1d.weight")
                 || ggufName.endsWith(".ffn_gate_inp.weight") || ggufName.endsWith(".ffn_gate_inp_shexp.weight");
     }
 
@@ -208,10 +208,6 @@ public final class TensorNames {
         if (!m.matches()) {
             return Optional.empty();
         }
-        return switch (m.group(2)) {
-            case "attn_q" -> Optional.of(QkPermutation.Which.Q);
-            case "attn_k" -> Optional.of(QkPermutation.Which.K);
-            default -> Optional.empty();
-        };
+        return a.spec().qkPermutation(m.group(2));
     }
 }

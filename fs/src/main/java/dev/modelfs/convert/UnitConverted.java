@@ -6,6 +6,7 @@ import dev.modelfs.model.LogicalTensor;
 import dev.modelfs.model.StoredTensor;
 import dev.modelfs.quant.BlockDequantizer;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongUnaryOperator;
 
@@ -117,23 +118,33 @@ public final class UnitConverted extends ConvertedData {
     }
 
     /**
-     * GGML blocks, MLX groups and MLX rows re-packed into GGML blocks have an identity (the on-disk chunk cache); in
-     * another order only with a description of it ({@link #orderIdentity}); shifted and gathered data have none.
+     * GGML blocks, MLX groups and MLX rows re-packed into GGML blocks have an identity (the on-disk chunk cache), and so
+     * have such rows with their column blocks permuted; in another order only with a description of it
+     * ({@link #orderIdentity}); shifted and gathered data have none.
      */
     @Override
     protected String identity() {
-        String base = switch (source) {
+        String base = baseIdentity(source);
+        if (order == null || base == null) {
+            return base;
+        }
+        return orderIdentity == null ? null : base + " | " + units + " units in order " + orderIdentity;
+    }
+
+    /** The identity of {@code source}'s units in source order, or null: none. */
+    private static String baseIdentity(UnitSource source) {
+        return switch (source) {
             case UnitSource.Blocks b -> "blocks " + b.blob() + " @" + b.offset()
                     + " " + kernelType(b.deq()) + (b.copy() ? " copied" : "") + " -> " + b.out();
             case UnitSource.MlxGroups m -> mlxIdentity(m.parts(), m.out());
             case UnitSource.Shifted sh -> null;
             case UnitSource.Repacked r -> "repacked " + r.kind() + " row " + r.rowElems() + " of " + mlxIdentity(r.parts(), null);
+            case UnitSource.ColumnBlocks c -> {
+                String rows = baseIdentity(c.rows());
+                yield rows == null ? null : rows + " | column blocks " + Arrays.toString(c.blockOrder());
+            }
             case Gathered g -> null;
         };
-        if (order == null || base == null) {
-            return base;
-        }
-        return orderIdentity == null ? null : base + " | " + units + " units in order " + orderIdentity;
     }
 
     private static String mlxIdentity(MlxParts parts, OutputType out) {
@@ -162,7 +173,9 @@ public final class UnitConverted extends ConvertedData {
             case UnitSource.Blocks b -> b.copy() ? null : b.deq() + " -> " + b.out();
             case UnitSource.MlxGroups m -> "MLX " + m.parts().t.quant().mode() + " " + m.parts().t.quant().bits() + "-bit, "
                     + m.parts().scaleType + " scales -> " + m.out();
-            case UnitSource.Shifted sh -> kernelOf(sh.f32()) + ", shifted -> " + sh.out();
+            case UnitSource.Shifted sh -> kernelOf(sh.f32()) + ", "
+                    + (sh.fn() instanceof ElementFunction.Add ? "shifted" : sh.fn().toString()) + " -> " + sh.out();
+            case UnitSource.ColumnBlocks c -> kernelOf(c.rows()) + ", column blocks permuted";
             case UnitSource.Repacked r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
             case Gathered g -> "gathered " + g.parts().getFirst().sources().getFirst().deq() + " -> " + g.out();
         };

@@ -13,24 +13,26 @@ import dev.modelfs.quant.mlx.MlxDequantizer;
 import dev.modelfs.quant.mlx.MlxRepack;
 import dev.modelfs.quant.mlx.MlxTensorData;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongUnaryOperator;
 
 /**
  * The units of one converted tensor, for {@link UnitConverted}: a unit is a GGML block, an MLX group, or a
- * whole row of either (when rows are reordered or re-packed). Sources compose: {@link Shifted} adds a
- * constant to the f32 units of another source. Used in both directions (GGUF → Hugging Face files,
+ * whole row of either (when rows are reordered or re-packed). Sources compose: {@link Shifted} applies an
+ * {@link ElementFunction} to the f32 units of another source, {@link ColumnBlocks} permutes the column blocks of
+ * another source's rows. Used in both directions (GGUF → Hugging Face files,
  * safetensors → GGUF) and by every view.
  *
  * <p>Invariants: {@link #write} writes exactly {@code count * outUnitBytes()} bytes and reads only the
  * source units of the output units it writes; without an order, consecutive units are converted as one
  * run with one quant-level call; per call it allocates at most a small view of the tensor's mapped pieces
- * (and, for {@link Shifted} to a narrower type, its f32 values; for {@link Gathered}, its f32 rows and block
+ * (and, for {@link Shifted} to a narrower type, its f32 values; for {@link ColumnBlocks}, one unit's bytes; for {@link Gathered}, its f32 rows and block
  * scratch, native and freed on return); scratch is per thread
  * ({@link NarrowingDequant}).
  */
 public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked,
-        Gathered {
+        UnitSource.ColumnBlocks, Gathered {
 
     /** Bytes of one output unit. */
     long outUnitBytes();
@@ -187,16 +189,23 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
     }
 
     /**
-     * The f32 units of {@code f32} plus a constant, added in f32, then narrowed once to {@code out}: the norm
-     * weights llama.cpp stores as {@code 1 + w} (Gemma, docs/FORMATS.md §7.3), shifted either way.
+     * The f32 units of {@code f32} with a function applied to every value in f32 ({@link ElementFunction}), then
+     * narrowed once to {@code out}. Named for its first use, a constant added ({@link ElementFunction.Add}: the norm
+     * weights llama.cpp stores as {@code 1 + w}, Gemma and Qwen3.5, docs/FORMATS.md §7.3, shifted either way); also
+     * Qwen3.5's {@code ssm_a = -exp(A_log)} and its inverse. The order, when given, is the inner source's.
      */
-    record Shifted(UnitSource f32, float shift, OutputType out) implements UnitSource {
+    record Shifted(UnitSource f32, ElementFunction fn, OutputType out) implements UnitSource {
         public Shifted {
             boolean f32Units = f32 instanceof Blocks b ? b.out() == OutputType.F32
                     : f32 instanceof MlxGroups m && m.out() == OutputType.F32;
-            if (!f32Units) {
-                throw new IllegalArgumentException("a shift applies to f32 units, not " + f32);
+            if (!f32Units || fn == null) {
+                throw new IllegalArgumentException("an element function applies to f32 units, not " + f32);
             }
+        }
+
+        /** {@code shift} added to every value ({@link ElementFunction.Add}). */
+        public Shifted(UnitSource f32, float shift, OutputType out) {
+            this(f32, new ElementFunction.Add(shift), out);
         }
 
         @Override
@@ -220,11 +229,88 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
             MemorySegment values = out == OutputType.F32 ? dst : MemorySegment.ofArray(new float[Math.toIntExact(n)]);
             f32.write(blobs, first, count, order, values);
             for (long i = 0; i < n; i++) {
-                values.set(F32, i * 4, values.get(F32, i * 4) + shift);
+                values.set(F32, i * 4, fn.apply(values.get(F32, i * 4)));
             }
             if (out != OutputType.F32) {
                 out.format.fromF32(values, 0, dst, 0, n);
             }
+        }
+    }
+
+    /**
+     * The units (whole rows) of {@code rows} with their column blocks permuted: each unit's output bytes are
+     * {@code blockOrder.length} equal blocks, and output block {@code j} of a unit is block {@code blockOrder[j]} of the
+     * same unit of {@code rows} (which, with an order, is source row {@code order(u)}: the row order and the column
+     * permutation compose). Bytes are moved after {@code rows} has converted them, so any output type works whose unit
+     * splits into whole column blocks: a float type, or GGML blocks that divide a column block. Qwen3.5's
+     * {@code ssm_out} columns, one block per V head, grouped ↔ tiled (docs/FORMATS.md §7.3).
+     *
+     * <p>Invariants: {@code blockOrder} is a permutation of {@code [0, blockOrder.length)} (copied) and
+     * {@code rows.outUnitBytes()} is a multiple of its length; a call allocates one unit's bytes of scratch.
+     */
+    record ColumnBlocks(UnitSource rows, int[] blockOrder) implements UnitSource {
+        public ColumnBlocks {
+            blockOrder = blockOrder.clone();
+            boolean[] seen = new boolean[blockOrder.length];
+            for (int b : blockOrder) {
+                if (b < 0 || b >= seen.length || seen[b]) {
+                    throw new IllegalArgumentException("column block order " + Arrays.toString(blockOrder) + " is not a permutation");
+                }
+                seen[b] = true;
+            }
+            if (seen.length == 0 || rows.outUnitBytes() % seen.length != 0) {
+                throw new IllegalArgumentException("a unit of " + rows.outUnitBytes() + " bytes does not split into " + seen.length + " column blocks");
+            }
+        }
+
+        @Override
+        public int[] blockOrder() {
+            return blockOrder.clone();
+        }
+
+        @Override
+        public long outUnitBytes() {
+            return rows.outUnitBytes();
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return rows.blobs();
+        }
+
+        @Override
+        public void requireUnits(long units, String what) {
+            rows.requireUnits(units, what);
+        }
+
+        @Override
+        public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
+            rows.write(blobs, first, count, order, dst);
+            long unit = rows.outUnitBytes();
+            long block = unit / blockOrder.length;
+            MemorySegment row = MemorySegment.ofArray(new byte[Math.toIntExact(unit)]);
+            for (long i = 0; i < count; i++) {
+                MemorySegment out = dst.asSlice(i * unit, unit);
+                row.copyFrom(out);
+                for (int j = 0; j < blockOrder.length; j++) {
+                    MemorySegment.copy(row, blockOrder[j] * block, out, j * block, block);
+                }
+            }
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ColumnBlocks c && rows.equals(c.rows) && Arrays.equals(blockOrder, c.blockOrder);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * rows.hashCode() + Arrays.hashCode(blockOrder);
+        }
+
+        @Override
+        public String toString() {
+            return "ColumnBlocks[" + rows + ", " + Arrays.toString(blockOrder) + "]";
         }
     }
 

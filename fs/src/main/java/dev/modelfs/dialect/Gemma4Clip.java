@@ -7,14 +7,15 @@ import dev.modelfs.format.gguf.GgufValueType;
 import java.util.List;
 
 /**
- * The vision tower and projector embedded in an Ollama gemma4 file, for llama.cpp's clip loader
- * ({@code mmproj.gguf}): the vision half of Ollama's {@code handle_gemma4_clip} (docs/FORMATS.md §12.8). The
+ * The vision tower, projector and audio encoder embedded in an Ollama gemma4 file, for llama.cpp's clip loader
+ * ({@code mmproj.gguf}): Ollama's {@code handle_gemma4_clip} (docs/FORMATS.md §12.9). The
  * {@code gemma4.vision.*} keys copied to {@code clip.vision.*}, Gemma 4's defaults injected (image size 224,
  * mean 0 and std 1: the model normalizes each image itself), projector type {@code gemma4v}, the patch embedding
- * promoted from F16 to F32. Ollama's converter already writes the tensor names llama.cpp's converter writes, so
- * nothing is renamed. Like {@link Gemma3Clip}, the file holds only what a projector file holds: the text tensors
- * and the {@code gemma4.*} and {@code tokenizer.*} keys are left out; so is an embedded audio encoder
- * ({@code a.*}, {@code mm.a.*}), whose translation ({@code gemma4a}) is not built.
+ * promoted from F16 to F32. Ollama's converter already writes the vision tensor names llama.cpp's converter writes,
+ * so nothing of the vision tower is renamed. An embedded audio encoder ({@code a.*}, {@code mm.a.*}) joins the same
+ * file as projector type {@code gemma4a} ({@link Gemma4AudioClip}), or is left out with the reason when its keys or
+ * tensors are incomplete. Like {@link Gemma3Clip}, the file holds only what a projector file holds: the text
+ * tensors and the {@code gemma4.*} and {@code tokenizer.*} keys are left out.
  */
 public record Gemma4Clip() implements DialectHandler {
     @Override
@@ -54,10 +55,19 @@ public record Gemma4Clip() implements DialectHandler {
                 throw new FormatException("no " + required + " (gemma4.vision.* incomplete)");
             }
         }
+        if (Gemma4AudioClip.present(g)) {
+            String problem = Gemma4AudioClip.problem(g);
+            if (problem == null) {
+                Gemma4AudioClip.translate(e, g);
+            } else {
+                e.dropWithPrefix("a.", "audio encoder left out: " + problem);
+                e.dropWithPrefix("mm.a.", "audio embedder left out: " + problem);
+            }
+        } else {
+            e.dropWithPrefix("mm.a.", "audio embedder without an audio encoder");
+        }
         e.removeWithPrefix("gemma4.", "tokenizer.");
-        e.dropWithPrefix("a.", "audio encoder (gemma4a: not translated)");
-        e.dropWithPrefix("mm.a.", "audio projector (gemma4a: not translated)");
-        e.keepOnlyPrefixes("text model (served in model.gguf)", "v.", "mm.");
+        e.keepOnlyPrefixes("text model (served in model.gguf)", "v.", "mm.", "a.");
         for (String need : new String[] {"v.patch_embd.weight", "v.position_embd.weight", "mm.input_projection.weight"}) {
             if (e.tensor(need) == null) {
                 throw new FormatException("no " + need + " among the vision tensors");

@@ -43,6 +43,12 @@ final class GgufMeta implements GgufParams {
     }
 
     @Override
+    public long[] ne(String name) {
+        var t = g.tensor(name);
+        return t == null ? null : t.ne().clone();
+    }
+
+    @Override
     public String string(String key, String dflt) {
         GgufKv kv = g.kv(key);
         if (kv == null) {

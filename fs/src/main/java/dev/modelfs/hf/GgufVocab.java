@@ -14,7 +14,7 @@ import java.util.List;
  * BOS, as llama.cpp's vocabulary reads it), or an encoder's
  * {@code "bert"} (WordPiece) or {@code "t5"} (Unigram), whose files {@link EncoderTokenizerFiles} writes;
  * {@code tokens} is non-empty; {@code types} and {@code scores} have one entry per token; every
- * special id is null or a valid token index; {@code merges} is null only for {@code llama} vocabularies
+ * special id is null or a valid token index (an id outside the vocabulary is read as absent, as llama.cpp does); {@code merges} is null only for {@code llama} vocabularies
  * without a merges list (their merges are derived from the scores).
  */
 public record GgufVocab(String model, String pre, List<String> tokens, int[] types, float[] scores, List<String> merges,
@@ -89,15 +89,14 @@ public record GgufVocab(String model, String pre, List<String> tokens, int[] typ
                 m.string("tokenizer.chat_template", null));
     }
 
+    /**
+     * A special token id, or null when absent or outside the vocabulary: llama.cpp ignores such a key ("bad special
+     * token", {@code llama_vocab::impl::load}), and so does the folder (Ollama's gpt-oss converter writes the ids of
+     * gpt-oss's own 201088-token vocabulary whatever the vocabulary; docs/SEMANTICS.md "Hugging Face folder of GGUF models").
+     */
     private static Integer id(GgufMeta m, String key, int n) {
         Long v = m.integer(key, null);
-        if (v == null) {
-            return null;
-        }
-        if (v < 0 || v >= n) {
-            throw new HfUnsupported(key + " " + v + " is not a token id (vocabulary of " + n + ")");
-        }
-        return v.intValue();
+        return v == null || v < 0 || v >= n ? null : v.intValue();
     }
 
     private static int indexOfType(int[] types, int type) {

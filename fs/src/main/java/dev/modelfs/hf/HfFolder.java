@@ -23,7 +23,8 @@ import java.util.Set;
  * tensors under their HF names in HF row order (inverse of docs/FORMATS.md §7.2/§7.3).
  *
  * <p>Invariants: built only for a supported {@code general.architecture} whose every tensor has an HF
- * name (else {@link #of} throws {@link HfUnsupported} with the reason); tensor names are unique;
+ * name or is one the architecture leaves out ({@code ArchSpec.hfLeavesOut}: mllama's vision tower) (else {@link #of}
+ * throws {@link HfUnsupported} with the reason); tensor names are unique;
  * {@code lm_head.weight} is absent exactly when {@code output.weight} is, and then
  * {@code tie_word_embeddings} is true. {@code sentenceTransformers} maps the sentence-transformers files (path in the
  * folder → bytes, {@link SentenceTransformerFiles}) of an embedding model, and is empty for any other; {@code chatTemplate}
@@ -117,7 +118,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
         int hidden = positive(m, p + "embedding_length");
         int headDim = spec.headDim(m, p, hidden, heads);
         spec.checkGguf(m, p);
-        List<HfTensor> tensors = tensors(g, arch, heads, headsKv, spec.positionRowsCut(m));
+        List<HfTensor> tensors = tensors(g, arch, m, heads, headsKv, spec.positionRowsCut(m));
         ObjectNode ropeScaling = g.tensor(ROPE_FREQS) == null ? null : spec.ropeScalingOf(m, ropeFreqs, headDim);
 
         GgufVocab vocab = null;
@@ -184,15 +185,21 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             default -> "float32";
         });
         Map<String, byte[]> st = SentenceTransformerFiles.of(arch, m, p, hidden, ctx);
-        return new HfFolder(arch, TokenizerFiles.write(c), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
+        return new HfFolder(arch, TokenizerFiles.write(spec.hfConfigFile(c)), TokenizerFiles.write(gen), tokJson, tokConfig, specialMap,
                 tokProblem, List.copyOf(tensors), st, chat);
     }
 
-    private static List<HfTensor> tensors(GgufFile g, Architecture arch, int heads, int headsKv, long positionRowsCut) {
+    private static List<HfTensor> tensors(GgufFile g, Architecture arch, GgufMeta m, int heads, int headsKv, long positionRowsCut) {
         HfAssemblies.Result assembled = HfAssemblies.of(g, arch);
         List<HfTensor> out = new ArrayList<>(assembled.tensors());
+        String p = arch.ggufName() + ".";
         for (GgufTensorInfo t : g.tensors()) {
-            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name())) {
+            if (DROPPED.contains(t.name()) || assembled.consumed().contains(t.name()) || arch.spec().hfLeavesOut(t.name(), m, p)) {
+                continue;
+            }
+            var layout = arch.spec().hfLayout(t.name(), t.ne(), m, p);
+            if (layout.isPresent()) {   // values or layout the architecture changes (Qwen 3.5's gated delta-net)
+                out.add(HfTensor.of(layout.get(), t));
                 continue;
             }
             long[] shape = t.shape();

@@ -1,5 +1,7 @@
 package dev.modelfs.hf;
 
+import dev.modelfs.arch.ElementMap;
+import dev.modelfs.arch.HfLayout;
 import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgufTensorInfo;
 import java.util.List;
@@ -19,10 +21,25 @@ import java.util.function.LongUnaryOperator;
  * cut, docs/FORMATS.md §7.3), counted in {@code shape[0]} but not in {@code rows}, only for a 2-D tensor with no row
  * map and no {@code add}. {@code assembled}, when not null, says how the values are gathered from several GGUF
  * tensors instead ({@link Assembled}; {@code source} is then its first tensor, {@code sourceRow} null, {@code add}
- * and {@code zeroRows} 0).
+ * and {@code zeroRows} 0). {@code columnBlocks}, when not null, permutes equal column blocks of every row (HF block
+ * {@code j} is source block {@code columnBlocks[j]}) and {@code values} is a function of every stored value (Qwen 3.5's
+ * gated delta-net, {@link HfLayout}); both only for a whole GGUF tensor with {@code add} and {@code zeroRows} 0.
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
-                       LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled) {
+                       LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled, int[] columnBlocks,
+                       ElementMap values) {
+
+    /** A tensor with no column permutation and no element function. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, zeroRows, assembled, null, ElementMap.NONE);
+    }
+
+    /** The whole of GGUF tensor {@code source} laid out as an architecture says ({@link HfLayout}). */
+    public static HfTensor of(HfLayout l, GgufTensorInfo source) {
+        return new HfTensor(l.hfName(), source, l.shape(), 0, source.byteSize(), l.rows(), l.rowOrder(), 0f, 0L, null,
+                l.columnBlocks(), l.values());
+    }
 
     /** A tensor with zero rows first, not assembled. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,

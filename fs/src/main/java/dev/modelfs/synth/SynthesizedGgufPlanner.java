@@ -7,6 +7,7 @@ import dev.modelfs.arch.ConfigKeys;
 import dev.modelfs.arch.LayerRule;
 import dev.modelfs.arch.QkPermutation;
 import dev.modelfs.arch.TensorNames;
+import dev.modelfs.arch.TensorRewrite;
 import dev.modelfs.arch.TokenizerKvs;
 import dev.modelfs.format.Shapes;
 import dev.modelfs.format.gguf.GgmlType;
@@ -64,6 +65,8 @@ public final class SynthesizedGgufPlanner {
         DEQUANT_F32("dequantized to F32"),
         /** a norm weight plus the architecture's {@link Architecture#normShift} (Gemma's 1 + w), in F32. */
         NORM_SHIFT_F32("1 + w in F32, as llama.cpp's converter writes gemma norms"),
+        /** {@code -exp(x)} of every value, in F32 (Qwen 3.5's {@code ssm_a} from {@code A_log}). */
+        NEG_EXP_F32("-exp(x) in F32, as llama.cpp's converter writes ssm_a"),
         /** computed from config.json (llama3 rope factors). */
         COMPUTED("computed from config.json");
 
@@ -80,10 +83,18 @@ public final class SynthesizedGgufPlanner {
      * holds the F32 values); {@code permutation} is null unless rows are permuted. {@code parts} is null
      * unless the tensor is stacked from per-expert sources: then it holds one 2-D plan per expert, in expert
      * order, all of {@code type} and {@code choice}, whose bytes follow each other; {@code source} is the first's.
-     * {@code split} is null unless the tensor is one part of a fused source ({@link RowSplit}).
+     * {@code split} is null unless the tensor is one part of a fused source ({@link RowSplit}). {@code rewrite} is null
+     * unless the converter reorders, maps or squeezes the tensor ({@link TensorRewrite}: Qwen 3.5's gated delta-net); it is
+     * never set together with {@code permutation}, {@code parts} or {@code split}.
      */
     public record TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
-                             QkPermutation permutation, float[] computed, List<TensorPlan> parts, RowSplit split) {
+                             QkPermutation permutation, float[] computed, List<TensorPlan> parts, RowSplit split, TensorRewrite rewrite) {
+        /** A tensor made from one source, as one part of a fused source ({@code split}), or stacked ({@code parts}). */
+        public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
+                          QkPermutation permutation, float[] computed, List<TensorPlan> parts, RowSplit split) {
+            this(ggufName, ne, type, choice, source, permutation, computed, parts, split, null);
+        }
+
         /** A tensor made from one source (or computed). */
         public TensorPlan(String ggufName, long[] ne, GgmlType type, Choice choice, LogicalTensor source,
                           QkPermutation permutation, float[] computed) {
@@ -117,6 +128,7 @@ public final class SynthesizedGgufPlanner {
                     + " " + (source.quantized()
                     ? source.quant().canonicalName() + " g" + source.quant().groupSize() : source.main().dtype().name()) + ": ";
             return src + type + " (" + choice.text + (permutation != null ? ", q/k rows permuted" : "")
+                    + (rewrite != null ? rewrite.describe() : "")
                     + (split != null ? ", rows " + split.offset() + "-" + (split.offset() + split.rows() - 1) + " of every "
                     + split.blockRows() : "") + ")";
         }
@@ -176,7 +188,8 @@ public final class SynthesizedGgufPlanner {
     /** Inputs besides the tensor table: the component's JSON files (null when absent or unreadable). */
     public record Inputs(String modelName, JsonNode config, JsonNode tokenizer, JsonNode tokenizerConfig, String tokenizerProblem) {}
 
-    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+)\\.(weight|bias)");
+    /** A per-layer GGUF name; the suffix may be absent (Qwen 3.5's {@code ssm_a}). */
+    private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\.(.+?)(?:\\.(weight|bias))?");
     private static final Set<String> DROPPED = Set.of("rotary_emb.inv_freq");
 
     /**
@@ -230,10 +243,10 @@ public final class SynthesizedGgufPlanner {
         Map<String, TreeMap<Integer, LogicalTensor>> experts = new TreeMap<>();
         for (LogicalTensor t : tensors) {
             String hf = textPart == null ? t.relativeName() : textPart.textName(t.relativeName());
-            if (hf == null || DROPPED.stream().anyMatch(hf::contains)) {
+            if (hf == null || DROPPED.stream().anyMatch(hf::contains) || arch.spec().leftOut(hf)) {
                 continue;
             }
-            var fused = TensorNames.splitParts(arch, hf);
+            var fused = TensorNames.splitParts(arch, hf).or(() -> arch.spec().splitToGguf(hf));
             if (fused.isPresent()) {
                 for (TensorPlan part : split(arch, d, cfg, t, fused.get(), f16Exact)) {
                     if (!names.add(part.ggufName())) {
@@ -250,7 +263,8 @@ public final class SynthesizedGgufPlanner {
                 }
                 continue;
             }
-            String g = TensorNames.toGguf(arch, hf).or(() -> TensorNames.renamedToGguf(arch, hf)).orElseThrow(() ->
+            String g = TensorNames.toGguf(arch, hf).or(() -> TensorNames.renamedToGguf(arch, hf))
+                    .or(() -> arch.spec().otherGgufName(hf)).orElseThrow(() ->
                     new IllegalArgumentException("tensor " + hf + " has no GGUF name for " + arch.ggufName()));
             if (!names.add(g)) {
                 throw new IllegalArgumentException("two tensors map to " + g);
@@ -260,15 +274,23 @@ public final class SynthesizedGgufPlanner {
             if (!Arrays.equals(shape, want)) {
                 throw new IllegalArgumentException(hf + " has shape " + Arrays.toString(shape) + ", config.json implies " + Arrays.toString(want));
             }
-            long[] ne = new long[shape.length];
-            for (int i = 0; i < shape.length; i++) {
-                ne[i] = shape[shape.length - 1 - i];
+            TensorRewrite rw = rewrite(arch, cfg, g);
+            long[] gguf = rw != null && rw.ggufShape() != null ? rw.ggufShape() : shape;
+            if (Shapes.product(gguf, 0) != Shapes.product(shape, 0)) {
+                throw new IllegalArgumentException(g + ": GGUF shape " + Arrays.toString(gguf) + " of HF shape " + Arrays.toString(shape));
+            }
+            long[] ne = new long[gguf.length];
+            for (int i = 0; i < gguf.length; i++) {
+                ne[i] = gguf[gguf.length - 1 - i];
             }
             QkPermutation perm = TensorNames.permutation(arch, g).map(w ->
                     QkPermutation.of(w, d.heads(), d.headsKv(), (int) shape[0])).orElse(null);
             TensorPlan tp = choose(g, ne, t, perm, f16Exact);
-            if (arch.normShift() != 0 && hf.endsWith("norm.weight")) {
+            if (arch.normShift() != 0 && arch.spec().shiftsNorm(hf)) {
                 tp = new TensorPlan(g, ne, GgmlType.F32, Choice.NORM_SHIFT_F32, t, null, null);
+            }
+            if (rw != null) {
+                tp = rewritten(tp, rw, t);
             }
             plans.add(tp);
         }
@@ -278,7 +300,7 @@ public final class SynthesizedGgufPlanner {
             }
             plans.add(stacked(arch, d, cfg, e.getKey(), e.getValue(), f16Exact));
         }
-        checkComplete(arch, d, names);
+        checkComplete(arch, d, cfg, names);
         plans.sort(Comparator.comparing(SynthesizedGgufPlanner::order));
 
         List<GgufKv> kvs = new ArrayList<>();
@@ -336,6 +358,37 @@ public final class SynthesizedGgufPlanner {
             return new TensorPlan(g, ne, GgmlType.Q4_1, Choice.Q4_1, t, perm, null);
         }
         return new TensorPlan(g, ne, GgmlType.BF16, Choice.DEQUANT_BF16, t, perm, null);
+    }
+
+    /** The architecture's {@link TensorRewrite} of per-layer GGUF tensor {@code g}, or null. */
+    private static TensorRewrite rewrite(Architecture a, JsonNode cfg, String g) {
+        Matcher m = LAYER.matcher(g);
+        if (!m.matches()) {
+            return null;
+        }
+        String rest = m.group(2) + (m.group(3) == null ? "" : "." + m.group(3));
+        return a.spec().rewrite(rest, Integer.parseInt(m.group(1)), cfg).orElse(null);
+    }
+
+    /**
+     * Plan {@code p} of source {@code t} with rewrite {@code rw}: {@code -exp(x)} in F32; column blocks moved after the
+     * conversion, so a re-packed type whose blocks do not divide a column block is dequantized to BF16 instead.
+     */
+    private static TensorPlan rewritten(TensorPlan p, TensorRewrite rw, LogicalTensor t) {
+        if (p.permutation() != null) {
+            throw new IllegalArgumentException(p.ggufName() + ": a q/k permutation and a rewrite");
+        }
+        GgmlType type = p.type();
+        Choice choice = p.choice();
+        if (rw.function() == TensorRewrite.Function.NEG_EXP) {
+            type = GgmlType.F32;
+            choice = Choice.NEG_EXP_F32;
+        }
+        if (rw.columns() != null && type.blockElements() > 1 && (rw.columns().headSize() % type.blockElements() != 0)) {
+            type = GgmlType.BF16;   // only re-packed MLX types have blocks: the source is quantized
+            choice = Choice.DEQUANT_BF16;
+        }
+        return new TensorPlan(p.ggufName(), p.ne(), type, choice, t, null, null, null, null, rw);
     }
 
     /**
@@ -415,18 +468,15 @@ public final class SynthesizedGgufPlanner {
         }
         long[] w = a.spec().layerShape(m.group(2), Integer.parseInt(m.group(1)), cfg, d)
                 .orElseThrow(() -> new IllegalArgumentException("unexpected tensor " + g));
-        return m.group(3).equals("bias") ? new long[]{w[0]} : w;
+        return "bias".equals(m.group(3)) ? new long[]{w[0]} : w;
     }
 
-    /** Every tensor llama.cpp requires: the global ones, and in every layer each rule's weight and the required biases. */
-    private static void checkComplete(Architecture a, ConfigKeys.Dims d, Set<String> names) {
+    /** Every tensor llama.cpp requires: the global ones, and in every layer those {@link ArchSpec#requiredInLayer} names. */
+    private static void checkComplete(Architecture a, ConfigKeys.Dims d, JsonNode cfg, Set<String> names) {
         List<String> need = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
         for (int l = 0; l < d.layers(); l++) {
-            for (LayerRule r : a.spec().layers()) {
-                need.add("blk." + l + "." + r.gguf() + ".weight");
-            }
-            for (String b : a.spec().requiredBiases()) {
-                need.add("blk." + l + "." + b + ".bias");
+            for (String r : a.spec().requiredInLayer(l, cfg)) {
+                need.add("blk." + l + "." + r);
             }
         }
         for (String n : need) {
@@ -440,7 +490,7 @@ public final class SynthesizedGgufPlanner {
     private static String order(TensorPlan t) {
         Matcher m = LAYER.matcher(t.ggufName());
         if (m.matches()) {
-            return "1" + String.format("%010d", Long.parseLong(m.group(1))) + m.group(2) + "." + m.group(3);
+            return "1" + String.format("%010d", Long.parseLong(m.group(1))) + m.group(2) + (m.group(3) == null ? "" : "." + m.group(3));
         }
         return switch (t.ggufName()) {
             case "rope_freqs.weight" -> "00";

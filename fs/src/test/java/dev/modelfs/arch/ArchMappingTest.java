@@ -55,6 +55,8 @@ class ArchMappingTest {
                     "mlp.experts.up_proj", "mlp.experts.down_proj", "mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj",
                     "mlp.shared_experts.down_proj"));
             case PHI3 -> { }
+            case QWEN35MOE -> layer.addAll(List.of("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj",
+                    "mlp.shared_expert_gate", "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"));
             default -> layer.addAll(List.of("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"));
         }
         for (String p : layer) {
@@ -67,8 +69,13 @@ class ArchMappingTest {
             out.add("model.layers.7.pre_feedforward_layernorm.weight");
             out.add("model.layers.7.post_feedforward_layernorm.weight");
         }
+        if (a == Architecture.QWEN35 || a == Architecture.QWEN35MOE) {   // the gated delta-net's tensors with a .weight
+            for (String p : List.of("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "conv1d", "norm", "out_proj")) {
+                out.add("model.layers.2.linear_attn." + p + ".weight");
+            }
+        }
         if (a == Architecture.QWEN3 || a == Architecture.QWEN3MOE || a == Architecture.GEMMA3 || a == Architecture.OLMO2
-                || a == Architecture.GEMMA4) {
+                || a == Architecture.GEMMA4 || a == Architecture.QWEN35 || a == Architecture.QWEN35MOE) {
             out.add("model.layers.3.self_attn.q_norm.weight");
             out.add("model.layers.3.self_attn.k_norm.weight");
         }

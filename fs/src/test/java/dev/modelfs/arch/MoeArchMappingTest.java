@@ -49,7 +49,8 @@ class MoeArchMappingTest {
                         assertFalse(ruleGguf.contains(g), a + ": " + g + " is both a rule's and an assembly's");
                     }
                     assertTrue(used.add(g), a + ": " + g + " in two assemblies");
-                    assertTrue(g.endsWith(".weight") || g.endsWith(".bias"), g);
+                    // a suffix-less GGUF name only for a rename of a suffix-less checkpoint name (mllama's gates, kept by Ollama)
+                    assertTrue(g.endsWith(".weight") || g.endsWith(".bias") || (as.isRename() && g.equals(as.hf())), g);
                 }
             }
         }

@@ -61,9 +61,14 @@ class HfFolderTest {
             names.add("output.weight:64,4");
         }
         names.addAll(extraTensors);
+        return new GgufFile(3, 32, kvs, tensors(names), 4096);
+    }
+
+    /** Tensors laid out one after the other (32-byte aligned) from {@code name:ne0,ne1[:TYPE]} specs, F32 unless a type is given. */
+    static List<GgufTensorInfo> tensors(List<String> specs) {
         List<GgufTensorInfo> tensors = new ArrayList<>();
         long off = 0;
-        for (String n : names) {
+        for (String n : specs) {
             String[] p = n.split(":");
             long[] ne = java.util.Arrays.stream(p[1].split(",")).mapToLong(Long::parseLong).toArray();
             GgmlType type = p.length > 2 ? GgmlType.valueOf(p[2]) : GgmlType.F32;
@@ -71,7 +76,7 @@ class HfFolderTest {
             tensors.add(t);
             off += (t.byteSize() + 31) / 32 * 32;
         }
-        return new GgufFile(3, 32, kvs, tensors, 4096);
+        return tensors;
     }
 
     static Map<String, HfTensor> byName(HfFolder f) {

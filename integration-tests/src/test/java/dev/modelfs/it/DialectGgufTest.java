@@ -14,14 +14,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Ollama's GGUF dialect translated on the fly (issue 33, docs/SEMANTICS.md "Ollama's GGUF dialect") on a real
  * mount of a store made by {@code make_dialect_fixture.py}: tiny transformers models (gemma3 and gemma4 with their
- * vision towers, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3,
+ * vision towers, gemma4's audio encoder too, lfm2, mistral3 with its Pixtral tower, qwen35 with its vision tower, qwen35moe, gptoss, olmo3,
  * qwen25vl and qwen3vl with their vision towers, glmocr with its GLM4V tower) written
  * in Ollama's dialect by
  * a script that follows Ollama's converter, next to llama.cpp's own conversion of the same models. gguf-py
  * compares the translated {@code model.gguf} and {@code mmproj.gguf} with llama.cpp's conversion; llama.cpp
  * (node-llama-cpp) refuses the stored dialect file and runs the translation exactly as the reference; llama.cpp's
  * {@code llama-mtmd-cli} ({@link MtmdCli}) describes a test image through the mount's {@code model.gguf} +
- * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion.
+ * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion (gemma4: a test audio clip too). {@code mllama}
+ * (llama3.2-vision), which upstream llama.cpp cannot run, is served as stored and its text model's Hugging Face folder is
+ * checked against the source model ({@code dialect_mllama.py}).
  */
 class DialectGgufTest {
     /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */
@@ -72,10 +74,16 @@ class DialectGgufTest {
         assertTrue(g4.get(1).get("translation").asText().startsWith("gemma4 (clip): "), g4.toString());
         List<String> g4text = new ArrayList<>();
         g4.get(0).get("tensors").forEach(t -> g4text.add(t.get("change").asText() + " " + t.get("from").asText()));
-        assertTrue(g4text.contains("dropped v.patch_embd.weight") && g4text.contains("dropped mm.input_projection.weight"), g4text.toString());
+        assertTrue(g4text.contains("dropped v.patch_embd.weight") && g4text.contains("dropped mm.input_projection.weight")
+                && g4text.contains("dropped a.conv1d.0.weight"), g4text.toString());
         List<String> g4clip = new ArrayList<>();
-        g4.get(1).get("tensors").forEach(t -> g4clip.add(t.get("change").asText() + " " + t.get("from").asText()));
-        assertTrue(g4clip.contains("computed v.patch_embd.weight") && g4clip.contains("dropped token_embd.weight"), g4clip.toString());
+        g4.get(1).get("tensors").forEach(t -> g4clip.add(t.get("change").asText() + " " + t.get("from").asText() + " " + t.get("to").asText()));
+        assertTrue(g4clip.contains("computed v.patch_embd.weight v.patch_embd.weight") && g4clip.contains("dropped token_embd.weight "), g4clip.toString());
+        // the audio encoder joins mmproj.gguf (gemma4a): the SSCP projection widened, the output projection and block leaves renamed
+        for (String c : new String[] {"computed a.pre_encode.out.weight a.input_projection.weight", "renamed mm.a.fc.weight a.pre_encode.out.weight",
+                "renamed a.blk.0.layer_pre_norm.weight a.blk.0.ln2.weight", "renamed a.blk.0.linear_pos.weight a.blk.0.attn_k_rel.weight"}) {
+            assertTrue(g4clip.contains(c), c + " in " + g4clip);
+        }
         JsonNode g4bad = show("dialect-gemma4-bad", false).get("gguf_dialect").get(0);
         assertTrue(g4bad.get("translation").asText().contains("no tokenizer.ggml.merges"), g4bad.toString());
         JsonNode lfm2 = show("dialect-lfm2", true).get("gguf_dialect");

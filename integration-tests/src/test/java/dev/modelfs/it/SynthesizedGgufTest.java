@@ -97,6 +97,12 @@ class SynthesizedGgufTest {
         assertTrue(gemma.get("absent").asText().contains("Gemma 3n"), gemma.toString());
         assertEquals("gemma2", show("synth-gemma2", false).get("synthesized_gguf").get(0).get("architecture").asText());
         assertEquals("gemma4", show("synth-gemma4:int4", false).get("synthesized_gguf").get(0).get("architecture").asText());
+        JsonNode qwen35 = show("synth-qwen35:int4", true).get("synthesized_gguf").get(0);
+        assertEquals("qwen35", qwen35.get("architecture").asText());
+        List<String> q35 = new ArrayList<>();
+        qwen35.get("tensors").forEach(t -> q35.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
+        assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_a F32 ") && s.contains("-exp(x)")), q35.toString());
+        assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_out.weight Q4_1 ") && s.contains("column blocks")), q35.toString());
         JsonNode shapes = show("synth-bad-shapes", false).get("synthesized_gguf").get(0);
         assertTrue(shapes.get("absent").asText().contains("config.json implies"), shapes.toString());
         assertTrue(Files.isRegularFile(mounted.cli().mountpoint.resolve("synth-bad-shapes/model.safetensors")));

@@ -2,6 +2,7 @@ package dev.modelfs.quant.mlx;
 
 import static dev.modelfs.format.LittleEndian.F32;
 import static dev.modelfs.format.LittleEndian.I16;
+import static dev.modelfs.format.LittleEndian.I64;
 
 import dev.modelfs.quant.FloatCasts;
 import java.lang.foreign.MemorySegment;
@@ -91,25 +92,30 @@ public final class MlxRepack {
         return Float.floatToFloat16(v);
     }
 
+    /** The low nibble of every byte: {@link Long#expand} spreads 8 packed nibbles into it. */
+    private static final long LOW_NIBBLES = 0x0F0F0F0F0F0F0F0FL;
+
     /**
      * 32 MLX codes (16 bytes, element {@code 2i} in the low nibble of byte {@code i}) to the GGML
-     * order: byte {@code j} = {@code code[j] | code[j+16] << 4}.
+     * order: byte {@code j} = {@code code[j] | code[j+16] << 4}. Read as two little-endian longs, nibble
+     * {@code k} of the first is {@code code[k]} and of the second {@code code[16+k]}: each output long is
+     * eight nibbles of the first spread to byte-low nibbles, or-ed with eight of the second spread to the
+     * high ones ({@link Long#expand}, one instruction where the CPU has it).
      */
     private static void split16(MemorySegment src, long at, MemorySegment dst, long to) {
-        for (int j = 0; j < 16; j++) {
-            dst.set(ValueLayout.JAVA_BYTE, to + j, (byte) (nibble(src, at, j) | nibble(src, at, j + 16) << 4));
-        }
+        long a = src.get(I64, at), b = src.get(I64, at + 8);
+        dst.set(I64, to, spread(a, b));
+        dst.set(I64, to + 8, spread(a >>> 32, b >>> 32));
     }
 
     /** 16 MLX codes to NVFP4's sub-block order: byte {@code j} = {@code code[j] | code[j+8] << 4}. */
     private static void split8(MemorySegment src, long at, MemorySegment dst, long to) {
-        for (int j = 0; j < 8; j++) {
-            dst.set(ValueLayout.JAVA_BYTE, to + j, (byte) (nibble(src, at, j) | nibble(src, at, j + 8) << 4));
-        }
+        long a = src.get(I64, at);
+        dst.set(I64, to, spread(a, a >>> 32));
     }
 
-    private static int nibble(MemorySegment src, long at, int k) {
-        int b = src.get(ValueLayout.JAVA_BYTE, at + (k >> 1)) & 0xFF;
-        return (k & 1) == 0 ? b & 0xF : b >>> 4;
+    /** Eight bytes: byte {@code j} = nibble {@code j} of {@code low} | nibble {@code j} of {@code high} << 4. */
+    private static long spread(long low, long high) {
+        return Long.expand(low, LOW_NIBBLES) | Long.expand(high, LOW_NIBBLES) << 4;
     }
 }

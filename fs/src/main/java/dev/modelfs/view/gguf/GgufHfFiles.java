@@ -1,10 +1,13 @@
 package dev.modelfs.view.gguf;
 
+import dev.modelfs.arch.ElementMap;
 import dev.modelfs.arch.QkPermutation;
+import dev.modelfs.arch.VHeadOrder;
 import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.convert.ElementFunction;
 import dev.modelfs.convert.Gathered;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.RebuiltFile;
@@ -37,6 +40,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The files of a GGUF model's Hugging Face folder (docs/SEMANTICS.md "Hugging Face folder of GGUF
@@ -146,6 +150,11 @@ final class GgufHfFiles {
                 OutputType o = out != null ? out : OutputType.valueOf((stored == null ? Dtype.F32 : stored).name());
                 dtype = o.dtype;
                 seg = new Segment.Converted(assembled(t, g, blob, o));
+            } else if (t.columnBlocks() != null || t.values() != ElementMap.NONE) {   // Qwen 3.5's gated delta-net (HfLayout)
+                OutputType o = out != null ? out
+                        : t.values() != ElementMap.NONE || stored == null ? OutputType.F32 : OutputType.valueOf(stored.name());
+                dtype = o.dtype;
+                seg = new Segment.Converted(laidOut(t, blob, start, o));
             } else if (t.add() != 0) {
                 OutputType o = out != null ? out : OutputType.F32;
                 dtype = o.dtype;
@@ -165,7 +174,7 @@ final class GgufHfFiles {
                 seg = new Segment.Converted(t.sourceRow() == null
                         ? UnitConverted.blocks(blob, start, t.sourceElements() / deq.blockElements(), deq, o, t.name(), src.type().name())
                         : new UnitConverted(UnitSource.Blocks.converted(blob, start, t.sourceElements() / t.rows() / deq.blockElements(), deq, o),
-                                t.rows(), t.sourceRow(), t.sourceRow() instanceof QkPermutation.Order q ? q.toString() : null,
+                                t.rows(), t.sourceRow(), orderIdentity(t.sourceRow()),
                                 t.name() + " " + src.type() + " rows reordered -> " + o.dtype));
             }
             specs.add(new SafetensorsWriter.Spec(t.name(), dtype, t.shape()));
@@ -173,6 +182,35 @@ final class GgufHfFiles {
                     : List.of(new Segment.Zeros((t.elements() - t.sourceElements()) * dtype.bits() / 8), seg));
         }
         return FileAssembly.safetensorsOfParts(specs, Map.of("format", "pt"), data, sameHeader);
+    }
+
+    /** A complete description of a row order of the Hugging Face view ({@code UnitConverted}'s order identity), or null. */
+    private static String orderIdentity(LongUnaryOperator order) {
+        return order instanceof QkPermutation.Order || order instanceof VHeadOrder ? order.toString() : null;
+    }
+
+    /**
+     * A whole GGUF tensor laid out as its architecture says ({@link dev.modelfs.arch.HfLayout}), row by row: rows in the
+     * Hugging Face order, the element function applied in f32 ({@link UnitSource.Shifted}), the column blocks permuted
+     * ({@link UnitSource.ColumnBlocks}), converted to {@code o} (docs/FORMATS.md §7.3).
+     */
+    private static UnitConverted laidOut(HfTensor t, BlobRef blob, long start, OutputType o) {
+        GgufTensorInfo src = t.source();
+        var deq = GgmlDequantizers.forType(src.type());
+        long blocksPerRow = t.sourceElements() / t.rows() / deq.blockElements();
+        UnitSource s = switch (t.values()) {
+            case NONE -> UnitSource.Blocks.converted(blob, start, blocksPerRow, deq, o);
+            case LOG_OF_NEG -> new UnitSource.Shifted(UnitSource.Blocks.converted(blob, start, blocksPerRow, deq, OutputType.F32),
+                    new ElementFunction.LogOfNeg(), o);
+            case NEG_EXP -> new UnitSource.Shifted(UnitSource.Blocks.converted(blob, start, blocksPerRow, deq, OutputType.F32),
+                    new ElementFunction.NegExp(), o);
+        };
+        if (t.columnBlocks() != null) {
+            s = new UnitSource.ColumnBlocks(s, t.columnBlocks());
+        }
+        String fn = t.values() == ElementMap.NONE ? "" : " " + t.values().name().toLowerCase(java.util.Locale.ROOT);
+        return new UnitConverted(s, t.rows(), t.sourceRow(), orderIdentity(t.sourceRow()),
+                t.name() + " " + src.type() + fn + (t.columnBlocks() == null ? "" : " column blocks permuted") + " -> " + o.dtype);
     }
 
     /** An assembled tensor ({@link HfTensor.Assembled}) gathered from its GGUF tensors and converted to {@code o}. */

@@ -8,6 +8,8 @@ import dev.modelfs.bytes.BlobRef;
 import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.FileAssembly;
 import dev.modelfs.bytes.Segment;
+import dev.modelfs.arch.TensorRewrite;
+import dev.modelfs.convert.ElementFunction;
 import dev.modelfs.convert.MlxParts;
 import dev.modelfs.convert.OutputType;
 import dev.modelfs.convert.UnitConverted;
@@ -194,6 +196,9 @@ public final class SynthesizedGgufView implements ModelView {
         }
         LogicalTensor src = t.source();
         String what = t.ggufName() + " " + type + " <- " + src.name();
+        if (t.rewrite() != null) {
+            return rewritten(t, type, what);
+        }
         if (t.choice() == Choice.NORM_SHIFT_F32) {
             if (type != GgmlType.F32) {
                 throw new IllegalArgumentException(t.ggufName() + ": shifted norms are F32");
@@ -219,6 +224,46 @@ public final class SynthesizedGgufView implements ModelView {
             default -> UnitSource.MlxGroups.of(src, t.rowLength(), OutputType.of(type));
         };
         return new Segment.Converted(new UnitConverted(rows, t.rows(), order(t, what), orderIdentity(t), what));
+    }
+
+    /**
+     * The bytes of a tensor the converter rewrites ({@link TensorRewrite}): units are rows, or the elements of a 1-D
+     * tensor whose elements are reordered; the V-head order as the units' order, the column blocks permuted after the
+     * conversion ({@link UnitSource.ColumnBlocks}), {@code -exp(x)} applied in f32 ({@link UnitSource.Shifted}).
+     */
+    private static Segment rewritten(TensorPlan t, GgmlType type, String what) {
+        TensorRewrite rw = t.rewrite();
+        LogicalTensor src = t.source();
+        boolean elements = t.ne().length == 1 && rw.rows() != null;
+        long unit = elements ? 1 : t.rowLength();
+        long units = elements ? t.ne()[0] : t.rows();
+        if (rw.rows() != null && rw.rows().units() != units) {
+            throw new IllegalArgumentException(what + ": V-head order of " + rw.rows().units() + " units for " + units);
+        }
+        OutputType f32 = OutputType.F32;
+        UnitSource rows;
+        if (rw.function() == TensorRewrite.Function.NEG_EXP) {
+            if (type != GgmlType.F32) {
+                throw new IllegalArgumentException(what + ": -exp(x) is written in F32");
+            }
+            UnitSource inner = src.quantized() ? UnitSource.MlxGroups.of(src, unit, f32) : UnitSource.Blocks.stored(src.main(), unit, f32);
+            rows = new UnitSource.Shifted(inner, new ElementFunction.NegExp(), f32);
+        } else if (!src.quantized()) {
+            rows = UnitSource.Blocks.stored(src.main(), unit, OutputType.of(type));
+        } else {
+            rows = switch (type) {
+                case MXFP4 -> new UnitSource.Repacked(new MlxParts(src), unit, MlxRepack.Kind.MXFP4);
+                case NVFP4 -> new UnitSource.Repacked(new MlxParts(src), unit, MlxRepack.Kind.NVFP4);
+                case Q4_1 -> new UnitSource.Repacked(new MlxParts(src), unit, MlxRepack.Kind.Q4_1);
+                default -> UnitSource.MlxGroups.of(src, unit, OutputType.of(type));
+            };
+        }
+        if (rw.columns() != null) {
+            rows = new UnitSource.ColumnBlocks(rows, rw.columns().blockOrder());
+        }
+        TensorRewrite.VHeads order = rw.rows();
+        return new Segment.Converted(new UnitConverted(rows, units, order == null ? null : order::sourceOf,
+                order == null ? null : order.identity(), what + rw.describe()));
     }
 
     /** What {@link #order} is, completely (the on-disk cache's identity, docs/FORMATS.md §11); null in source order. */
