@@ -155,11 +155,20 @@ def nemotron_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
     tok["tokenizer.ggml.pre"] = G.ollama_pre(hf_dir)           # ModelParameters.KV: parseTokenizer's Pre
     w = gguf.GGUFWriter(out_path, "nemotron_h_moe")             # nemotronHModel.KV: isMoE() -> "nemotron_h_moe"
     M.model_parameters_kv(w, tok, tok["tokenizer.ggml.tokens"], tok["tokenizer.ggml.token_type"])
-    a = "nemotron_h_moe."
+    text_kvs(w, c, "nemotron_h_moe.")                           # nemotronHModel.KV
+    # parseTensors with Replacements(), then nemotronHModel.Tensors
+    named = {M.go_replace(k, REPLACEMENTS): v.astype(np.float32) for k, v in M.checkpoint_tensors(hf_dir).items()}
+    written = text_tensors(w, named, c)
+    M.finish(w)
+    return {"tensors": written}
+
+
+def text_kvs(w, c: dict, a: str) -> None:
+    """nemotronHModel.KV after ModelParameters.KV, in its order (no partial_rotary_factor: no rope.dimension_count), each
+    key under the prefix a (nemotron_h_moe., or nemotron_h_omni. for nemotronHNanoVLModel, which renames the architecture)."""
     n = c["num_hidden_layers"]
     eps = c.get("norm_eps") or c.get("layer_norm_epsilon") or 1e-5          # nemotronHModel.epsilon
     head_dim = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
-    # nemotronHModel.KV, in its order (no partial_rotary_factor: no rope.dimension_count)
     w.add_uint32(a + "block_count", n)
     w.add_uint32(a + "context_length", c["max_position_embeddings"])
     w.add_uint32(a + "embedding_length", c["hidden_size"])
@@ -193,8 +202,13 @@ def nemotron_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
         w.add_uint32(a + "expert_group_count", c["n_group"])
     if c.get("topk_group"):
         w.add_uint32(a + "expert_group_used_count", c["topk_group"])
-    # parseTensors with Replacements(), then nemotronHModel.Tensors
-    named = {M.go_replace(k, REPLACEMENTS): v.astype(np.float32) for k, v in M.checkpoint_tensors(hf_dir).items()}
+
+
+def text_tensors(w, named: dict, c: dict) -> list:
+    """nemotronHModel.Tensors over the renamed checkpoint tensors (named, F32; emptied): the experts merged, the SSM
+    tensors reshaped; each added to w in the type tensorBase.Kind() gives it. Returns the names written."""
+    import make_dialect_fixture as M
+    n = c["num_hidden_layers"]
     written = []
 
     def put(name, data, kind_name=None, kind_shape=None):
@@ -223,8 +237,7 @@ def nemotron_dialect(hf_dir: str, ref_text: str, out_path: str) -> dict:
         elif name.endswith(".ssm_conv1d.weight") and data.ndim == 3 and data.shape[1] == 1:
             data = data.reshape(data.shape[0], data.shape[2])
         put(name, data, name, shape)
-    M.finish(w)
-    return {"tensors": written}
+    return written
 
 
 def jobs(work: str, out: str):

@@ -52,6 +52,10 @@ llama.cpp's conversion with the precompiled charsmap as the published file holds
 Case qwen3vlmoe (dialect_qwen3vlmoe.py): Qwen3VLMoeForConditionalGeneration (fused experts in the published layout), written
 as convert_qwen3vl.go wrote the published qwen3-vl MoE files (commit 7d25b9e19); text and --mmproj references.
 Case laguna (dialect_laguna.py): LagunaForCausalLM, written as convert_laguna.go wrote the published laguna files (87288ced4).
+Case nemotron_h_omni (dialect_nemotron_h_omni.py): Nemotron 3 Omni / Nano VL (no transformers class: NemotronHForCausalLM's
+text under language_model., a one-block RADIO v2.5-h tower and the projector written with numpy), text and --mmproj references.
+Case gemma3-spm (dialect_gemma3_spm.py): Gemma3ForCausalLM with Gemma's SentencePiece tokenizer.model, written as convert_gemma3.go
+writes the 1B layout; upstream llama.cpp loads the raw file and tokenizes it otherwise (no add_space_prefix).
 Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
 convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
@@ -628,6 +632,10 @@ def main(argv) -> int:
     VLM.build(src, out, work, store, expected)
     import dialect_laguna as LG   # laguna (gated attention, SWA + YaRN, MoE with a shared expert), as convert_laguna.go wrote it
     LG.build(src, out, work, store, expected)
+    import dialect_nemotron_h_omni as NHO   # nemotron_h_omni (Nemotron-H text + RADIO tower in one file; no transformers class)
+    NHO.build(src, out, work, store, expected)
+    import dialect_gemma3_spm as G3S   # gemma3 text-only (1B layout) with Gemma's SentencePiece tokenizer: add_space_prefix
+    G3S.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's

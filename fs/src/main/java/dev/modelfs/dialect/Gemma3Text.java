@@ -12,7 +12,8 @@ import dev.modelfs.format.gguf.GgufValueType;
  * Ollama's {@code detect_ollama_gemma3} and {@code handle_gemma3} (docs/FORMATS.md §12.2). Metadata only:
  * nested rope keys copied to the flat names, the keys Ollama omits injected with Gemma 3's defaults, the
  * tokenizer arrays cut to the embedding's rows, the vision tower and projector ({@code v.*}, {@code mm.*})
- * left out; every kept tensor is the blob's bytes (the RMS-norm +1 is already in the blob).
+ * left out; every kept tensor is the blob's bytes (the RMS-norm +1 is already in the blob). Beyond Ollama's handler,
+ * {@code tokenizer.ggml.add_space_prefix = false} injected for a SentencePiece vocabulary ({@link #spaceprefix}).
  */
 public record Gemma3Text() implements DialectHandler {
     private static final String ARCH = "gemma3";
@@ -94,7 +95,22 @@ public record Gemma3Text() implements DialectHandler {
         e.truncateArray("tokenizer.ggml.token_type", rows);
         e.dropWithPrefix("v.", "vision tower (served in mmproj.gguf)");
         e.dropWithPrefix("mm.", "projector (served in mmproj.gguf)");
+        spaceprefix(g, e);
         return e.build(name(), face());
+    }
+
+    /**
+     * Not in Ollama's {@code handle_gemma3}: a Gemma 3 checkpoint ships {@code tokenizer.model}, which Ollama's converter
+     * writes as a SentencePiece vocabulary ({@code tokenizer.ggml.model = llama}) without
+     * {@code tokenizer.ggml.add_space_prefix}; llama.cpp's SentencePiece vocabulary then prepends a space to every text,
+     * which Gemma's tokenizer (no dummy prefix) does not. Injected false when absent, as llama.cpp's converter writes it
+     * ({@code Gemma3Model.set_vocab}; the gemma3-spm dialect fixture), and as for {@link Gemma3n}. A BPE vocabulary
+     * ({@code gpt2}) is left alone: llama.cpp adds no prefix there and its converter writes no key.
+     */
+    private static void spaceprefix(GgufFile g, HeaderEdit e) {
+        if (Markers.stringEquals(g, "tokenizer.ggml.model", "llama")) {
+            e.inject(Gemma3n.ADD_SPACE_PREFIX, GgufValueType.BOOL, false);
+        }
     }
 
     /** Elements of an array KV; -1 when absent. */

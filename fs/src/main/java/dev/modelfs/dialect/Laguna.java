@@ -1,17 +1,24 @@
 package dev.modelfs.dialect;
 
+import dev.modelfs.format.FormatException;
 import dev.modelfs.format.gguf.GgufFile;
 import dev.modelfs.format.gguf.GgufKv;
 import dev.modelfs.format.gguf.GgufValueType;
+import java.util.Set;
 
 /**
  * Laguna as Ollama's converter writes it: Ollama's {@code detect_ollama_laguna} / {@code handle_laguna}
  * (docs/FORMATS.md §12.6). Markers: the nested SWA rope keys or a {@code blk.0.attn_g.weight}; the keys copied to
- * llama.cpp's names, the attention gates renamed {@code .attn_gate.weight}; and, beyond Ollama's handler, YaRN's
- * attention factor restated as llama.cpp reads it ({@link #yarnAttnFactor}).
+ * llama.cpp's names, the attention gates renamed {@code .attn_gate.weight}; and, beyond Ollama's handler, the
+ * full-attention rope type made one llama.cpp's loader knows ({@link #ropeScalingType}) and YaRN's attention factor
+ * restated as llama.cpp reads it ({@link #yarnAttnFactor}).
  */
 public record Laguna() implements DialectHandler {
     static final String ATTN_FACTOR = "laguna.rope.scaling.attn_factor";
+    static final String SCALING_TYPE = "laguna.rope.scaling.type";
+    static final String SCALING_FACTOR = "laguna.rope.scaling.factor";
+    /** The rope scaling types llama.cpp's loader reads ({@code LLAMA_ROPE_SCALING_TYPES}); any other aborts it. */
+    private static final Set<String> UPSTREAM_TYPES = Set.of("none", "linear", "yarn", "longrope");
 
     @Override
     public String name() {
@@ -35,8 +42,33 @@ public record Laguna() implements DialectHandler {
         e.copy("laguna.rope.swa.dimension_count", "laguna.rope.dimension_count_swa", GgufValueType.UINT32);
         e.copy("laguna.rope.swa.freq_base", "laguna.rope.freq_base_swa", GgufValueType.FLOAT32);
         e.renameSuffix(".attn_g.weight", ".attn_gate.weight");
+        ropeScalingType(g, e);
         yarnAttnFactor(g, e);
         return e.build(name(), face());
+    }
+
+    /**
+     * Not in Ollama's {@code handle_laguna}: Ollama's converter writes the checkpoint's full-attention {@code rope_type}
+     * as {@code laguna.rope.scaling.type} as it is, {@code "default"} (or {@code ""} when the config names none) for
+     * plain RoPE, and {@code laguna.rope.scaling.factor} as the config's factor or 1; llama.cpp's loader aborts
+     * ({@code GGML_ASSERT} on {@code LLAMA_ROPE_SCALING_TYPE_UNSPECIFIED}) on a type it does not know. For plain RoPE both
+     * keys are removed, as llama.cpp's converter writes neither for {@code "default"} (its loader then reads linear
+     * scaling by 1: plain RoPE); any other unknown type is refused (served as stored, docs/FORMATS.md §12.1).
+     */
+    private static void ropeScalingType(GgufFile g, HeaderEdit e) {
+        GgufKv type = g.kv(SCALING_TYPE);
+        if (type == null) {
+            return;
+        }
+        if (!(type.value() instanceof String s)) {
+            throw new FormatException(SCALING_TYPE + " is " + type.type() + ", not a STRING");
+        }
+        if (s.isEmpty() || s.equals("default")) {
+            e.remove(SCALING_TYPE);
+            e.remove(SCALING_FACTOR);
+        } else if (!UPSTREAM_TYPES.contains(s)) {
+            throw new FormatException(SCALING_TYPE + " is \"" + s + "\", which llama.cpp's loader does not know (none, linear, yarn, longrope)");
+        }
     }
 
     /**

@@ -63,6 +63,19 @@ class DialectsTest {
     }
 
     @Test
+    void gemma3SentencePieceVocabularyGetsNoSpacePrefix() {
+        // tokenizer.ggml.model "llama" (TinyGguf.vocab): Ollama wrote no add_space_prefix, llama.cpp's converter writes false
+        GgufFile h = translated(Dialects.text(TinyGguf.gemma3Dialect().header())).header();
+        assertEquals(GgufValueType.BOOL, h.kv(Gemma3n.ADD_SPACE_PREFIX).type());
+        assertEquals(false, h.kv(Gemma3n.ADD_SPACE_PREFIX).value());
+        GgufFile stated = translated(Dialects.text(TinyGguf.gemma3Dialect().kv(Gemma3n.ADD_SPACE_PREFIX, GgufValueType.BOOL, true).header())).header();
+        assertEquals(true, stated.kv(Gemma3n.ADD_SPACE_PREFIX).value(), "a stored flag is left as it is");
+        GgufFile bpe = translated(Dialects.text(TinyGguf.gemma3Dialect().replace("tokenizer.ggml.model", GgufValueType.STRING, "gpt2").header())).header();
+        assertEquals("gpt2", bpe.kv("tokenizer.ggml.model").value());
+        assertNull(bpe.kv(Gemma3n.ADD_SPACE_PREFIX), "a BPE vocabulary gets no flag (llama.cpp's converter writes none)");
+    }
+
+    @Test
     void aGemma3FileWithoutQuirksIsUntouched() {
         GgufFile plain = new TinyGguf().str("general.architecture", "gemma3").f32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f)
                 .vocab(4).tensor("token_embd.weight", GgmlType.F32, 8, 4).header();

@@ -98,6 +98,29 @@ class TextHandlersTest {
     }
 
     @Test
+    void lagunaDefaultRopeTypeIsPlainRopeForLlamaCpp() {
+        // Ollama's converter writes the config's rope_type as is: "default" (or "") aborts llama.cpp's loader
+        for (String plain : new String[] {"default", ""}) {
+            Translation t = translated(new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                    .str(Laguna.SCALING_TYPE, plain).f32(Laguna.SCALING_FACTOR, 1f).f32(Laguna.ATTN_FACTOR, 1f).header());
+            assertNull(t.header().kv(Laguna.SCALING_TYPE), "llama.cpp's conversion of plain RoPE writes no scaling type");
+            assertNull(t.header().kv(Laguna.SCALING_FACTOR), "nor a factor");
+            assertEquals(1f, t.header().kv(Laguna.ATTN_FACTOR).value());
+        }
+        for (String known : new String[] {"none", "linear", "yarn", "longrope"}) {
+            Translation t = translated(new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                    .str(Laguna.SCALING_TYPE, known).f32(Laguna.SCALING_FACTOR, 2f).header());
+            assertEquals(known, t.header().kv(Laguna.SCALING_TYPE).value());
+            assertEquals(2f, t.header().kv(Laguna.SCALING_FACTOR).value());
+        }
+        Outcome dynamic = Dialects.text(new TinyGguf().str("general.architecture", "laguna").u32("laguna.rope.swa.dimension_count", 32)
+                .str(Laguna.SCALING_TYPE, "dynamic").header());
+        assertTrue(assertInstanceOf(Outcome.Refused.class, dynamic).reason().contains("\"dynamic\""), dynamic.describe());
+        assertInstanceOf(Outcome.Refused.class, Dialects.text(new TinyGguf().str("general.architecture", "laguna")
+                .u32("laguna.rope.swa.dimension_count", 32).u32(Laguna.SCALING_TYPE, 1).header()));
+    }
+
+    @Test
     void qwen3NextCollapsesKvHeadsAndRenamesDt() {
         Translation t = translated(new TinyGguf().str("general.architecture", "qwen3next")
                 .kv("qwen3next.attention.head_count_kv", GgufValueType.ARRAY, new GgufArray(GgufValueType.UINT32, List.of(0, 2, 0, 2)))

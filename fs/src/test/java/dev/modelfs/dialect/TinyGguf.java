@@ -29,6 +29,12 @@ public final class TinyGguf {
         return this;
     }
 
+    /** {@code key} set to {@code value}: the earlier entry of that key, if any, removed first. */
+    public TinyGguf replace(String key, GgufValueType type, Object value) {
+        kvs.removeIf(k -> k.key().equals(key));
+        return kv(key, type, value);
+    }
+
     public TinyGguf str(String key, String value) {
         return kv(key, GgufValueType.STRING, value);
     }

@@ -36,6 +36,41 @@ class SynthesizedGgufTest {
         mounted.cli().requireChecker(900, "check_synth_gguf.py", out.toString());
     }
 
+    /**
+     * check_synth_gguf.py takes a fixture of any size (one model, no hostile ones: a subset made while working on one
+     * architecture) and refuses only one that lists no model (it would check nothing and pass).
+     */
+    @Test
+    void theCheckerTakesAOneModelFixtureAndRefusesAnEmptyOne() throws Exception {
+        Path sub = Files.createTempDirectory("modelfs-gguf-subset-");
+        try {
+            for (String dir : new String[] {"ref", "oracle", "hf"}) {   // the paths in gguf_expected.json are relative to OUT
+                if (Files.exists(out.resolve(dir))) {
+                    Files.createSymbolicLink(sub.resolve(dir), out.resolve(dir));
+                }
+            }
+            var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+            var all = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(out.resolve("gguf_expected.json").toFile());
+            var one = mapper.createObjectNode();
+            one.set("synth-qwen3", all.get("models").get("synth-qwen3"));
+            var exp = mapper.createObjectNode();
+            exp.set("models", one);
+            mapper.writeValue(sub.resolve("gguf_expected.json").toFile(), exp);
+            mounted.cli().requireChecker(300, "check_synth_gguf.py", sub.toString());
+            exp.set("models", mapper.createObjectNode());
+            mapper.writeValue(sub.resolve("gguf_expected.json").toFile(), exp);
+            Env.Run empty = Env.python(120, "check_synth_gguf.py", mounted.cli().mountpoint.toString(), sub.toString());
+            assertTrue(empty.exit() != 0 && empty.output().contains("lists no model"), empty.output());
+        } finally {
+            try (var files = Files.list(sub)) {
+                for (Path f : files.toList()) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(sub);
+        }
+    }
+
     @Test
     void everyFolderHoldsOneWeightSet() throws Exception {
         mounted.cli().requireChecker(300, "check_one_weight_set.py");
