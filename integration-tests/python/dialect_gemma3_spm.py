@@ -103,6 +103,9 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
         "handler": "gemma3", "ref_gguf": ref, "dialect_file": dialect_file, "texts": H.SAMPLE_TEXTS, "mmproj": False,
         "blob": M.put_model(store, "dialect-" + CASE, blob, "gemma3"),
         "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
+        # the Hugging Face folder read through the translation (its layer types from the per-layer BOOL array Ollama's
+        # converter writes) against the source's logits
+        **__import__("dialect_hf_folder").oracle("Gemma3ForCausalLM", hf, os.path.join(out, "ref", CASE), "Gemma3ForCausalLM", n=40),
         # every key llama.cpp needs is in Ollama's Gemma3ForCausalLM file: upstream llama.cpp loads the raw blob, and
         # tokenizes otherwise (a space before every text: no add_space_prefix)
         "raw_loads": True,

@@ -28,7 +28,8 @@ import java.util.List;
  * {@code rope.local.freq_base} (Ollama's key), else 10000; global base {@code rope.freq_base}, else
  * {@code rope.global.freq_base}, else 1e6; the query scale llama.cpp uses ({@code 1/sqrt(head_dim)},
  * {@code 1/sqrt(hidden/heads)} for the 62-layer 27B), which a GGUF does not store, as
- * {@code query_pre_attn_scalar}. A layer pattern given per layer (an array) or not positive is refused.
+ * {@code query_pre_attn_scalar}. A layer pattern given per layer (a BOOL array, true = sliding window, as Ollama's
+ * converter writes it) gives {@code layer_types} directly; one of another length, or a period that is not positive, is refused.
  */
 public final class Gemma3 implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, Layers.QK_NORMS,
@@ -115,17 +116,25 @@ public final class Gemma3 implements ArchSpec {
         c.remove("hidden_act");
         int layers = (int) (long) m.integer(p + "block_count", 0L);
         long window = m.integer(p + "attention.sliding_window", 0L);
-        long every = m.integer(p + "attention.sliding_window_pattern", (long) PATTERN);   // an array (per layer) is refused
-        if (every <= 0) {
-            throw new IllegalArgumentException(p + "attention.sliding_window_pattern = " + every + " is not positive");
+        String key = p + "attention.sliding_window_pattern";
+        boolean[] local = m.isArray(key) ? m.bools(key) : null;   // Ollama's converter: per layer, true = sliding window
+        if (local != null && local.length != layers) {
+            throw new IllegalArgumentException(key + " has " + local.length + " entries for " + layers + " layers");
+        }
+        long every = local != null ? 0 : m.integer(key, (long) PATTERN);
+        if (local == null && every <= 0) {
+            throw new IllegalArgumentException(key + " = " + every + " is not positive");
         }
         ArrayNode types = c.putArray("layer_types");
         for (int i = 0; i < layers; i++) {
-            types.add(window > 0 && (i + 1) % every != 0 ? "sliding_attention" : "full_attention");
+            boolean sliding = local != null ? local[i] : (i + 1) % every != 0;
+            types.add(window > 0 && sliding ? "sliding_attention" : "full_attention");
         }
         if (window > 0) {
             c.put("sliding_window", window);
-            c.put("sliding_window_pattern", every);
+            if (local == null) {
+                c.put("sliding_window_pattern", every);
+            }
         } else {
             c.putNull("sliding_window");
         }
