@@ -582,7 +582,8 @@ HF_FOLDER_ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma", "gemm
                    "olmo2", "granitemoe",
                    "gpt-oss", "deepseek2", "gemma4",   # the last three: GGUF -> HF only, deepseek2 with sigmoid routing
                    "qwen2vl", "qwen3vl", "mistral3",   # the text models of vision-language GGUFs, GGUF -> HF only
-                   "qwen35", "qwen35moe")              # Qwen 3.5 / 3.6 text, GGUF -> HF only
+                   "qwen3vlmoe", "glm4",               # (glm4: GLM-OCR's, with M-RoPE sections only)
+                   "qwen35", "qwen35moe")              # Qwen 3.5 / 3.6 text
 HF_FOLDER_JSON = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json"]
 HF_FOLDER_FILES = HF_FOLDER_JSON + ["model.safetensors"] + [f"{v}/{f}" for v in VARIANTS
@@ -663,15 +664,21 @@ def hf_folder_expected(buf) -> bool:
     names = {t["name"] for t in g["tensors"]}
     layer = re.compile(r"blk\.\d+\.(attn_(norm|q|k|v|qkv|output|q_norm|k_norm)|ffn_(norm|gate|up|down|gate_inp|"
                        r"(gate|up|down)_exps|gate_inp_shexp|(gate|up|down)_shexp)|post_attention_norm|post_ffw_norm|layer_output_scale|"
-                       r"attn_sinks|attn_(q_a|q_a_norm|q_b|kv_a_mqa|kv_a_norm|k_b|v_b|kv_b)|exp_probs_b)\.(weight|bias)")
+                       r"attn_sinks|attn_(q_a|q_a_norm|q_b|kv_a_mqa|kv_a_norm|k_b|v_b|kv_b)|exp_probs_b|"
+                       # Gemma 4: E2B/E4B's per-layer inputs, 26B-A4B's experts (router and expert scales, fused gate/up)
+                       r"inp_gate|proj|post_norm|ffn_gate_up_exps|pre_ffw_norm_2|post_ffw_norm_[12])\.(weight|bias)"
+                       r"|blk\.\d+\.(ffn_gate_inp|ffn_down_exps)\.scale")
     if arch == "deepseek2" and (kv.get(f"{arch}.expert_gating_func") or [None] * 3)[2] != 2:
         return False   # softmax routing (DeepSeek-V2) is refused
+    if arch == "glm4" and f"{arch}.rope.dimension_sections" not in kv:
+        return False   # GLM-4 without M-RoPE (GLM-4-0414) is not mapped
     # Qwen 3.5's gated delta-net (ssm_a has no suffix) and its MTP layer's nextn.* tensors
     qwen35 = re.compile(r"blk\.\d+\.(ssm_a|(attn_gate|ssm_(alpha|beta|conv1d|norm|out|dt)|nextn\.\w+)\.(weight|bias))")
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight",
-                          "rope_factors_long.weight", "rope_factors_short.weight")
+                          "rope_factors_long.weight", "rope_factors_short.weight",
+                          "per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight")
                     or layer.fullmatch(n) or (arch in ("qwen35", "qwen35moe") and qwen35.fullmatch(n))
                     for n in names))
 
