@@ -109,6 +109,16 @@ def kv_u32(key, v):
     return gstr(key) + struct.pack("<I", 4) + struct.pack("<I", v)
 
 
+def kv_strs(key, vals):
+    """A GGUF ARRAY (9) of STRING (8)."""
+    return gstr(key) + struct.pack("<IIQ", 9, 8, len(vals)) + b"".join(gstr(v) for v in vals)
+
+
+def kv_i32s(key, vals):
+    """A GGUF ARRAY (9) of INT32 (5)."""
+    return gstr(key) + struct.pack("<IIQ", 9, 5, len(vals)) + b"".join(struct.pack("<i", v) for v in vals)
+
+
 F32_TENSOR = ("w", [4, 2], 0, struct.pack("<8f", *[0.5 * i for i in range(8)]))
 
 
@@ -517,6 +527,13 @@ def main():
                  "deepseekocr markers (the architecture, a vision tensor) but no expert width and no blk.1.ffn_down_exps to derive it",
                  [kv_str("general.architecture", "deepseekocr"), kv_u32("deepseekocr.block_count", 2)],
                  [("token_embd.weight", [2, 4], 1, f16x8), ("v.class_embd", [8], 0, F32_TENSOR[3])])
+
+    dialect_case("dialect-gemma4-token-types", "h-dialect-gemma4",
+                 "gemma4 markers (tokenizer.ggml.model llama) with merges, but token types for fewer tokens than the vocabulary",
+                 [kv_str("general.architecture", "gemma4"), kv_u32("gemma4.block_count", 1), kv_str("tokenizer.ggml.model", "llama"),
+                  kv_strs("tokenizer.ggml.tokens", ["a", "b", "ab"]), kv_strs("tokenizer.ggml.merges", ["a b"]),
+                  kv_i32s("tokenizer.ggml.token_type", [1, 1])],
+                 [("token_embd.weight", [4, 2], 1, f16x8)])
 
     # ---- ownership: the store belongs to OWNER, the targets outside to root ---------------------------
     if ROOT:
