@@ -61,9 +61,11 @@ convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): th
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,7 +157,9 @@ def run_alone(argv, build, prefix: str) -> int:
     src = llama_cpp_src(argv)
     os.makedirs(os.path.join(out, "ref"), exist_ok=True)
     expected = {"models": {}}
-    build(src, out, tempfile.mkdtemp(prefix=prefix), os.path.join(out, "store"), expected)
+    work = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, work, True)   # the source checkpoints: nothing in OUT refers to them
+    build(src, out, work, os.path.join(out, "store"), expected)
     with open(os.path.join(out, "dialect_expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     return 0
@@ -492,6 +496,7 @@ def main(argv) -> int:
     os.makedirs(os.path.join(out, "ref"), exist_ok=True)
     expected = {"models": {}}
     work = tempfile.mkdtemp(prefix="modelfs-dialect-")
+    atexit.register(shutil.rmtree, work, True)   # the source checkpoints: nothing in OUT refers to them
     hf = os.path.join(work, "gemma3")
     make_gemma3(hf)
     ref_text = os.path.join(out, "ref", "gemma3.gguf")
