@@ -42,6 +42,9 @@ final class Gemma4KvHeads {
         JsonNode types = c.path("layer_types");
         for (Iterator<Map.Entry<String, JsonNode>> it = c.path("per_layer_config").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getKey().matches("\\d{1,9}")) {
+                throw new IllegalArgumentException("gemma4 per_layer_config key " + e.getKey() + " is not a layer index");
+            }
             int i = Integer.parseInt(e.getKey());
             if (i < types.size() && types.get(i).asText().equals("full_attention") && e.getValue().has("num_key_value_heads")) {
                 return Optional.of(e.getValue().get("num_key_value_heads").asInt());
@@ -77,7 +80,7 @@ final class Gemma4KvHeads {
         for (int i = 0; i < layers; i++) {
             if (kv(c, i) <= 0 || kv(c, i) != transformersKv(c, i)) {
                 throw new IllegalArgumentException("gemma4 layer " + i + " has " + transformersKv(c, i) + " KV heads in transformers and "
-                        + kv(c, i) + " in llama.cpp's converter (num_global_key_value_heads applies only with attention_k_eq_v)");
+                        + kv(c, i) + " in llama.cpp's converter (transformers reads num_global_key_value_heads only with attention_k_eq_v and no per_layer_config)");
             }
         }
     }

@@ -201,6 +201,9 @@ class Gemma4SynthPlanTest {
         reason(plan(wrongK, asPublished(config().put("attention_k_eq_v", true).put("num_global_key_value_heads", 1))));
         assertTrue(reason(plan(t, config().put("attention_k_eq_v", true).put("num_global_key_value_heads", 1))).contains("KV heads"),
                 "beside per_layer_config, transformers ignores num_global_key_value_heads; the converter does not");
+        ObjectNode badKey = asPublished(config());
+        badKey.putObject("per_layer_config").putObject("x").put("head_dim", 32);
+        assertTrue(reason(plan(tensors(), badKey)).contains("not a layer index"));
     }
 
     /** As google/gemma-4-31B's config.json: global_head_dim, no per_layer_config. */
