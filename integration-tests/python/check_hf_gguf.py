@@ -56,7 +56,7 @@ VARIANT_NP = {"fp32": np.float32, "fp16": np.float16}
 GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "phi3": "phi3",
              "gemma3": "gemma3", "qwen2moe": "qwen2moe", "mixtral": "llama", "gemma3_4b": "gemma3",
              "gemma": "gemma", "gemma2": "gemma2",
-             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", "gemma4_e2b": "gemma4", **MOE.GGUF_ARCH,
+             "olmo2": "olmo2", "phi3_longrope": "phi3", "granitemoe": "granitemoe", "gemma4": "gemma4", "gemma4_e2b": "gemma4", "gemma4_keqv": "gemma4", **MOE.GGUF_ARCH,
              **VLM.GGUF_ARCH, **Q35.GGUF_ARCH}
 # kinds whose q/k rows llama.cpp permutes (LlamaModel.permute)
 PERMUTED = ("llama", "mixtral", "granitemoe", "mistral3")

@@ -72,6 +72,8 @@ CASES = [
     ("hf-gemma4", "moe", "gemma4", "F32", GEMMA4_MOE),   # experts: fused gate_up, router and per-expert scales
     # Gemma 4 E2B's form: per-layer embeddings, KV sharing of the last two layers, their MLPs double-wide (issue 34)
     ("hf-gemma4", "e2b", "gemma4_e2b", "F32", {}),
+    # Gemma 4 26B/31B's full layers: keys shared with values (no attn_v), head_count_kv per layer [2, 1] (issue 34)
+    ("hf-gemma4", "keqv", "gemma4_keqv", "F32", {}),
     # the text models of vision-language models (hf_models_vlm.py): qwen2vl, qwen3vl, mistral3 (Mistral Small 3.1 form)
     ("hf-qwen25vl", "f32", "qwen25vl", "F32", {}),
     ("hf-qwen3vl", "f32", "qwen3vl", "F32", {}),
@@ -105,6 +107,7 @@ NO_GGUF_LOADER = {
     ("hf-gemma4", "q8_0"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
     ("hf-gemma4", "moe"): "it keeps Gemma4TextConfig's per-layer embeddings (newly initialized) and leaves layer_scalar unread",
     ("hf-gemma4", "e2b"): "it leaves layer_scalar unread and reads neither KV sharing nor double-wide MLPs",
+    ("hf-gemma4", "keqv"): "it leaves layer_scalar unread (as for the other gemma4 cases)",
     ("hf-qwen25vl", "f32"): "it has no qwen2vl architecture",
     ("hf-qwen3vl", "f32"): "it has no qwen3vl architecture",
     ("hf-mistral3", "f32"): "it has no mistral3 architecture",

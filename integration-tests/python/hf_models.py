@@ -44,9 +44,10 @@ import sys
 
 KINDS = ("llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3", "qwen2moe", "mixtral", "gemma3_4b",
          "gemma", "gemma2", "olmo2", "phi3_longrope", "granitemoe",
-         "gemma4", "gemma4_e2b")
-# Gemma 4 text kinds: gemma4 (sliding and full layers), gemma4_e2b (E2B's per-layer embeddings, KV sharing, double-wide MLPs)
-GEMMA4_KINDS = ("gemma4", "gemma4_e2b")
+         "gemma4", "gemma4_e2b", "gemma4_keqv")
+# Gemma 4 text kinds: gemma4 (sliding and full layers), gemma4_e2b (E2B's per-layer embeddings, KV sharing, double-wide MLPs),
+# gemma4_keqv (26B/31B's full layers: keys shared with values, their own KV-head count)
+GEMMA4_KINDS = ("gemma4", "gemma4_e2b", "gemma4_keqv")
 # gpt-oss and DeepSeek-V3 (hf_models_moe.py)
 import hf_models_moe as _moe  # noqa: E402
 KINDS += _moe.KINDS
@@ -59,7 +60,7 @@ KINDS += _q35.KINDS
 # kinds whose tokenizer is the Llama-2-style SentencePiece BPE (the others: Qwen-style byte-level BPE)
 SPM_KINDS = ("llama", "mixtral")
 # kinds whose tokenizer is Gemma's: a SentencePiece BPE without dummy prefix, tokenizer.model kept (gemma_tokenizer.py)
-GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2", "gemma4", "gemma4_e2b")
+GEMMA_SPM_KINDS = ("gemma3", "gemma", "gemma2", "gemma4", "gemma4_e2b", "gemma4_keqv")
 
 SAMPLE_TEXTS = [
     "Hello world! The quick brown fox jumps over the lazy dog.",
@@ -266,6 +267,12 @@ def model_config(kind: str, vocab_size: int, tokenizer):
                                   sliding_window=8, layer_types=["sliding_attention", "full_attention"],
                                   hidden_size_per_layer_input=0, vocab_size_per_layer_input=vocab_size,
                                   final_logit_softcapping=GEMMA2_FINAL_CAP)
+    if kind == "gemma4_keqv":  # Gemma 4 26B/31B's full layers (attention_k_eq_v): no v_proj, V is k_proj's output, and one
+        # KV head there (num_global_key_value_heads) against the sliding layer's two
+        return T.Gemma4TextConfig(**dict(common, tie_word_embeddings=True, rms_norm_eps=1e-6), head_dim=32, global_head_dim=64,
+                                  sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+                                  hidden_size_per_layer_input=0, vocab_size_per_layer_input=vocab_size,
+                                  attention_k_eq_v=True, num_global_key_value_heads=1, final_logit_softcapping=GEMMA2_FINAL_CAP)
     if kind == "gemma4_e2b":  # Gemma 4 E2B's form (google/gemma-4-E2B: per-layer inputs, the last layers sharing KV, their
         # MLPs double-wide), shrunk: sliding, full, then a sliding and a full layer reading layers 0 and 1's keys; inputs of 16
         return T.Gemma4TextConfig(**dict(common, tie_word_embeddings=True, rms_norm_eps=1e-6, num_hidden_layers=4), head_dim=32,
@@ -327,7 +334,8 @@ def model_class(kind: str):
             "gemma3_4b": T.Gemma3ForCausalLM, "qwen2moe": T.Qwen2MoeForCausalLM, "mixtral": T.MixtralForCausalLM,
             "gemma": T.GemmaForCausalLM, "gemma2": T.Gemma2ForCausalLM,
             "olmo2": T.Olmo2ForCausalLM, "phi3_longrope": T.Phi3ForCausalLM,
-            "granitemoe": T.GraniteMoeForCausalLM, "gemma4": T.Gemma4ForCausalLM, "gemma4_e2b": T.Gemma4ForCausalLM}[kind]
+            "granitemoe": T.GraniteMoeForCausalLM, "gemma4": T.Gemma4ForCausalLM, "gemma4_e2b": T.Gemma4ForCausalLM,
+            "gemma4_keqv": T.Gemma4ForCausalLM}[kind]
 
 
 def make_model(kind: str, seed: int = 0):
@@ -419,6 +427,7 @@ FEATURES["gemma4_e2b"] = dict(FEATURES["gemma4"], **{
     "per-layer embeddings": _set_params("embed_tokens_per_layer", 0.0),
     "per-layer input gates": _set_params("per_layer_input_gate", 0.0),
     "per-layer model projection": _set_params("per_layer_model_projection", 0.0)})
+FEATURES["gemma4_keqv"] = FEATURES["gemma4"]
 FEATURE_PROMPT = list(range(3, 45))
 
 

@@ -59,13 +59,15 @@ IMPORTS = {
     "qwen35": ["bf16", "int4", "nvfp4"],
     "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
     "gemma4_moe": ["bf16", "int4"],     # 26B-A4B's experts (hf_gguf_fixtures.GEMMA4_MOE): stacked, fused gate_up, router scales
+    "gemma4_keqv": ["bf16"],            # 26B/31B's full layers: keys shared with values (no v_proj), their own KV-head count
 }
 GROUP = {"nvfp4": 16, "int4": 64, "int8": 64, "mxfp4": 32, "mxfp8": 32}
 GGUF_ARCH = {"llama": "LLAMA", "qwen2": "QWEN2", "qwen3": "QWEN3", "qwen3moe": "QWEN3MOE", "gemma3": "GEMMA3",
              "phi3": "PHI3", "qwen2moe": "QWEN2MOE", "mixtral": "LLAMA", "gemma3_4b": "GEMMA3",
              "gemma": "GEMMA", "gemma2": "GEMMA2",
              "olmo2": "OLMO2", "phi3_longrope": "PHI3", "granitemoe": "GRANITE_MOE",
-             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", "gemma4_moe": "GEMMA4", **Q35.GGUF_ARCH}
+             "gemma4": "GEMMA4", "gemma4_vlm": "GEMMA4", "gemma4_moe": "GEMMA4",
+             "gemma4_keqv": "GEMMA4", **Q35.GGUF_ARCH}
 # llama.cpp's converter stores these architectures' norm weights (HF names ending in norm.weight) as 1 + w
 NORM_SHIFT = {"gemma3": 1.0, "gemma3_4b": 1.0, "gemma": 1.0, "gemma2": 1.0}
 # model names: llama.cpp gives a model whose general.name contains "phi3" or "phi-3" Phi-3's SentencePiece

@@ -19,10 +19,12 @@ import java.util.Optional;
  *
  * <p>Experts (26B-A4B) are {@link Gemma4Experts}'s: the routed block beside the dense MLP, in every layer or in none.
  *
- * <p>Per-layer embeddings, KV sharing and double-wide MLPs (E2B/E4B) are {@link Gemma4PerLayer}'s.
+ * <p>Per-layer embeddings, KV sharing and double-wide MLPs (E2B/E4B) are {@link Gemma4PerLayer}'s; keys shared with values
+ * on the full layers (no {@code attn_v}) and their own KV-head count (a per-layer {@code head_count_kv}; 26B-A4B, 31B) are
+ * {@link Gemma4KvHeads}'s.
  *
- * <p>Refused (one-line reasons): per-layer KV-head arrays, feed-forward arrays other than double-wide MLPs', keys shared
- * with values on the global layers (no {@code attn_v}), value and key lengths that differ, partial rotation of the
+ * <p>Refused (one-line reasons): per-layer KV-head arrays other than one count for the sliding and one for the full layers,
+ * feed-forward arrays other than double-wide MLPs', value and key lengths that differ, partial rotation of the
  * sliding layers, a layer pattern that is not a BOOL array of {@code block_count} entries, and a missing or
  * unreadable {@code rope_freqs.weight}. The rules' HF shapes are the sliding layers'; {@link #layerShape} gives the full
  * layers' ({@code global_head_dim}).
@@ -103,7 +105,7 @@ public final class Gemma4 implements ArchSpec {
 
     @Override
     public boolean mapsArrayKv(String ggufSuffix) {
-        return Gemma4PerLayer.mapsArray(ggufSuffix);
+        return Gemma4PerLayer.mapsArray(ggufSuffix) || ggufSuffix.equals(Gemma4KvHeads.KV);
     }
 
     /** As {@link Gemma3#checkTokenizer}: the converter cuts {@code token_embd} to the tokenizer's count; modelfs does not. */
@@ -121,6 +123,7 @@ public final class Gemma4 implements ArchSpec {
     public List<String> requiredInLayer(int layer, JsonNode config) {
         List<String> base = ArchSpec.super.requiredInLayer(layer, config).stream()
                 .filter(n -> !n.endsWith(".weight") || Gemma4PerLayer.requires(n.substring(0, n.length() - ".weight".length()), layer, config))
+                .filter(n -> !n.equals("attn_v.weight") || Gemma4KvHeads.requiresV(layer, config))
                 .toList();
         return Gemma4Experts.requiredInLayer(base, config);
     }
@@ -152,12 +155,8 @@ public final class Gemma4 implements ArchSpec {
             throw new IllegalArgumentException("gemma4 rope dimension counts are not the head dimensions (partial rotation is given by rope_freqs)");
         }
         boolean[] sliding = pattern(m, p);
-        for (int i = 0; i < sliding.length; i++) {
-            if (!sliding[i] && !Gemma4PerLayer.sharesKv(m, p, i) && !m.hasTensor("blk." + i + ".attn_v.weight")) {
-                throw new IllegalArgumentException("gemma4 layer " + i + " has no attn_v (keys shared with values are not mapped)");
-            }
-        }
         Gemma4PerLayer.checkGguf(m, p, sliding);
+        Gemma4KvHeads.checkGguf(m, p, sliding);
     }
 
     /** {@code attention.sliding_window_pattern}: per layer, whether it is a sliding-window layer. */
@@ -218,7 +217,7 @@ public final class Gemma4 implements ArchSpec {
         c.put("hidden_activation", "gelu_pytorch_tanh");
         c.put("vocab_size_per_layer_input", c.path("vocab_size").asLong());
         Gemma4PerLayer.completeHfConfig(c, m, p);
-        c.put("attention_k_eq_v", false);
+        Gemma4KvHeads.completeHfConfig(c, m, p, sliding);
         Gemma4Experts.completeHfConfig(c, m, p);
         c.put("attention_bias", false);
     }

@@ -24,8 +24,9 @@ import java.util.Set;
  * <p>The routed experts of 26B-A4B are {@link Gemma4Experts}'s; per-layer embeddings, KV sharing and double-wide MLPs
  * (E2B/E4B) are {@link Gemma4PerLayer}'s.
  *
- * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): keys shared with values, a KV-head count of the full layers other than the sliding
- * layers', layer types that are not sliding/full per layer, a full-attention rope other than proportional, partial rotation
+ * <p>Keys shared with values and the full layers' own KV-head count (26B-A4B, 31B) are {@link Gemma4KvHeads}'s.
+ *
+ * <p>Refused with a one-line reason (llama.cpp or this mapping would run them differently): layer types that are not sliding/full per layer, a full-attention rope other than proportional, partial rotation
  * of the sliding layers, an activation other than tanh-approximated GELU, untied embeddings, attention logit soft-capping.
  * Stateless.
  */
@@ -41,20 +42,16 @@ final class Gemma4Synth {
 
     static void checkHfConfig(JsonNode c) {
         Gemma4Experts.checkHfConfig(c);
-        refuseIf(c.path("attention_k_eq_v").asBoolean(false), "keys shared with values (attention_k_eq_v)");
         refuseIf(c.hasNonNull("attn_logit_softcapping"), "attention logit soft-capping");
         refuseIf(!c.path("tie_word_embeddings").asBoolean(true), "untied embeddings");
         String act = c.path("hidden_activation").asText(c.path("hidden_act").asText("gelu_pytorch_tanh"));
         refuseIf(!act.equals("gelu_pytorch_tanh"), "hidden_activation " + act + " (llama.cpp runs tanh-approximated GELU)");
-        long kv = c.path("num_key_value_heads").asLong(c.path("num_attention_heads").asLong());
-        JsonNode globalKv = c.get("num_global_key_value_heads");
-        refuseIf(globalKv != null && !globalKv.isNull() && globalKv.asLong() != kv, "a KV-head count of the full layers other than the sliding layers'");
         for (Iterator<Map.Entry<String, JsonNode>> it = c.path("per_layer_config").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             for (Iterator<String> f = e.getValue().fieldNames(); f.hasNext(); ) {
                 String field = f.next();
-                refuseIf(!field.equals("head_dim") && !(field.equals("num_key_value_heads") && e.getValue().get(field).asLong() == kv),
-                        "per_layer_config." + e.getKey() + "." + field + " (only head_dim is mapped)");
+                refuseIf(!field.equals("head_dim") && !field.equals("num_key_value_heads"),
+                        "per_layer_config." + e.getKey() + "." + field + " (only head_dim and num_key_value_heads are mapped)");
             }
         }
         JsonNode types = c.path("layer_types");
@@ -62,6 +59,7 @@ final class Gemma4Synth {
         for (JsonNode t : types) {
             refuseIf(!t.asText().equals("sliding_attention") && !t.asText().equals("full_attention"), "layer type " + t);
         }
+        Gemma4KvHeads.checkHfConfig(c);
         JsonNode full = c.at("/rope_parameters/full_attention");
         refuseIf(!"proportional".equals(full.path("rope_type").asText()), "full-attention rope " + full.path("rope_type")
                 + " (llama.cpp's converter writes proportional rope)");
@@ -118,6 +116,7 @@ final class Gemma4Synth {
         out.add(u32(p + "rope.dimension_count", global));
         out.add(u32(p + "rope.dimension_count_swa", d.headDim()));
         out.addAll(Gemma4Experts.extraKvs(c, p));
+        out.addAll(Gemma4KvHeads.extraKvs(c, p, d.layers()));
         return out;
     }
 
@@ -144,7 +143,7 @@ final class Gemma4Synth {
         if (perLayer.isPresent()) {
             return perLayer;
         }
-        ConfigKeys.Dims ld = sliding(c, layer) ? d : new ConfigKeys.Dims(d.hidden(), d.layers(), d.heads(), d.headsKv(), globalHeadDim(c),
+        ConfigKeys.Dims ld = sliding(c, layer) ? d : new ConfigKeys.Dims(d.hidden(), d.layers(), d.heads(), Gemma4KvHeads.kv(c, layer), globalHeadDim(c),
                 d.vocab(), d.ff(), d.experts(), d.expertFf(), d.sharedFf());
         return rules.stream().filter(r -> r.gguf().equals(gguf)).findFirst().map(r -> r.shape().apply(ld));
     }

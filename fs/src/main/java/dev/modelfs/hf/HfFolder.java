@@ -125,7 +125,9 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             throw new HfUnsupported("no 2-D token_embd.weight");
         }
         int heads = positive(m, p + "attention.head_count");
-        int headsKv = (int) (long) m.integer(p + "attention.head_count_kv", (long) heads);
+        String kvKey = p + "attention.head_count_kv";   // an array (Gemma 4's per-layer counts) only where the architecture maps one
+        int[] kvArray = m.isArray(kvKey) && spec.mapsArrayKv("attention.head_count_kv") ? m.ints(kvKey) : null;
+        int headsKv = kvArray != null && kvArray.length > 0 ? kvArray[0] : (int) (long) m.integer(kvKey, (long) heads);
         int hidden = positive(m, p + "embedding_length");
         int headDim = spec.headDim(m, p, hidden, heads);
         spec.checkGguf(m, p);

@@ -98,8 +98,8 @@ class Gemma4ArchTest {
             kv.put(bad.getKey(), bad.getValue());
             assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kv, V), P), bad.getKey());
         }
-        var kEqV = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kvs(), Set.of("blk.0.attn_v.weight")), P));
-        assertTrue(kEqV.getMessage().contains("layer 1 has no attn_v"), kEqV.getMessage());
+        var noSlidingV = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kvs(), Set.of("blk.1.attn_v.weight")), P));
+        assertTrue(noSlidingV.getMessage().contains("sliding layer 0 has no attn_v"), noSlidingV.getMessage());
         for (float[] freqs : new float[][] {null, new float[16], {1f, 2f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f,
             1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f, 1e30f,
             1e30f, 1e30f, 1e30f, 1e30f}}) {
@@ -123,7 +123,7 @@ class Gemma4ArchTest {
 
     private static Set<String> e2bTensors() {
         Set<String> t = new java.util.HashSet<>(Set.of("per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight",
-                "blk.1.attn_v.weight"));
+                "blk.0.attn_v.weight", "blk.1.attn_v.weight"));
         for (int i = 0; i < 4; i++) {
             for (String n : List.of("inp_gate", "proj", "post_norm")) {
                 t.add("blk." + i + "." + n + ".weight");
@@ -176,9 +176,54 @@ class Gemma4ArchTest {
         var e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(e2bKvs(), noGate), P));
         assertTrue(e.getMessage().contains("blk.2.inp_gate.weight"), e.getMessage());
         Set<String> noV = e2bTensors();
-        noV.remove("blk.1.attn_v.weight");
+        noV.remove("blk.0.attn_v.weight");
         e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(e2bKvs(), noV), P));
-        assertTrue(e.getMessage().contains("layer 1 has no attn_v"), e.getMessage());
+        assertTrue(e.getMessage().contains("sliding layer 0 has no attn_v"), e.getMessage());
+    }
+
+    @Test
+    void keysSharedWithValuesAndTheFullLayersKvHeadsComeBack() {   // 26B-A4B / 31B: no attn_v on full layers, head_count_kv [2, 1]
+        Map<String, Object> kv = kvs();
+        kv.put(P + "attention.head_count", 4L);
+        kv.put(P + "attention.head_count_kv", new int[] {2, 1});
+        GgufParams m = params(kv, Set.of("blk.0.attn_v.weight"));
+        SPEC.checkGguf(m, P);
+        ObjectNode c = JsonNodeFactory.instance.objectNode().put("vocab_size", 560).put("num_key_value_heads", 99);
+        SPEC.completeHfConfig(c, m, P, 64, 4, 32);
+        assertTrue(c.get("attention_k_eq_v").asBoolean());
+        assertEquals(2, c.get("num_key_value_heads").asInt(), "the sliding layers' count");
+        assertEquals(1, c.get("num_global_key_value_heads").asInt());
+        ObjectNode plain = JsonNodeFactory.instance.objectNode().put("vocab_size", 560);
+        SPEC.completeHfConfig(plain, params(kvs(), V), P, 64, 4, 32);
+        assertFalse(plain.get("attention_k_eq_v").asBoolean());
+        assertFalse(plain.has("num_global_key_value_heads"));
+    }
+
+    @Test
+    void kvHeadArraysTheFolderWouldRunDifferentlyAreRefused() {
+        for (var bad : List.<Map.Entry<int[], Set<String>>>of(
+                Map.entry(new int[] {2, 1}, V),                          // own values: transformers ignores num_global_key_value_heads
+                Map.entry(new int[] {2, 1, 1}, Set.of("blk.0.attn_v.weight")),   // not one entry a layer
+                Map.entry(new int[] {0, 1}, Set.of("blk.0.attn_v.weight")))) {
+            Map<String, Object> kv = kvs();
+            kv.put(P + "attention.head_count_kv", bad.getKey());
+            assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kv, bad.getValue()), P), Arrays.toString(bad.getKey()));
+        }
+        Map<String, Object> kv = kvs();
+        kv.put(P + "block_count", 3L);
+        kv.put(P + "attention.sliding_window_pattern", new boolean[] {true, false, false});
+        kv.put(P + "attention.head_count_kv", new int[] {2, 1, 2});   // two counts for the full layers
+        var e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(params(kv, Set.of("blk.0.attn_v.weight")), P));
+        assertTrue(e.getMessage().contains("head_count_kv"), e.getMessage());
+        kv.remove(P + "attention.head_count_kv");
+        var mixed = assertThrows(IllegalArgumentException.class,
+                () -> SPEC.checkGguf(params(kv, Set.of("blk.0.attn_v.weight", "blk.1.attn_v.weight")), P));
+        assertTrue(mixed.getMessage().contains("with and without attn_v"), mixed.getMessage());
+        var arr = new dev.modelfs.format.gguf.GgufKv("gemma4.attention.head_count_kv", dev.modelfs.format.gguf.GgufValueType.ARRAY,
+                new dev.modelfs.format.gguf.GgufArray(dev.modelfs.format.gguf.GgufValueType.INT32, List.of(2, 1)), 0, 0);
+        assertFalse(ConfigKeys.toHf(Architecture.GEMMA4, Map.of(arr.key(), arr)).has("num_key_value_heads"), "completeHfConfig writes it");
+        var llama = new dev.modelfs.format.gguf.GgufKv("llama.attention.head_count_kv", arr.type(), arr.value(), 0, 0);
+        assertThrows(IllegalArgumentException.class, () -> ConfigKeys.toHf(Architecture.LLAMA, Map.of(llama.key(), llama)));
     }
 
     @Test

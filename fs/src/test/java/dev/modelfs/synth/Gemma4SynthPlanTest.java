@@ -173,6 +173,50 @@ class Gemma4SynthPlanTest {
         assertTrue(reason(plan(tensors(), mm)).contains("text_config"));
     }
 
+    /** 26B-A4B / 31B's full layers: no v_proj (V is k_proj's output), one KV head against the sliding layer's two. */
+    @Test
+    void plansKeysSharedWithValuesAndAPerLayerKvHeadCount() throws Exception {
+        List<LogicalTensor> t = new ArrayList<>(tensors());
+        t.removeIf(x -> x.name().equals("model.layers.1.self_attn.v_proj.weight"));
+        t.replaceAll(x -> x.name().equals("model.layers.1.self_attn.k_proj.weight") ? bf16(x.name(), 32, 64) : x);
+        for (ObjectNode c : List.of(asPublished(config().put("attention_k_eq_v", true).put("num_global_key_value_heads", 1)),
+                withPerLayerKv(config().put("attention_k_eq_v", true)))) {   // as transformers saves it: per_layer_config
+            var r = plan(t, c);
+            var p = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, r, () -> r.toString()).plan();
+            Map<String, SynthesizedGgufPlanner.TensorPlan> byName = p.tensors().stream()
+                    .collect(Collectors.toMap(SynthesizedGgufPlanner.TensorPlan::ggufName, Function.identity()));
+            assertFalse(byName.containsKey("blk.1.attn_v.weight"));
+            assertTrue(byName.containsKey("blk.0.attn_v.weight"));
+            assertEquals(List.of(64L, 32L), Arrays.stream(byName.get("blk.1.attn_k.weight").ne()).boxed().toList());
+            Map<String, GgufKv> kv = p.kvs().stream().collect(Collectors.toMap(GgufKv::key, Function.identity()));
+            assertEquals(p.kvs().size(), kv.size(), "no key twice");
+            assertEquals(GgufValueType.INT32, ((GgufArray) kv.get("gemma4.attention.head_count_kv").value()).elementType());
+            assertEquals(List.of(2, 1), array(kv, "gemma4.attention.head_count_kv"), "the converter's per-layer array");
+        }
+        var scalar = assertInstanceOf(SynthesizedGgufPlanner.Result.Planned.class, plan(tensors(), config())).plan();
+        assertEquals(2, scalar.kvs().stream().filter(k -> k.key().equals("gemma4.attention.head_count_kv")).findFirst().orElseThrow().value(),
+                "no full-layer count in config.json: the scalar");
+        List<LogicalTensor> wrongK = new ArrayList<>(t);
+        wrongK.replaceAll(x -> x.name().equals("model.layers.1.self_attn.k_proj.weight") ? bf16(x.name(), 64, 64) : x);
+        reason(plan(wrongK, asPublished(config().put("attention_k_eq_v", true).put("num_global_key_value_heads", 1))));
+        assertTrue(reason(plan(t, config().put("attention_k_eq_v", true).put("num_global_key_value_heads", 1))).contains("KV heads"),
+                "beside per_layer_config, transformers ignores num_global_key_value_heads; the converter does not");
+        ObjectNode badKey = asPublished(config());
+        badKey.putObject("per_layer_config").putObject("x").put("head_dim", 32);
+        assertTrue(reason(plan(tensors(), badKey)).contains("not a layer index"));
+    }
+
+    /** As google/gemma-4-31B's config.json: global_head_dim, no per_layer_config. */
+    private static ObjectNode asPublished(ObjectNode c) {
+        c.remove("per_layer_config");
+        return c.put("global_head_dim", 32);
+    }
+
+    private static ObjectNode withPerLayerKv(ObjectNode c) {
+        ((ObjectNode) c.at("/per_layer_config/1")).put("num_key_value_heads", 1);
+        return c;
+    }
+
     @Test
     void refusesWhatLlamaCppOrTheMappingWouldRunDifferently() throws Exception {
         List<LogicalTensor> sliding = new ArrayList<>(tensors());
@@ -180,7 +224,8 @@ class Gemma4SynthPlanTest {
         assertTrue(reason(plan(sliding, config())).contains("config.json implies"), "a full layer needs global_head_dim");
         assertTrue(reason(plan(tensors(), config().put("hidden_size_per_layer_input", 256))).contains("per_layer_token_embd"),
                 "per-layer embeddings need their tensors");
-        assertTrue(reason(plan(tensors(), config().put("attention_k_eq_v", true))).contains("attention_k_eq_v"));
+        assertTrue(reason(plan(tensors(), asPublished(config().put("num_global_key_value_heads", 1)))).contains("attention_k_eq_v"),
+                "transformers ignores num_global_key_value_heads without attention_k_eq_v; the converter does not");
         assertTrue(reason(plan(tensors(), config().put("num_kv_shared_layers", 1))).contains("KV sharing"));
         assertTrue(reason(plan(tensors(), config().put("enable_moe_block", true))).contains("experts"));
         ObjectNode rope = config();
