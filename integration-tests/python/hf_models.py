@@ -452,6 +452,25 @@ def check_features(kind: str, model) -> dict:
     return out
 
 
+def tokenizer_config_alone(out_dir: str):
+    """Leaves tokenizer.json + tokenizer_config.json only (the chat template goes inside tokenizer_config.json, as
+    transformers 4 wrote it and as Ollama's importer reads it): the other files save_pretrained writes removed;
+    (the path of tokenizer_config.json, its content) for the caller to complete and write_tokenizer_config."""
+    for extra in ("special_tokens_map.json", "tokenizer.model", "chat_template.jinja"):
+        p = os.path.join(out_dir, extra)
+        if os.path.exists(p):
+            os.remove(p)
+    tc_path = os.path.join(out_dir, "tokenizer_config.json")
+    with open(tc_path, encoding="utf-8") as f:
+        return tc_path, json.load(f)
+
+
+def write_tokenizer_config(tc_path: str, tc: dict) -> None:
+    with open(tc_path, "w", encoding="utf-8") as f:
+        json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
+        f.write("\n")
+
+
 def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     """Saves model + tokenizer of `kind` to `out_dir` with save_pretrained; returns a summary."""
     model, tokenizer = make_model(kind, seed)
@@ -465,15 +484,7 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
     tokenizer.save_pretrained(out_dir)
     if kind in _q35.KINDS:
         _q35.after_save(kind, out_dir)
-    # tokenizer.json + tokenizer_config.json only, the chat template inside tokenizer_config.json (as
-    # transformers 4 wrote it and as Ollama's importer reads it), add_bos/eos_token explicit
-    for extra in ("special_tokens_map.json", "tokenizer.model", "chat_template.jinja"):
-        p = os.path.join(out_dir, extra)
-        if os.path.exists(p):
-            os.remove(p)
-    tc_path = os.path.join(out_dir, "tokenizer_config.json")
-    with open(tc_path, encoding="utf-8") as f:
-        tc = json.load(f)
+    tc_path, tc = tokenizer_config_alone(out_dir)
     tc["add_bos_token"] = kind in SPM_KINDS or kind in GEMMA_SPM_KINDS
     tc["add_eos_token"] = False
     tc["chat_template"] = LLAMA_CHAT_TEMPLATE if kind in SPM_KINDS else QWEN_CHAT_TEMPLATE
@@ -488,9 +499,7 @@ def save_model(kind: str, out_dir: str, seed: int = 0) -> dict:
             f.write(tokenizer.spm_model_bytes)
     if kind in GEMMA4_KINDS:   # Gemma 4's tokenizer declares its turn markers special: llama.cpp's converter (LlamaHfVocab)
         tc["extra_special_tokens"] = ["<start_of_turn>", "<end_of_turn>"]   # marks exactly the special ids CONTROL
-    with open(tc_path, "w", encoding="utf-8") as f:
-        json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
-        f.write("\n")
+    write_tokenizer_config(tc_path, tc)
     return {"kind": kind, "dir": out_dir, "vocab_size": len(tokenizer),
             "architectures": model.config.architectures, "files": sorted(os.listdir(out_dir))}
 

@@ -17,7 +17,6 @@ in_proj_ba) stay at source precision, everything else follows the default policy
 """
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -108,17 +107,9 @@ def make(kind: str, out_dir: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
-    for extra in ("special_tokens_map.json", "tokenizer.model", "chat_template.jinja"):
-        p = os.path.join(out_dir, extra)
-        if os.path.exists(p):
-            os.remove(p)
-    tc_path = os.path.join(out_dir, "tokenizer_config.json")
-    with open(tc_path, encoding="utf-8") as f:
-        tc = json.load(f)
+    tc_path, tc = H.tokenizer_config_alone(out_dir)
     tc.update(add_bos_token=False, add_eos_token=False, chat_template=H.QWEN_CHAT_TEMPLATE)
-    with open(tc_path, "w", encoding="utf-8") as f:
-        json.dump(tc, f, indent=2, ensure_ascii=False, sort_keys=True)
-        f.write("\n")
+    H.write_tokenizer_config(tc_path, tc)
 
 
 def _reorder_v_heads(a: np.ndarray, dim: int, num_k: int, v_per_k: int, head: int) -> np.ndarray:
