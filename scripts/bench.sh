@@ -23,7 +23,9 @@
 #      of the warm-up behind it, quiet and beside `stress-ng --cpu 2`, over the integration fixture's store (44 models;
 #      $MODELFS_STARTUP_STORE, else made by make_fixture.py in the work folder) and a store of 100 models made from it
 #      by copying manifests (integration-tests/bench/startup_time.py, issue 37); --startup-before JAR adds an older
-#      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar).
+#      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar). Each table has a row of this build
+#      started with its AOT cache (made first by the launcher's training run, scripts/lib.sh aot_flags, in the work
+#      folder) and the JVM's CPU seconds until the listing (utime + stime, robust to other load).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
 #        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--load-only S] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
@@ -67,10 +69,15 @@ if [ -n "$startup" ]; then
   fi
   jars=(--jar "this build=$MODELFS_JAR")
   [ -z "$before" ] || jars+=(--jar "before=$before")
+  # this build's AOT cache, made as the launcher makes it (a training run of `modelfs demo`), waited for here
+  aot=("${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}")
+  MODELFS_AOT_DIR="$work/aot" aot_flags aot
+  for _ in $(seq 300); do compgen -G "$work/aot/modelfs-*.aot" >/dev/null && break; sleep 1; done
+  cache=$(compgen -G "$work/aot/modelfs-*.aot" | head -n1) || die "no AOT cache made in 300 s; see $work/aot/*.log"
   echo "## Start-up: from the command to a listable tree (issue 37)"
   rc=0
   "$MODELFS_PYTHON" integration-tests/bench/startup_time.py "$store" "$work/startup" "${jars[@]}" --no-warmup-row --rounds "$rounds" \
-    --java "$JAVA_HOME/bin/java" || rc=$?
+    --aot-cache "$cache" --java "$JAVA_HOME/bin/java" || rc=$?
   [ -n "$keep" ] || rm -rf "$work"
   exit $rc
 fi

@@ -84,6 +84,52 @@ build_if_needed() {
   rm -f "$log"
 }
 
+# The AOT cache of the serving commands (JDK 25: JEP 483's ahead-of-time class loading and linking, JEP 514's
+# one-step -XX:AOTCacheOutput, JEP 515's method profiles): the JVM maps the classes a start-up loaded, as they were
+# after loading (and linking, when the module graph allows it), instead of finding, parsing and verifying them
+# again; BENCHMARKS.md "Start-up" (stop 42) has what it saves. One cache per key = the jar's SHA-256, the JDK's
+# runtime version and the JVM flags (a cache made with other flags or another JDK is refused by the JVM), kept in
+# ${XDG_CACHE_HOME:-~/.cache}/modelfs/aot/ ($MODELFS_AOT_DIR). Appends -XX:AOTCache to the array named $1 when this
+# key's cache exists; else starts, once per key, a training run in the background (niced, detached: `modelfs demo`,
+# which mounts a sample store, lists every view and unmounts; its output in modelfs-KEY.aot.log) and adds nothing,
+# so that this start runs as before and the next one uses the cache. A missing, stale, corrupt or refused cache
+# never stops a start: the JVM then starts without it (its checksum is verified), and its AOT log lines are off. MODELFS_AOT=off opts out.
+aot_flags() {
+  local -n aot_into=$1
+  [ "${MODELFS_AOT:-}" != off ] || return 0
+  local dir="${MODELFS_AOT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/modelfs/aot}"
+  mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ] || return 0
+  local quiet=(-Xlog:aot*=off -Xlog:cds*=off)
+  # a damaged cache that still looks like one would crash the JVM: its checksum is checked first (~0.03 s, a
+  # failed check starts without it)
+  local use=(-XX:+VerifySharedSpaces "${quiet[@]}")
+  # the jar's hash, computed once per version of the file (device, inode, size, mtime)
+  local id; id="$dir/jar-$(stat -Lc '%d-%i-%s-%Y' "$MODELFS_JAR")"
+  local sum; sum=$(cat "$id" 2>/dev/null) || sum=
+  if [ "${#sum}" != 64 ]; then
+    sum=$(sha256sum < "$MODELFS_JAR" | cut -c1-64)
+    echo "$sum" > "$id.$$" && mv -f "$id.$$" "$id"
+  fi
+  local jdk; jdk=$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"$/\1/p' "$JAVA_HOME/release" 2>/dev/null)
+  [ -n "$jdk" ] || jdk="$JAVA_HOME"
+  local key; key=$(printf '%s\n' "$sum" "$jdk" "${aot_into[@]}" | sha256sum | cut -c1-16)
+  local cache="$dir/modelfs-$key.aot"
+  if [ -s "$cache" ]; then
+    aot_into+=("-XX:AOTCache=$cache" "${use[@]}")
+    return 0
+  fi
+  # at most one training run per key: its marker is made atomically and stays, also when the training fails
+  ( set -o noclobber; : > "$cache.trained" ) 2>/dev/null || return 0
+  # caches and markers unused for 30 days (older jars, JDKs) go
+  find "$dir" -maxdepth 1 \( -name 'modelfs-*.aot' -atime +30 -o -name 'modelfs-*.aot.*' -mtime +30 -o -name 'jar-*' -mtime +30 \) \
+    -delete 2>/dev/null || true
+  # written beside the cache and renamed when whole: a start never sees half a cache (double fork: no zombie
+  # under the exec'd JVM, nothing holding the caller's output open)
+  ( cd / && setsid bash -c 'tmp=$1 cache=$2; shift 2; nice -n 19 "$@" demo && [ -s "$tmp" ] && mv -f "$tmp" "$cache"; rm -f "$tmp" "$tmp.config"' \
+      aot-train "$cache.$$.tmp" "$cache" "$JAVA_HOME/bin/java" "${aot_into[@]}" "${quiet[@]}" \
+      "-XX:AOTCacheOutput=$cache.$$.tmp" -jar "$MODELFS_JAR" < /dev/null > "$cache.log" 2>&1 & )
+}
+
 # Python venv with the pinned test clients (safetensors, gguf, numpy, ml_dtypes, torch, transformers).
 ensure_python_venv() {
   local req="$MODELFS_TOP/integration-tests/python/requirements.txt"

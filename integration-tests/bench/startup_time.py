@@ -3,7 +3,7 @@
 `stress-ng --cpu 2` (issue 37, point 4).
 
 Usage: startup_time.py STORE WORKDIR --jar LABEL=JAR [--jar LABEL=JAR ...] [--rounds R] [--java JAVA] [--copies N]
-                       [--stores both|fixture] [--no-warmup-row]
+                       [--stores both|fixture] [--no-warmup-row] [--aot-cache CACHE] [--fronts mount,nfs] [--loads quiet,stress]
 
 STORE: a store (scripts/bench.sh --startup passes the integration fixture's, make_fixture.py: 44 models). A second
 store of N models (--copies, default 100) is made in WORKDIR/store-N from it: its blobs hard-linked (copied when
@@ -14,7 +14,11 @@ process each: the time from starting the JVM (the same flags as the launcher) to
   * mount: the mount point listed with at least one entry (os.listdir, as `ls` does);
   * nfs: `nfs-ls` of the export root answering with at least one entry (libnfs, polled);
 and the time to the warm-up's end (its log line `warm-up done`, or for a jar whose warm-up runs before serving, the
-listable time itself). Prints one Markdown table of medians (min-max).
+listable time itself); and the CPU seconds the JVM had used when its tree was first listed (utime + stime of the
+process from /proc/PID/stat, all its threads: what the start costs, whatever the machine's load does to the wall time).
+--aot-cache CACHE adds a row of the first jar started with that AOT cache (`-XX:AOTCache`, JDK 25: classes loaded and
+linked from the cache, as the launcher does: scripts/lib.sh `aot_flags`; make it with `./modelfs aot-train`-style
+training, scripts/bench.sh --startup does). Prints one Markdown table of medians (min-max).
 """
 import argparse
 import os
@@ -109,8 +113,16 @@ def listable_nfs(port):
     return r.returncode == 0 and len(r.stdout.strip()) > 0
 
 
-def one(a, jar, store, front, work, extra=()):
-    """One fresh process (extra arguments `extra`): (seconds to listable, seconds to the warm-up's end)."""
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads), in seconds: /proc/PID/stat fields 14 and 15."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one(a, jar, store, front, work, extra=(), jvm=()):
+    """One fresh process (extra arguments `extra`, extra JVM flags `jvm`): (seconds to listable, seconds to the warm-up's
+    end, CPU seconds of the JVM when listable)."""
     log = tempfile.NamedTemporaryFile(prefix="startup-", suffix=".log", dir=work, delete=False).name
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt, exist_ok=True)
@@ -119,7 +131,7 @@ def one(a, jar, store, front, work, extra=()):
     ready = (lambda: listable_mount(mnt)) if front == "mount" else (lambda: listable_nfs(port))
     t0 = time.time()
     with open(log, "w") as out:
-        p = subprocess.Popen([a.java, *FLAGS.split(), "-jar", jar, *args], stdout=out, stderr=subprocess.STDOUT)
+        p = subprocess.Popen([a.java, *FLAGS.split(), *jvm, "-jar", jar, *args], stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = t0 + 180
         while not ready():
@@ -127,6 +139,7 @@ def one(a, jar, store, front, work, extra=()):
                 sys.exit(f"modelfs {front} did not start:\n" + open(log).read())
             time.sleep(0.02)
         listed = time.time() - t0
+        cpu = cpu_seconds(p.pid)
         text = open(log).read()
         done = None
         while "--no-warmup" not in extra and time.time() < deadline:
@@ -139,7 +152,7 @@ def one(a, jar, store, front, work, extra=()):
                     done = listed        # a warm-up before serving (an older jar): it ended before the tree was listed
                     break
             time.sleep(0.05)
-        return listed, done
+        return listed, done, cpu
     finally:
         if front == "mount":
             subprocess.run(["fusermount", "-u", mnt], stderr=subprocess.DEVNULL)
@@ -168,29 +181,38 @@ def main():
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--stores", choices=("both", "fixture"), default="both")
     ap.add_argument("--no-warmup-row", action="store_true", help="also the first jar with --no-warmup (the floor)")
+    ap.add_argument("--aot-cache", help="also the first jar with this AOT cache (-XX:AOTCache, the launcher's flags)")
+    ap.add_argument("--fronts", default="mount,nfs")
+    ap.add_argument("--loads", default="quiet,stress")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     stores = [a.store] if a.stores == "fixture" else [a.store, copy_store(a.store, os.path.join(a.work, f"store-{a.copies}"), a.copies)]
-    jars = [(label, path, ()) for label, path in (j.split("=", 1) for j in a.jar)]
+    jars = [(label, path, (), ()) for label, path in (j.split("=", 1) for j in a.jar)]
     if a.no_warmup_row:
-        jars.append((jars[0][0] + ", `--no-warmup`", jars[0][1], ("--no-warmup",)))
-    print("| store | front end | load | build | to a listable tree, s | to the warm-up's end, s |")
-    print("|---|---|---|---|---|---|")
+        jars.append((jars[0][0] + ", `--no-warmup`", jars[0][1], ("--no-warmup",), ()))
+    if a.aot_cache:
+        # the launcher's AOT flags (scripts/lib.sh aot_flags): the cache, and no log lines about it
+        jars.append((jars[0][0] + ", AOT cache", jars[0][1], (), (f"-XX:AOTCache={a.aot_cache}", "-XX:+VerifySharedSpaces", "-Xlog:aot*=off", "-Xlog:cds*=off")))
+    print("| store | front end | load | build | to a listable tree, s | JVM CPU s until then | to the warm-up's end, s | load average |")
+    print("|---|---|---|---|---|---|---|---|")
     for store in stores:
-        for loaded in (False, True):
-            for front in ("mount", "nfs"):
-                for label, jar, extra in jars:
-                    listed, done = [], []
+        for loaded in [x == "stress" for x in a.loads.split(",")]:
+            for front in a.fronts.split(","):
+                for label, jar, extra, jvm in jars:
+                    listed, done, cpu = [], [], []
                     for _ in range(a.rounds):
                         if loaded:
                             with Load():
-                                l, d = one(a, jar, store, front, a.work, extra)
+                                l, d, c = one(a, jar, store, front, a.work, extra, jvm)
                         else:
-                            l, d = one(a, jar, store, front, a.work, extra)
+                            l, d, c = one(a, jar, store, front, a.work, extra, jvm)
                         listed.append(l)
                         done.append(d)
+                        cpu.append(c)
+                    with open("/proc/loadavg") as f:
+                        load = f.read().split()[0]
                     print(f"| {count_models(store)} manifests | {front} | {'stress-ng --cpu 2' if loaded else 'quiet'} | {label} "
-                          f"| {fmt(listed)} | {fmt(done)} |", flush=True)
+                          f"| {fmt(listed)} | {fmt(cpu)} | {fmt(done)} | {load} |", flush=True)
     with open("/proc/loadavg") as f:
         print(f"\nload average at the end: {f.read().split()[0]}")
 
