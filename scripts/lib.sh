@@ -90,8 +90,9 @@ build_if_needed() {
 # again; BENCHMARKS.md "Start-up" (stop 42) has what it saves. One cache per key = the jar's SHA-256, the JDK's
 # runtime version and the JVM flags (a cache made with other flags or another JDK is refused by the JVM), kept in
 # ${XDG_CACHE_HOME:-~/.cache}/modelfs/aot/ ($MODELFS_AOT_DIR). Appends -XX:AOTCache to the array named $1 when this
-# key's cache exists; else starts, once per key, a training run in the background (niced, detached: `modelfs demo`,
-# which mounts a sample store, lists every view and unmounts; its output in modelfs-KEY.aot.log) and adds nothing,
+# key's cache exists; else starts, once per key, a training run in the background (niced, detached: the hidden
+# `modelfs aot-train`, which mounts demo's sample store and lists every view, then serves it over NFS on 127.0.0.1
+# and reads it through a loopback client; its output in modelfs-KEY.aot.log) and adds nothing,
 # so that this start runs as before and the next one uses the cache. A missing, stale, corrupt or refused cache
 # never stops a start: the JVM then starts without it (its checksum is verified), and its AOT log lines are off. MODELFS_AOT=off opts out.
 aot_flags() {
@@ -125,7 +126,7 @@ aot_flags() {
     -delete 2>/dev/null || true
   # written beside the cache and renamed when whole: a start never sees half a cache (double fork: no zombie
   # under the exec'd JVM, nothing holding the caller's output open)
-  ( cd / && setsid bash -c 'tmp=$1 cache=$2; shift 2; nice -n 19 "$@" demo && [ -s "$tmp" ] && mv -f "$tmp" "$cache"; rm -f "$tmp" "$tmp.config"' \
+  ( cd / && setsid bash -c 'tmp=$1 cache=$2; shift 2; nice -n 19 "$@" aot-train && [ -s "$tmp" ] && mv -f "$tmp" "$cache"; rm -f "$tmp" "$tmp.config"' \
       aot-train "$cache.$$.tmp" "$cache" "$JAVA_HOME/bin/java" "${aot_into[@]}" "${quiet[@]}" \
       "-XX:AOTCacheOutput=$cache.$$.tmp" -jar "$MODELFS_JAR" < /dev/null > "$cache.log" 2>&1 & )
 }

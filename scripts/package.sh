@@ -4,6 +4,7 @@
 # for `--daemon`), so the machine needs no JDK. It installs
 #   /usr/bin/modelfs                           the command (picks the launcher, as ./modelfs does)
 #   /usr/lib/modelfs/                          jpackage's image: bin/modelfs, bin/modelfs-vector, lib/
+#                                              (lib/app/modelfs-vector.aot: bin/modelfs-vector's AOT cache)
 #   /usr/lib/systemd/system/modelfs-{mount,nfs}.service   contrib/systemd, as they are
 #   /usr/share/man/man1/modelfs.1.gz           made from the command's own --help
 #   /usr/share/doc/modelfs/copyright
@@ -36,8 +37,10 @@ modules=$("$JAVA_HOME/bin/jdeps" --ignore-missing-deps --print-module-deps --mul
 
 # Two launchers with the JVM flags of ./modelfs: bin/modelfs, and bin/modelfs-vector with the Vector
 # API kernels (the JVM prints a warning line when it loads the incubator module, so only the commands
-# that convert use that one).
-printf 'java-options=%s\n' "${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" > "$work/vector.properties"
+# that convert use that one). bin/modelfs-vector, which starts the serving commands, starts from the AOT cache
+# trained below (as ./modelfs does, scripts/lib.sh aot_flags; verified, and silently ignored when missing or refused).
+aot_use="-XX:AOTCache=\$APPDIR/modelfs-vector.aot -XX:+VerifySharedSpaces -Xlog:aot*=off -Xlog:cds*=off"
+printf 'java-options=%s\n' "${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]} $aot_use" > "$work/vector.properties"
 say "jpackage: application image with a jlinked runtime ($modules)"
 "$JAVA_HOME/bin/jpackage" --type app-image --name modelfs --app-version "$numeric" \
   --input "$work/input" --main-jar modelfs.jar --main-class dev.modelfs.cli.Main \
@@ -49,6 +52,21 @@ root="$work/root"
 mkdir -p "$root/DEBIAN" "$root/usr/lib" "$root/usr/bin" "$root/usr/lib/systemd/system" \
   "$root/usr/share/man/man1" "$root/usr/share/doc/modelfs"
 cp -a "$work/image/modelfs" "$root/usr/lib/modelfs"
+
+# bin/modelfs-vector's AOT cache (JDK 25 -XX:AOTCacheOutput): one training run of the hidden `modelfs aot-train`
+# (demo's sample store mounted and listed, then served over NFS on 127.0.0.1 and read) by the packaged runtime with
+# that launcher's flags and class path. The cache records the class path, which the JVM matches after the common
+# prefix of here and /usr/lib/modelfs, and the jar's size and mtime, which dpkg keeps. Without FUSE here it trains the NFS part only; a failed training leaves the
+# package without a cache, and it starts as before.
+app="$root/usr/lib/modelfs"
+say "AOT cache of bin/modelfs-vector: a training run of modelfs aot-train"
+if ! "$app/lib/runtime/bin/java" "${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}" -Xlog:aot*=off -Xlog:cds*=off \
+    -XX:AOTCacheOutput="$app/lib/app/modelfs-vector.aot" -cp "$app/lib/app/modelfs.jar" dev.modelfs.cli.Main aot-train \
+    > "$work/aot-train.log" 2>&1 || [ ! -s "$app/lib/app/modelfs-vector.aot" ]; then
+  say "no AOT cache in the package (its training run failed; the package starts without it):"
+  tail -n 5 "$work/aot-train.log" >&2
+  rm -f "$app/lib/app/modelfs-vector.aot" "$app/lib/app/modelfs-vector.aot.config"
+fi
 cat > "$root/usr/bin/modelfs" <<'EOF'
 #!/bin/bash
 # modelfs (Debian package): the commands that dequantize get the Vector API kernels, as with ./modelfs

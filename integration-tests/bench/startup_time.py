@@ -15,10 +15,12 @@ process each: the time from starting the JVM (the same flags as the launcher) to
   * nfs: `nfs-ls` of the export root answering with at least one entry (libnfs, polled);
 and the time to the warm-up's end (its log line `warm-up done`, or for a jar whose warm-up runs before serving, the
 listable time itself); and the CPU seconds the JVM had used when its tree was first listed (utime + stime of the
-process from /proc/PID/stat, all its threads: what the start costs, whatever the machine's load does to the wall time).
+process from /proc/PID/stat, all its threads: what the start costs, whatever the machine's load does to the wall time;
+sampled when the serving line is first seen in the log, polled every 20 ms, or at the listing if that comes first,
+so that the warm-up behind the served tree, which a loaded machine lets run before the listing, is not counted).
 --aot-cache CACHE adds a row of the first jar started with that AOT cache (`-XX:AOTCache`, JDK 25: classes loaded and
-linked from the cache, as the launcher does: scripts/lib.sh `aot_flags`; make it with `./modelfs aot-train`-style
-training, scripts/bench.sh --startup does). Prints one Markdown table of medians (min-max).
+linked from the cache, as the launcher does: scripts/lib.sh `aot_flags`; made by the launcher's training run,
+`modelfs aot-train`, as scripts/bench.sh --startup does). Prints one Markdown table of medians (min-max).
 """
 import argparse
 import os
@@ -134,12 +136,16 @@ def one(a, jar, store, front, work, extra=(), jvm=()):
         p = subprocess.Popen([a.java, *FLAGS.split(), *jvm, "-jar", jar, *args], stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = t0 + 180
+        cpu = None
         while not ready():
             if time.time() > deadline or p.poll() is not None:
                 sys.exit(f"modelfs {front} did not start:\n" + open(log).read())
+            if cpu is None and "modelfs: serving" in open(log).read():
+                cpu = cpu_seconds(p.pid)     # at the serving line: before the warm-up behind it adds its own
             time.sleep(0.02)
         listed = time.time() - t0
-        cpu = cpu_seconds(p.pid)
+        if cpu is None:
+            cpu = cpu_seconds(p.pid)
         text = open(log).read()
         done = None
         while "--no-warmup" not in extra and time.time() < deadline:

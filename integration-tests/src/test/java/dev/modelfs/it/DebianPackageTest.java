@@ -129,6 +129,11 @@ class DebianPackageTest {
         assertEquals(1, usage.exit(), usage.output());
         assertTrue(usage.output().contains("--no-such-option"), "the usage error names the option:\n" + usage.output());
         assertFalse(usage.output().contains("incubator"), "no JVM warning on a usage error:\n" + usage.output());
+        // the serving commands' launcher starts from the AOT cache trained at package time (scripts/package.sh)
+        Env.Run aot = Env.run(60, List.of("/usr/lib/modelfs/bin/modelfs-vector", "--version"), java.util.Map.of("JAVA_TOOL_OPTIONS", "-Xlog:class+load"));
+        assertEquals(0, aot.exit(), aot.output());
+        assertTrue(aot.output().contains("dev.modelfs.cli.Main source: shared objects file"),
+                "modelfs's classes come from /usr/lib/modelfs/lib/app/modelfs-vector.aot:\n" + aot.output().lines().filter(l -> l.contains("dev.modelfs")).toList());
         try (CliMount mount = CliMount.startWith(INSTALLED, Fixture.store(), tmp.resolve("mnt"))) {
             assertTrue(mount.log().contains("vector kernels ("), "mount and nfs run the Vector API kernels:\n" + mount.log());
             mount.requireChecker(600, "check_tree.py", Fixture.dir().toString());

@@ -59,7 +59,13 @@ final class Env {
     }
 
     static Run run(long timeoutSeconds, List<String> cmd) throws IOException, InterruptedException {
+        return run(timeoutSeconds, cmd, java.util.Map.of());
+    }
+
+    /** {@link #run(long, List)} with these environment variables added. */
+    static Run run(long timeoutSeconds, List<String> cmd, java.util.Map<String, String> env) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
         pb.environment().put("PYTHONUNBUFFERED", "1");
         pb.environment().put("HF_HUB_OFFLINE", "1");
         pb.environment().put("TRANSFORMERS_OFFLINE", "1");

@@ -79,7 +79,7 @@ final class DemoCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         if (MountTable.isMounted(root.resolve("mnt"))) {
             return;                 // never walk into a mount that is still there
         }

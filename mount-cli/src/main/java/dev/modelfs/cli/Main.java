@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "modelfs", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Mount an Ollama model store as ordinary files (GGUF, safetensors, dequantized variants).",
-        subcommands = {MountCommand.class, NfsCommand.class, UnmountCommand.class, LsCommand.class, ShowCommand.class, DemoCommand.class, VerifyCommand.class, StatusCommand.class,
+        subcommands = {MountCommand.class, NfsCommand.class, UnmountCommand.class, LsCommand.class, ShowCommand.class, DemoCommand.class, VerifyCommand.class, StatusCommand.class, AotTrainCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     public static final int USAGE = 1;
