@@ -92,17 +92,17 @@ build_if_needed() {
 # ${XDG_CACHE_HOME:-~/.cache}/modelfs/aot/ ($MODELFS_AOT_DIR). Appends -XX:AOTCache to the array named $1 when this
 # key's cache exists; else starts, once per key, a training run in the background (niced, detached: the hidden
 # `modelfs aot-train`, which mounts demo's sample store and lists every view, then serves it over NFS on 127.0.0.1
-# and reads it through a loopback client; its output in modelfs-KEY.aot.log) and adds nothing,
-# so that this start runs as before and the next one uses the cache. A missing, stale, corrupt or refused cache
-# never stops a start: the JVM then starts without it (its checksum is verified), and its AOT log lines are off. MODELFS_AOT=off opts out.
+# and reads it through a loopback client; its output in modelfs-KEY.aot.log) and adds nothing, so that this start
+# runs as before and the next one uses the cache. A missing, stale, corrupt or refused cache never stops a start:
+# the JVM then starts without it (its checksum is verified), and its AOT log lines are off. MODELFS_AOT=off opts out.
 aot_flags() {
   local -n aot_into=$1
   [ "${MODELFS_AOT:-}" != off ] || return 0
   local dir="${MODELFS_AOT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/modelfs/aot}"
   mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ] || return 0
   local quiet=(-Xlog:aot*=off -Xlog:cds*=off)
-  # a damaged cache that still looks like one would crash the JVM: its checksum is checked first (~0.03 s, a
-  # failed check starts without it)
+  # a damaged cache that still looks like one crashes the JVM: its checksum is checked first (no measurable time;
+  # a failed check starts without it)
   local use=(-XX:+VerifySharedSpaces "${quiet[@]}")
   # the jar's hash, computed once per version of the file (device, inode, size, mtime)
   local id; id="$dir/jar-$(stat -Lc '%d-%i-%s-%Y' "$MODELFS_JAR")"
