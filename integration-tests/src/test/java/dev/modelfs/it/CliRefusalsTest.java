@@ -56,7 +56,8 @@ class CliRefusalsTest {
     void aUsageErrorThroughTheLauncherPrintsNoIncubatorWarning() throws Exception {
         Path launcher = Path.of("..", "modelfs").toAbsolutePath().normalize();
         assertTrue(Files.isExecutable(launcher), launcher + " missing");
-        Env.Run r = Env.run(120, List.of(launcher.toString(), "nfs", "--port", "99999"));
+        // no AOT cache training in the background of the tests (LauncherAotCacheTest tests it in a folder of its own)
+        Env.Run r = Env.run(120, List.of(launcher.toString(), "nfs", "--port", "99999"), java.util.Map.of("MODELFS_AOT", "off"));
         assertEquals(1, r.exit(), r.output());
         assertTrue(r.output().contains("--port must be 0 to 65535, not 99999"), r.output());
         assertFalse(r.output().contains("WARNING"), "only the usage error: " + r.output());
