@@ -105,13 +105,14 @@ aot_flags() {
   # a failed check starts without it)
   local use=(-XX:+VerifySharedSpaces "${quiet[@]}")
   # the jar's hash, computed once per version of the file (device, inode, size, mtime)
-  local id; id="$dir/jar-$(stat -Lc '%d-%i-%s-%Y' "$MODELFS_JAR")"
+  # (under the launcher's `set -e`: nothing here may fail the start)
+  local id; id="$dir/jar-$(stat -Lc '%d-%i-%s-%Y' "$MODELFS_JAR" 2>/dev/null)" || return 0
   local sum; sum=$(cat "$id" 2>/dev/null) || sum=
   if [ "${#sum}" != 64 ]; then
-    sum=$(sha256sum < "$MODELFS_JAR" | cut -c1-64)
-    echo "$sum" > "$id.$$" && mv -f "$id.$$" "$id"
+    sum=$(sha256sum < "$MODELFS_JAR" | cut -c1-64) || return 0
+    { echo "$sum" > "$id.$$" && mv -f "$id.$$" "$id"; } 2>/dev/null || rm -f "$id.$$"
   fi
-  local jdk; jdk=$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"$/\1/p' "$JAVA_HOME/release" 2>/dev/null)
+  local jdk; jdk=$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"$/\1/p' "$JAVA_HOME/release" 2>/dev/null) || jdk=
   [ -n "$jdk" ] || jdk="$JAVA_HOME"
   local key; key=$(printf '%s\n' "$sum" "$jdk" "${aot_into[@]}" | sha256sum | cut -c1-16)
   local cache="$dir/modelfs-$key.aot"
