@@ -155,12 +155,12 @@ def load_state(hf_dir):
     stacked, experts = {}, {}
     for k in sorted(sd):
         parts = k.split(".")
-        if ".mlp.experts." in k and parts[5].isdigit():      # model.layers.L.mlp.experts.E.proj.weight
-            experts.setdefault((int(parts[2]), parts[6]), {})[int(parts[5])] = sd[k]
+        if ".mlp.experts." in k and parts[5].isdigit():      # {model,mtp}.layers.L.mlp.experts.E.proj.weight
+            experts.setdefault((".".join(parts[:5]), parts[6]), {})[int(parts[5])] = sd[k]
         else:
             stacked[k] = sd[k]
-    for (layer, proj), by_e in experts.items():
-        stacked[f"model.layers.{layer}.mlp.experts.{proj}.weight"] = np.stack([by_e[e] for e in sorted(by_e)])
+    for (group, proj), by_e in experts.items():
+        stacked[f"{group}.{proj}.weight"] = np.stack([by_e[e] for e in sorted(by_e)])
     return stacked
 
 
@@ -287,7 +287,7 @@ class Builder:
                 else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
-            if ".mlp.experts." in k and kind not in Q35.PUBLISHED:
+            if ".mlp.experts." in k and (kind not in Q35.PUBLISHED or k.startswith("mtp.")):
                 groups.setdefault(k.rsplit(".", 2)[0], []).append((prefix + k, lt, qt))
             elif qt is None:
                 m.tensor_blob(prefix + k, [(lt, prefix + k)])                           # kind A
@@ -370,6 +370,8 @@ class Builder:
                 return {"model." + k[len(text):] if k.startswith(text) else k: v for k, v in d.items()
                         if k.startswith(text) or not k.startswith("model.")}
             lts, tensors = textual(lts), textual(tensors)
+        if kind in Q35.KINDS:   # the MTP head, which --no-mtp leaves out
+            lts = {k: v for k, v in lts.items() if not k.startswith("mtp.")}
         for k, lt in lts.items():
             fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(k))), None)
             if fused:   # each part: the same type as the whole, its rows of every expert

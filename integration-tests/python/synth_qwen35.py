@@ -16,9 +16,10 @@ The kinds "qwen35_vlm" (Qwen3_5ForConditionalGeneration) and "qwen35moe_vlm" (Qw
 the published checkpoint layout, which the tags of Ollama's library are imported from: config.json with text_config and
 vision_config, the text model under model.language_model.*, a (tiny) vision tower under model.visual.*; the MoE's
 routed experts fused as published (mlp.experts.gate_up_proj [E, 2 * moe_intermediate_size, hidden] and
-mlp.experts.down_proj [E, hidden, moe_intermediate_size], no ".weight" suffix), in the HF folder itself, so that the
-reference converts the same checkpoint. Their synthesized model.gguf is the text model's, the converter's without
---mmproj.
+mlp.experts.down_proj [E, hidden, moe_intermediate_size], no ".weight" suffix), and the MTP head beside the model
+(mtp.*, its experts per expert, text_config's mtp_num_hidden_layers 1), all in the HF folder itself, so that the
+reference converts the same checkpoint. Their synthesized model.gguf is the text model's, the converter's with
+--no-mtp and without --mmproj.
 
 The quantization policy is x/create's for qwen3.5 (x/create/qwen35.go, read, not copied): in_proj_a / in_proj_b (and
 in_proj_ba) stay at source precision, everything else follows the default policy (vision tensors at source precision:
@@ -26,6 +27,7 @@ x/create's isVision).
 """
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -34,8 +36,8 @@ import hf_models as H
 
 KINDS = ("qwen35", "qwen35moe", "qwen35_vlm", "qwen35moe_vlm")
 GGUF_ARCH = {"qwen35": "QWEN35", "qwen35moe": "QWEN35MOE", "qwen35_vlm": "QWEN35", "qwen35moe_vlm": "QWEN35MOE"}
-# the published multimodal layout: every tensor already as x/create keeps it (no per-expert tensors to stack), so each
-# is its own blob (x/create/plan.go planFloat: only per-expert tensors are grouped)
+# the published multimodal layout: its fused experts are one tensor each, so each is its own blob (x/create/plan.go
+# planFloat: only per-expert tensors, here the MTP layer's, are stacked into a group)
 PUBLISHED = ("qwen35_vlm", "qwen35moe_vlm")
 # convert_hf_to_gguf.py's extra arguments: the fixture has no MTP head
 CONVERT_ARGS = ["--no-mtp"]
@@ -127,6 +129,25 @@ def fuse_as_published(path: str) -> None:
     save_file(out, path, metadata={"format": "pt"})
 
 
+def add_mtp(out_dir: str, text: dict, moe: bool) -> None:
+    """The MTP head the published checkpoints carry (dialect_qwen35.mtp_tensors: mtp.fc, its norms, one layer whose
+    routed experts are per expert), in BF16 as published, and text_config's mtp_num_hidden_layers. x/create imports it
+    (stacking its experts); the converter with --no-mtp leaves it out."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    import dialect_qwen35
+    p = os.path.join(out_dir, "model.safetensors")
+    sd = load_file(p)
+    sd.update({k: torch.from_numpy(v).to(torch.bfloat16) for k, v in dialect_qwen35.mtp_tensors(text, moe).items()})
+    save_file(sd, p, metadata={"format": "pt"})
+    c = os.path.join(out_dir, "config.json")
+    with open(c) as f:
+        cfg = json.load(f)
+    cfg["text_config"]["mtp_num_hidden_layers"] = 1
+    with open(c, "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
 def make(kind: str, out_dir: str) -> None:
     """Saves the tiny model of `kind` and its tokenizer files to `out_dir` as hf_models.save_model saves the others."""
     import torch
@@ -155,6 +176,8 @@ def make(kind: str, out_dir: str) -> None:
     model.save_pretrained(out_dir, safe_serialization=True)
     if kind == "qwen35moe_vlm":
         fuse_as_published(os.path.join(out_dir, "model.safetensors"))
+    if kind in PUBLISHED:
+        add_mtp(out_dir, text, kind == "qwen35moe_vlm")
     tok.save_pretrained(out_dir)
     tc_path, tc = H.tokenizer_config_alone(out_dir)
     tc.update(add_bos_token=False, add_eos_token=False, chat_template=H.QWEN_CHAT_TEMPLATE)
