@@ -340,6 +340,15 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     /**
+     * The texts of the tokens that end generation, in the order the published {@code generation_config.json}'s
+     * {@code eos_token_id} list has them (gpt-oss: {@code <|return|>}, {@code <|endoftext|>}, {@code <|call|>}); the folder
+     * looks each up in the vocabulary by text (never a fixed id). Empty by default: the list is the GGUF's eos alone.
+     */
+    default List<String> hfStopTokens() {
+        return List.of();
+    }
+
+    /**
      * The Hugging Face tensor of GGUF tensor {@code ggufName} ({@code ne} its GGUF dimensions) when this architecture
      * changes its values or layout beyond a rename and the {@link #normShift} (Qwen 3.5's gated delta-net: V heads
      * reordered, {@code A_log = log(-ssm_a)}), empty for the usual mapping (docs/FORMATS.md §7.3); may refuse the model.
