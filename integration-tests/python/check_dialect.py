@@ -254,6 +254,11 @@ def check_folder(r, base, d, e):
         r.ok(diff <= 1e-4 and moved > 1e-2, f"{d}: with cross-attention states max |folder logits - source logits| = {diff:.3g} "
              f"(> 1e-4), the cross-attention layers moving the source's by {moved:.3g}")
         print(f"{d}: with cross-attention states: max |logits - source model's| = {diff:.3g} (the cross layers move them by {moved:.3g})")
+    if "hf_stop_ids" in e:   # gpt-oss: every stop of the harmony format, as the source tokenizer numbers them
+        with open(os.path.join(base, "generation_config.json")) as f:
+            stops = json.load(f).get("eos_token_id")
+        r.ok(stops == e["hf_stop_ids"], f"{d}/generation_config.json: eos_token_id {stops}, not {e['hf_stop_ids']} "
+             "(<|return|>, <|endoftext|>, <|call|> by text)")
     tok = AutoTokenizer.from_pretrained(base)
     for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
         for special, want_ids in zip((False, True), ids):

@@ -659,6 +659,9 @@ def main(argv) -> int:
             # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
             **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
                                                       "GptOssForCausalLM", n=40, keep_f32=("mlp.router.weight", "_bias"))
+               if case == "gptoss" else {}),
+            # gpt-oss: generation_config.json's stops, looked up by text in the source tokenizer (Ollama's eos ids are gpt-oss's own)
+            **({"hf_stop_ids": GO.stop_ids(__import__("transformers").AutoTokenizer.from_pretrained(os.path.join(work, case)))}
                if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)
