@@ -22,8 +22,9 @@ import java.util.Optional;
  *       {@code [E, hidden, ff]} ↔ {@code blk.N.ffn_down_exps.weight}, values and row order as they are (HF names without
  *       {@code .weight}, as transformers and Ollama's {@code x/create} spell them); a GGUF whose layer holds the gate and up
  *       experts apart instead ({@code blk.N.ffn_gate_exps.weight} and {@code blk.N.ffn_up_exps.weight}, each {@code [E, ff, hidden]}:
- *       older Ollama files, written from a checkpoint's {@code moe.gate_proj} / {@code moe.up_proj}, and llama.cpp's conversions of
- *       NVFP4 checkpoints, which upstream llama.cpp loads as they are) gives {@code experts.gate_up_proj} fused, every expert's gate
+ *       older Ollama files, written from a checkpoint's {@code moe.gate_proj} / {@code moe.up_proj}, which upstream llama.cpp loads
+ *       as they are; llama.cpp's NVFP4 conversions hold them apart too, with per-expert {@code .scale} / {@code .input_scale}
+ *       tensors no rule names, so their folder stays refused) gives {@code experts.gate_up_proj} fused, every expert's gate
  *       rows then its up rows (a row split, GGUF → Hugging Face only: the other direction writes the fused tensor, as llama.cpp's
  *       converter does);</li>
  *   <li>three norms: {@code pre_feedforward_layernorm_2} ↔ {@code pre_ffw_norm_2}, {@code post_feedforward_layernorm_1} ↔
@@ -35,8 +36,8 @@ import java.util.Optional;
  *
  * <p>Invariants: every tensor here exists in a layer exactly when the model has experts ({@link #moe(JsonNode)} on the Hugging
  * Face side, {@code expert_count > 0} on the GGUF side), and then in every layer (transformers has no per-layer switch).
- * A GGUF layer without {@code ffn_down_exps.scale} (llama.cpp's converter folds {@code router.per_expert_scale} into the NVFP4
- * scales of the down experts and writes none; llama.cpp then scales by 1) has no {@code router.per_expert_scale} in the folder:
+ * A GGUF without {@code ffn_down_exps.scale} (written from a checkpoint without a per-expert scale: Ollama's runtime and
+ * llama.cpp's loader take it as optional and then scale by 1) has no {@code router.per_expert_scale} in the folder:
  * transformers initializes a missing one to ones ({@code Gemma4PreTrainedModel._init_weights}), the same routing.
  * Refused with a one-line reason: {@code num_experts} without {@code enable_moe_block} (or the reverse), a top-k outside
  * {@code [1, E]}, a non-positive expert size, a GGUF layer with both the fused and the separate gate/up experts, or with only

@@ -137,8 +137,8 @@ class Gemma4ExpertsTest {
     }
 
     /**
-     * Older Ollama files (separate gate/up experts, from a moe.* checkpoint) and llama.cpp's conversions of NVFP4 checkpoints
-     * (separate halves, no per-expert scale: folded into the down experts) are read, as upstream llama.cpp loads them.
+     * Older Ollama files (separate gate/up experts, from a moe.* checkpoint; with or without the per-expert scale, which Ollama's
+     * runtime and llama.cpp take as optional) are read, as upstream llama.cpp loads them.
      */
     @Test
     void separateGateUpExpertsAndNoPerExpertScaleAreRead() {

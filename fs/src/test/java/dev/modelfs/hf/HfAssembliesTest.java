@@ -118,7 +118,7 @@ class HfAssembliesTest {
     }
 
     /**
-     * Gemma 4 (26B-A4B) with its gate and up experts apart (older Ollama files, llama.cpp's NVFP4 conversions): transformers'
+     * Gemma 4 (26B-A4B) with its gate and up experts apart (older Ollama files, from a moe.* checkpoint): transformers'
      * {@code experts.gate_up_proj} [E, 2·ff, hidden] gathered expert by expert, the gate rows then the up rows; a layer with
      * the fused tensor keeps it as stored; without {@code ffn_down_exps.scale} there is no {@code router.per_expert_scale}.
      */
