@@ -7,10 +7,13 @@ stacked, fused experts, the three extra norms; 26B-A4B) and full-attention layer
 llama.cpp's converter (the reference) and in Ollama's dialect by dialect_gemma4.gemma4_dialect, which follows
 convert/convert_gemma4.go step by step (the per-layer head_count_kv array, the MoE replacements).
 
-Variant gemma4moe-split: the same weights in a checkpoint laid out as moe.gate_proj / moe.up_proj / moe.down_proj /
-moe.per_expert_scale, names gemma4Model.Replacements() also maps (to blk.N.ffn_gate_exps / ffn_up_exps / ffn_down_exps /
-ffn_down_exps.scale): the split expert gate and up tensors of older Ollama gemma4 files, which upstream llama.cpp loads as
-they are and transformers reads fused (experts.gate_up_proj). Checked against the same reference, the fused tensor split.
+Variant gemma4moe-split: the same model in a checkpoint laid out as moe.gate_proj / moe.up_proj / moe.down_proj, names
+gemma4Model.Replacements() also maps (to blk.N.ffn_gate_exps / ffn_up_exps / ffn_down_exps): the split expert gate and up
+tensors of older Ollama gemma4 files, which upstream llama.cpp loads as they are and transformers reads fused
+(experts.gate_up_proj); and without a per-expert scale (no moe.per_expert_scale, so no ffn_down_exps.scale, which Ollama's
+runtime and llama.cpp take as optional): the source's per-expert scales (powers of two) multiplied into its down experts,
+the same function. Its reference is llama.cpp's conversion of that folded checkpoint (experts.* names, no
+router.per_expert_scale), compared with the fused tensor split; its folder must give the source model's logits.
 Nothing here uses modelfs code; nothing is copied from Ollama's repository.
 
     dialect_gemma4moe.py OUT [LLAMA_CPP_SRC]     # this case alone, laid out as make_dialect_fixture.py lays it out
@@ -58,21 +61,42 @@ def make_gemma4moe(out_dir: str) -> None:
         for name, b in model.named_buffers():
             if name.endswith("layer_scalar"):
                 b.fill_(0.75)
+        for i, layer in enumerate(model.model.language_model.layers):   # powers of two: exact when folded (split variant)
+            layer.router.per_expert_scale.copy_(torch.tensor([1.0, 2.0, 0.5, 4.0]).roll(i))
     # published configs carry the full layers' KV-head count at the top of text_config (Ollama's converter reads it there;
     # transformers 5.17 saves per_layer_config instead, and reads both)
     G4.save_gemma4(model, tok, out_dir, named_specials=True, top_level={"num_global_key_value_heads": FULL_KV})
 
 
-def split_checkpoint(hf_dir: str, out_dir: str) -> None:
-    """The source folder with its experts laid out as moe.*: experts.gate_up_proj [E, 2·ff, hidden] cut into moe.gate_proj
-    (each expert's first ff rows) and moe.up_proj (the others), experts.down_proj as moe.down_proj and router.per_expert_scale
-    as moe.per_expert_scale, values unchanged; config and tokenizer files copied."""
+def rewrite_checkpoint(hf_dir: str, out_dir: str, tensors: dict) -> None:
+    """A copy of folder hf_dir (config and tokenizer files) whose checkpoint is `tensors`."""
     from safetensors.numpy import save_file
-    import make_dialect_fixture as M
     shutil.copytree(hf_dir, out_dir)
     for f in os.listdir(out_dir):
         if f.endswith(".safetensors"):
             os.remove(os.path.join(out_dir, f))
+    save_file(tensors, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+
+
+def fold_scales(hf_dir: str, out_dir: str) -> None:
+    """The source without router.per_expert_scale, each expert's experts.down_proj multiplied by its scale (the same routed
+    output: transformers and llama.cpp multiply that expert's output by it; exact for powers of two)."""
+    import make_dialect_fixture as M
+    sd = M.checkpoint_tensors(hf_dir)
+    out = {}
+    for k, v in sd.items():
+        if k.endswith(".experts.down_proj"):
+            out[k] = (v * sd[k.replace(".experts.down_proj", ".router.per_expert_scale")][:, None, None]).astype(v.dtype)
+        elif not k.endswith(".router.per_expert_scale"):
+            out[k] = v
+    rewrite_checkpoint(hf_dir, out_dir, out)
+
+
+def split_checkpoint(hf_dir: str, out_dir: str) -> None:
+    """Folder hf_dir with its experts laid out as moe.*: experts.gate_up_proj [E, 2·ff, hidden] cut into moe.gate_proj
+    (each expert's first ff rows) and moe.up_proj (the others), experts.down_proj as moe.down_proj and router.per_expert_scale
+    (when there is one) as moe.per_expert_scale, values unchanged."""
+    import make_dialect_fixture as M
     sd = {}
     for k, v in M.checkpoint_tensors(hf_dir).items():
         if k.endswith(".experts.gate_up_proj"):
@@ -85,7 +109,7 @@ def split_checkpoint(hf_dir: str, out_dir: str) -> None:
             sd[k.replace(".router.per_expert_scale", ".moe.per_expert_scale")] = v
         else:
             sd[k] = v
-    save_file(sd, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    rewrite_checkpoint(hf_dir, out_dir, sd)
 
 
 def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
@@ -95,24 +119,31 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
     from transformers import AutoTokenizer
     hf, ref = os.path.join(work, CASE), os.path.join(out, "ref", CASE + ".gguf")
     make_gemma4moe(hf)
-    M.convert_reference(src, [("gemma4", hf, ref, False)])
+    hf_folded, ref_folded = os.path.join(work, CASE + "-folded"), os.path.join(out, "ref", CASE + "-folded.gguf")
+    fold_scales(hf, hf_folded)
+    M.convert_reference(src, [("gemma4", hf, ref, False), ("gemma4", hf_folded, ref_folded, False)])
     tok = AutoTokenizer.from_pretrained(hf)
     folder = __import__("dialect_hf_folder").oracle("Gemma4ForConditionalGeneration", hf, os.path.join(out, "ref", CASE),
                                                     "Gemma4ForCausalLM", n=40, keep_f32=("router.proj",))
     hf_split = os.path.join(work, CASE + "-split")
-    split_checkpoint(hf, hf_split)
-    for name, hf_dir in ((CASE, hf), (CASE + "-split", hf_split)):
+    split_checkpoint(hf_folded, hf_split)
+    for name, hf_dir, reference in ((CASE, hf, ref), (CASE + "-split", hf_split, ref_folded)):
         dialect_file = os.path.join(out, "ref", name + "-dialect.gguf")
         G4.gemma4_dialect(hf_dir, dialect_file)
         with open(dialect_file, "rb") as f:
             blob = f.read()
         expected["models"]["dialect-" + name] = {
-            "handler": "gemma4", "ref_gguf": ref, "dialect_file": dialect_file, "texts": H.SAMPLE_TEXTS, "mmproj": False,
+            "handler": "gemma4", "ref_gguf": reference, "dialect_file": dialect_file, "texts": H.SAMPLE_TEXTS, "mmproj": False,
             "blob": M.put_model(store, "dialect-" + name, blob, "gemma4"),
             "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
             # the text model's folder read through the translation: experts, router scales, keys shared with values and
-            # the full layers' own KV-head count, against the source's logits (the router F32 in both files)
+            # the full layers' own KV-head count, against the source's logits (the router F32 in both files); the split
+            # variant's too (its experts gathered from the halves, its missing per-expert scales transformers' ones)
             **folder,
+            # text only, so no a.* / v.* / mm.* tensor: upstream llama.cpp loads the raw file (tokenizer.ggml.model llama: a
+            # SentencePiece vocabulary) and tokenizes otherwise; the published files embed the vision tower (refused raw,
+            # as the gemma4 case checks)
+            "raw_loads": True,
             # as the gemma4 case: Ollama's scores (the ids), no add_space_prefix / add_sep_token, which llama.cpp's
             # Gemma 4 BPE vocabulary does not read
             "ref_differences": ["tokenizer.ggml.scores", "tokenizer.ggml.add_space_prefix", "tokenizer.ggml.add_sep_token"],
