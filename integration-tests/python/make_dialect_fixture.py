@@ -56,6 +56,9 @@ Case nemotron_h_omni (dialect_nemotron_h_omni.py): Nemotron 3 Omni / Nano VL (no
 text under language_model., a one-block RADIO v2.5-h tower and the projector written with numpy), text and --mmproj references.
 Case gemma3-spm (dialect_gemma3_spm.py): Gemma3ForCausalLM with Gemma's SentencePiece tokenizer.model, written as convert_gemma3.go
 writes the 1B layout; upstream llama.cpp loads the raw file and tokenizes it otherwise (no add_space_prefix).
+Case gemma4moe (dialect_gemma4moe.py): Gemma4ForConditionalGeneration (text) in the form of 26B-A4B and 31B: experts,
+keys shared with values and a KV-head count of the full layers' own; and gemma4moe-split, its experts as separate gate and up
+tensors (a moe.* checkpoint).
 Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
 convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
@@ -641,6 +644,8 @@ def main(argv) -> int:
     NHO.build(src, out, work, store, expected)
     import dialect_gemma3_spm as G3S   # gemma3 text-only (1B layout) with Gemma's SentencePiece tokenizer: add_space_prefix
     G3S.build(src, out, work, store, expected)
+    import dialect_gemma4moe as G4M   # gemma4 as 26B-A4B / 31B (experts, keys shared with values), and its split-expert variant
+    G4M.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
