@@ -56,7 +56,7 @@ IMPORTS = {
     # the text of model.language_model.*, towers left out
     "gemma4_vlm": ["bf16", "nvfp4"],
     # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
-    "qwen35": ["bf16", "int4", "nvfp4"],
+    "qwen35": ["bf16", "int4", "nvfp4", "mxfp8"],
     "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
     # their published layout, Qwen3_5(Moe)ForConditionalGeneration (text under model.language_model.*, a vision tower): the
     # text model; the MoE's experts fused as published (mlp.experts.gate_up_proj, down_proj, no suffix), one blob each
