@@ -9,7 +9,8 @@ and the reader's (getrusage of the child), before and after the read, per GiB of
 CPU time, unlike wall time, barely depends on what else the machine runs, so these figures survive a loaded machine
 (the wall-clock ones do not).
 
-Usage: convert_cpu.py JAR STORE FILE... [--rounds N] [--jfr DIR] [--java JAVA]
+Usage: convert_cpu.py JAR STORE FILE... [--rounds N] [--how cat,mmap] [--mount-args ARGS] [--after FILE]
+                      [--jfr DIR] [--perf DIR] [--java JAVA]
   FILE: a path inside the mount, e.g. big-st/bf16/model.safetensors
 JVM flags: MODELFS_JVM_FLAGS (as fresh_mount.py), plus -XX:StartFlightRecording with --jfr.
 """
@@ -88,6 +89,8 @@ def measure(a, store, rel, how, jfr=None, perf=None):
     try:
         path = os.path.join(m.mnt, rel)
         size = os.stat(path).st_size
+        if a.after:                 # another file read first (not measured): the read path is then warm, as on a busy mount
+            subprocess.run(["cat", os.path.join(m.mnt, a.after)], stdout=subprocess.DEVNULL, check=True)
         if jfr:                     # CPU-time sampling (JEP 509) of the read alone, every thread, Java and native frames
             jcmd(a, m.proc.pid, "JFR.start", "name=read", "jdk.CPUTimeSample#enabled=true",
                  "jdk.CPUTimeSample#throttle=1ms", "jdk.ExecutionSample#enabled=false",
@@ -127,6 +130,7 @@ def main():
     ap.add_argument("--how", default="cat,mmap")
     ap.add_argument("--jfr", help="a directory: one flight recording per measurement")
     ap.add_argument("--mount-args", default="", help="more options of modelfs mount, e.g. '--warmup-seconds 60'")
+    ap.add_argument("--after", help="a file of the mount read first, not measured (the steady state: JIT warm, buffers recycled)")
     ap.add_argument("--perf", help="a directory: one perf recording per measurement (perf record -g)")
     ap.add_argument("--java", default=os.environ.get("JAVA", "java"))
     a = ap.parse_args()
