@@ -205,8 +205,8 @@ final class FileAssembler implements AutoCloseable {
                 progress = now;
             }
             if (now - progress >= stallNanos || now - start >= limitNanos) {
-                LOG.warning("complete file " + file + " not assembled: " + (names.size() - next) + " of its " + names.size()
-                        + " chunks not on disk after " + Duration.ofNanos(now - start).toSeconds() + " s while the chunk writer"
+                LOG.warning("complete file " + file + " not assembled: chunk " + next + " of its " + names.size()
+                        + " (and perhaps later ones) not on disk after " + Duration.ofNanos(now - start).toSeconds() + " s while the chunk writer"
                         + " stayed busy (waits at most " + Duration.ofNanos(stallNanos).toSeconds() + " s without progress, "
                         + Duration.ofNanos(limitNanos).toSeconds() + " s in all; a later close offers it again)");
                 return false;
