@@ -259,7 +259,24 @@ public final class OpenedSource implements AutoCloseable {
         while (n > 0) {
             long chunk = within / chunkBytes;
             long inChunk = within - chunk * chunkBytes;
-            ChunkCache.Chunk c = acquireChunk(data, chunk, filePos);
+            ChunkCache.Chunk c = last.get();
+            if (c == null || !c.is(data.id(), chunk) || !c.tryAcquire()) {
+                if (filePos >= 0) {
+                    requestAhead(filePos);
+                }
+                try {
+                    c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
+                            new Fill(data, chunk));
+                } catch (UncheckedIOException e) {
+                    throw e.getCause();
+                }
+                if (c.tryAcquire()) {                   // one more hold for `last`
+                    ChunkCache.Chunk old = last.getAndSet(c);
+                    if (old != null) {
+                        old.release();
+                    }
+                }
+            }
             try {
                 long k = Math.min(n, c.bytes().byteSize() - inChunk);
                 MemorySegment.copy(c.bytes(), inChunk, dst, at, k);
@@ -270,109 +287,6 @@ public final class OpenedSource implements AutoCloseable {
                 c.release();
             }
         }
-    }
-
-    /**
-     * Chunk {@code chunk} of {@code data}, held for the caller (who releases it): the chunk this file read last, or
-     * the cache's (converting it on a miss); {@code filePos >= 0} (a sequential reader at that file offset) asks for
-     * the chunks ahead when the read enters a new chunk.
-     */
-    private ChunkCache.Chunk acquireChunk(ConvertedData data, long chunk, long filePos) throws IOException {
-        ChunkCache.Chunk c = last.get();
-        if (c != null && c.is(data.id(), chunk) && c.tryAcquire()) {
-            return c;
-        }
-        if (filePos >= 0) {
-            requestAhead(filePos);
-        }
-        try {
-            c = chunks.acquire(new ChunkCache.Key(data.id(), chunk), diskName(data, chunk), data.chunkLength(chunk),
-                    new Fill(data, chunk));
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
-        if (c.tryAcquire()) {                   // one more hold for `last`
-            ChunkCache.Chunk old = last.getAndSet(c);
-            if (old != null) {
-                old.release();
-            }
-        }
-        return c;
-    }
-
-    /**
-     * Converted bytes a reader may send from where they lie ({@link #holdConverted}): a held chunk, the address of the
-     * range in it and its length. One per reader thread, reused (nothing is allocated per read); empty between uses.
-     */
-    public static final class Held {
-        private ChunkCache.Chunk chunk;
-        private long address;
-        private long length;
-
-        /** The native address of the range's first byte (valid until {@link #release}). */
-        public long address() {
-            return address;
-        }
-
-        /** The range's length in bytes (clipped to the end of the file). */
-        public long length() {
-            return length;
-        }
-
-        /** Lets go of the chunk; the bytes may be recycled afterwards. */
-        public void release() {
-            ChunkCache.Chunk c = chunk;
-            chunk = null;
-            if (c != null) {
-                c.release();
-            }
-        }
-    }
-
-    /**
-     * When {@code [offset, offset + length)} (clipped to the end of the file) lies within one chunk of one converted
-     * segment: holds that chunk in {@code out} (converting it first on a miss, read-ahead as {@link #read}) and returns
-     * true, so that the caller can send the bytes from the chunk itself instead of copying them ({@code writev} of a
-     * FUSE reply); the caller must {@link Held#release} it. False, holding nothing, for any other range (blob bytes,
-     * literals, ranges across segments or chunks, at or past the end): {@link #read} serves those.
-     *
-     * @throws IOException as {@link #read} (a conversion failed, a blob truncated under it)
-     */
-    public boolean holdConverted(long offset, long length, Held out) throws IOException {
-        if (closed) {
-            throw new IllegalStateException("read after close");
-        }
-        long size = source.size();
-        if (offset < 0 || length <= 0 || offset >= size) {
-            return false;
-        }
-        int i = source.segmentAt(offset);
-        if (!(source.segment(i) instanceof Segment.Converted conv)) {
-            return false;
-        }
-        long end = Math.min(size, offset + length);
-        long n = end - offset;
-        long within = offset - source.start(i);
-        ConvertedData data = conv.data();
-        long chunk = within / data.chunkBytes();
-        long inChunk = within - chunk * data.chunkBytes();
-        if (inChunk + n > data.chunkLength(chunk) || within + n > conv.length()) {
-            return false;                                       // crosses a chunk or the segment: read() copies it
-        }
-        long previousEnd = lastEnd;
-        lastEnd = end;
-        boolean sequential = offset == 0 || (offset >= previousEnd - READ_AHEAD_SLACK && offset <= previousEnd + READ_AHEAD_SLACK);
-        ChunkCache.Chunk c;
-        try {
-            c = acquireChunk(data, chunk, sequential ? offset : -1);
-        } catch (InternalError e) {
-            retireMappings();
-            throw TruncatedMapping.of("read at " + offset, e);
-        }
-        out.chunk = c;
-        out.address = c.bytes().address() + inChunk;
-        out.length = n;
-        return true;
     }
 
     /** Asks the read-ahead pool for every converted chunk in the window after file offset {@code pos}. */

@@ -2,8 +2,6 @@ package dev.modelfs.read;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.modelfs.bytes.BlobRef;
@@ -189,46 +187,6 @@ class OpenedSourceTest {
             assertEquals(-1, o.blobSegment(4000, 2000), "runs past the slice");
             assertEquals(-1, o.blobSegment(5200, 10), "converted bytes");
             assertEquals(-1, o.blobSegment(src.size(), 10), "at the end");
-        }
-    }
-
-    /**
-     * {@link OpenedSource#holdConverted}: a range inside one chunk of converted bytes is held where it lies, with the
-     * bytes {@code read} gives (the oracle: the blob's bytes xor 0x5a), clipped to the end of the file; anything else
-     * (blob bytes, literals, ranges across chunks or segments, past the end) is left to {@code read}, holding nothing;
-     * a held chunk is the cache's (converted once) and its hold is let go by {@code release}.
-     */
-    @Test
-    void aRangeInsideOneConvertedChunkIsHeldWhereItLies() throws IOException {
-        byte[] b = new byte[10_000];
-        new Random(6).nextBytes(b);
-        BlobRef r = blob(b);
-        XorConverted x = new XorConverted(r, 1024);
-        ByteSource src = ByteSource.of(new Segment.Literal(new byte[100]), new Segment.BlobSlice(r, 0, 500), new Segment.Converted(x));
-        OpenedSource.Held held = new OpenedSource.Held();
-        try (ChunkCache cache = new ChunkCache(1 << 20); OpenedSource o = OpenedSource.open(src, resolver, cache)) {
-            for (long[] range : new long[][] {{600 + 2048 + 10, 1000}, {600, 1024}, {600 + 9 * 1024 + 100, 4096}}) {
-                assertTrue(o.holdConverted(range[0], range[1], held), "inside one chunk: " + range[0]);
-                long within = range[0] - 600;
-                long n = Math.min(range[1], b.length - within);
-                assertEquals(n, held.length(), "clipped to the end of the file");
-                byte[] got = MemorySegment.ofAddress(held.address()).reinterpret(n).toArray(ValueLayout.JAVA_BYTE);
-                byte[] want = new byte[(int) n];
-                for (int i = 0; i < n; i++) {
-                    want[i] = (byte) (b[(int) within + i] ^ 0x5a);
-                }
-                assertArrayEquals(want, got, "held bytes at " + range[0]);
-                MemorySegment copy = MemorySegment.ofArray(new byte[(int) n]);
-                assertEquals(n, o.read(range[0], copy, 0, n));
-                assertArrayEquals(want, copy.toArray(ValueLayout.JAVA_BYTE), "read gives the same bytes");
-                held.release();
-            }
-            assertFalse(o.holdConverted(10, 50, held), "a literal");
-            assertFalse(o.holdConverted(200, 100, held), "blob bytes");
-            assertFalse(o.holdConverted(600 + 1000, 100, held), "across two chunks");
-            assertFalse(o.holdConverted(550, 100, held), "across segments");
-            assertFalse(o.holdConverted(src.size(), 10, held), "at the end");
-            assertEquals(3, x.computes.get(), "three chunks converted once each, the read's copies from the cache");
         }
     }
 

@@ -80,20 +80,6 @@ final class FuseDevice {
         }
     }
 
-    /**
-     * {@code writev(fd, iov, count)} of one whole reply of {@code length} bytes, with the caller's {@link #callState}
-     * segment for {@code errno} (nothing allocated: {@link SmallReads}): 0, or the negated errno ({@code EIO} for a
-     * short write).
-     */
-    static int writev(int fd, MemorySegment iov, int count, long length, MemorySegment state) {
-        try {
-            long n = (long) WRITEV.invokeExact(state, fd, iov, count);
-            return n == length ? 0 : n < 0 ? -(int) ERRNO.get(state, 0L) : -EIO;
-        } catch (Throwable t) {
-            return -EIO;
-        }
-    }
-
     /** Registers open file {@code backingFd} as a backing file of the connection of device {@code devFd}: its id (> 0), or the negated errno. */
     static int backingOpen(int devFd, int backingFd) {
         try (Arena a = Arena.ofConfined()) {

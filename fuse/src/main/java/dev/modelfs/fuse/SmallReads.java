@@ -9,16 +9,13 @@ import java.util.logging.Logger;
 import dev.modelfs.read.OpenedSource;
 
 /**
- * One worker's answers to FUSE {@code READ} requests past libfuse, written to the device by this class: small ones
- * (under {@value #MAX_BYTES} bytes, such as {@code O_DIRECT} 4 KiB random reads), whose bytes go from
- * {@link OpenedSource#read} into this worker's reply buffer right behind the reply header, answered by one
- * {@code write(2)}; and larger ones that lie within one chunk of converted bytes, answered by one {@code writev(2)} of
- * the reply header and the range of the held chunk itself ({@link OpenedSource#holdConverted}), with no copy in this
- * process (stop 42: the copy into libfuse's buffer was 7–12 % of a converted first read's CPU, BENCHMARKS.md
- * "Converted reads: CPU per GiB"). Libfuse's high-level read path costs a request allocation, a path lookup under its
- * tree lock, a native-to-Java upcall and two {@code malloc}/{@code free} pairs per request; here the request is decoded
- * where the worker received it, with nothing allocated (docs/DESIGN.md §2.6). Other larger reads stay with libfuse,
- * which splices whole-blob ranges to the kernel without copying them through this process.
+ * One worker's answers to small FUSE {@code READ} requests (under {@value #MAX_BYTES} bytes, such as {@code O_DIRECT}
+ * 4 KiB random reads), written to the device by this class instead of libfuse: the bytes go from
+ * {@link OpenedSource#read} into this worker's reply buffer right behind the reply header, and one {@code write(2)}
+ * answers the request. Libfuse's high-level read path costs a request allocation, a path lookup under its tree lock,
+ * a native-to-Java upcall and two {@code malloc}/{@code free} pairs per request; here the request is decoded where the
+ * worker received it, with nothing allocated (docs/DESIGN.md §2.6). Larger reads stay with libfuse, which splices
+ * whole-blob ranges to the kernel without copying them through this process.
  *
  * <p>Invariants: {@link #serve} answers a request completely (its bytes, or an error reply with the errno
  * {@link ModelFs#readFailed(long, Throwable)} chose and logged) and returns true, or leaves it untouched for libfuse and
@@ -28,7 +25,7 @@ import dev.modelfs.read.OpenedSource;
  */
 final class SmallReads {
     private static final Logger LOG = Logger.getLogger(SmallReads.class.getName());
-    /** Reads of this many bytes and more go to libfuse (which splices the ones within one blob), unless one chunk holds them. */
+    /** Reads of this many bytes and more go to libfuse, which splices the ones within one blob. */
     static final int MAX_BYTES = 8192;
     static final int OPCODE_READ = 15;
     /** {@code fuse_read_in}, right after the request header: {@code fh}, {@code offset}, {@code size}. */
@@ -49,9 +46,6 @@ final class SmallReads {
     private final int fd;
     private final MemorySegment reply;
     private final MemorySegment state;
-    /** Two {@code struct iovec}s: the reply header, then the held chunk's range. */
-    private final MemorySegment iov;
-    private final OpenedSource.Held held = new OpenedSource.Held();
 
     /**
      * Answers on descriptor {@code fd} (the FUSE device) with buffers from {@code arena}, for the open files of {@code fs};
@@ -62,7 +56,6 @@ final class SmallReads {
         this.fd = fd;
         this.reply = arena.allocate(OUT_HEADER + MAX_BYTES, 4096);
         this.state = FuseDevice.callState(arena);
-        this.iov = arena.allocate(32, 8);
     }
 
     /**
@@ -75,10 +68,7 @@ final class SmallReads {
         }
         int size = request.get(INT, READ_SIZE);
         long fh = request.get(LONG, READ_FH);
-        if (size >= MAX_BYTES) {
-            return serveHeld(request, fh, size);
-        }
-        if (size < 0) {
+        if (size < 0 || size >= MAX_BYTES) {
             return false;
         }
         OpenedSource src = fs.openSource(fh);
@@ -101,49 +91,6 @@ final class SmallReads {
             fs.readDone(src, served, start);
         }
         return true;
-    }
-
-    /**
-     * Answers a larger {@code READ} from the chunk that holds its range, when one does ({@link OpenedSource#holdConverted}):
-     * one {@code writev} of the reply header and the chunk's bytes; false (nothing written) otherwise.
-     */
-    private boolean serveHeld(MemorySegment request, long fh, int size) {
-        OpenedSource src = fs.openSource(fh);
-        if (src == null) {
-            return false;
-        }
-        long start = System.nanoTime();
-        try {
-            if (!src.holdConverted(request.get(LONG, READ_OFFSET), size, held)) {
-                return false;
-            }
-        } catch (Throwable t) {
-            header(request, 0, fs.readFailed(fh, t));
-            send(OUT_HEADER);
-            return true;
-        }
-        long n = held.length();
-        try {
-            header(request, n, 0);
-            iov.set(LONG, 0, reply.address());
-            iov.set(LONG, 8, OUT_HEADER);
-            iov.set(LONG, 16, held.address());
-            iov.set(LONG, 24, n);
-            int r = FuseDevice.writev(fd, iov, 2, OUT_HEADER + n, state);
-            if (r != 0 && r != -ENOENT && WRITE_FAILURES_LOGGED.getAndIncrement() < 20) {
-                LOG.warning("FUSE read reply of " + (OUT_HEADER + n) + " bytes: errno " + -r);
-            }
-        } finally {
-            held.release();
-        }
-        fs.readDone(src, n, start);
-        return true;
-    }
-
-    private void header(MemorySegment request, long served, int error) {
-        reply.set(INT, PassthroughProtocol.OUT_LEN, (int) (OUT_HEADER + served));
-        reply.set(INT, PassthroughProtocol.OUT_ERROR, error);
-        reply.set(LONG, PassthroughProtocol.OUT_UNIQUE, request.get(LONG, PassthroughProtocol.IN_UNIQUE));
     }
 
     /** Writes the reply; the kernel's ENOENT (the request was interrupted and is gone) needs nothing more. */
