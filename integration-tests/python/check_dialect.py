@@ -11,6 +11,8 @@ For every model of OUT/dialect_expected.json:
     of the reference with the same value, except the keys REF_DIFFERENCES names (general.* naming and the
     chat template, which Ollama's handler injects as Gemma 3's own) and the model's own "ref_differences" (KVs
     Ollama's handler leaves as Ollama's converter wrote them); its user.modelfs.source names the handler;
+  * a model whose translation keeps separate expert gate and up tensors ("experts_split": gemma4moe-split) has them
+    as the halves of the reference's fused ones, every expert's rows;
   * a model whose translation cuts the vocabulary ("vocab_cut": gemma3n) has the reference's first rows of the
     listed tensors and the first entries of the listed tokenizer arrays;
   * mmproj.gguf has the reference mmproj's tensor names and shapes, its values (a tensor the reference stores
@@ -120,6 +122,8 @@ def check_model(r, mount, d, e):
     r.ok(e["handler"] in os.getxattr(model, "user.modelfs.source").decode(), f"{d}/model.gguf source xattr")
     got, ref = gguf.GGUFReader(model), gguf.GGUFReader(e["ref_gguf"])
     gt, rt = tensors(got), tensors(ref)
+    if e.get("experts_split"):   # the reference's fused expert gate/up held as its halves: checked, then compared as themselves
+        rt = split_gate_up(r, d, gt, rt)
     r.ok(sorted(gt) == sorted(rt), f"{d}/model.gguf tensors {sorted(set(gt) ^ set(rt))} differ from the reference")
     f16 = set(e.get("f16_where_ref_f32", []))
     permuted = e.get("qk_permuted_in_ref", {})   # name -> heads: rows llama.cpp's converter permuted (LlamaModel.permute)
@@ -228,6 +232,28 @@ def check_model(r, mount, d, e):
     r.ok(ck.get("general.architecture") == "clip", f"{d}/mmproj.gguf architecture {ck.get('general.architecture')}")
 
 
+def split_gate_up(r, d, gt, rt):
+    """A translation that keeps a file's separate expert gate and up tensors ("experts_split": Gemma 4 written from a moe.*
+    checkpoint): each reference blk.N.ffn_gate_up_exps.weight [E, 2·ff, n] must be blk.N.ffn_gate_exps.weight and
+    blk.N.ffn_up_exps.weight of model.gguf, its first and last ff rows of every expert, in its type; returns the reference's
+    tensors with those halves in place of the fused one."""
+    out = dict(rt)
+    fused = [n for n in rt if n.endswith(".ffn_gate_up_exps.weight")]
+    r.ok(bool(fused), f"{d}: the reference has no ffn_gate_up_exps to compare the split experts with")
+    for name in fused:
+        b = out.pop(name)
+        gate, up = gt.get(name.replace("gate_up_exps", "gate_exps")), gt.get(name.replace("gate_up_exps", "up_exps"))
+        want = np.asarray(b.data)
+        ff = want.shape[1] // 2
+        r.ok(gate is not None and up is not None and gate.tensor_type == up.tensor_type == b.tensor_type
+             and np.array_equal(np.asarray(gate.data), want[:, :ff]) and np.array_equal(np.asarray(up.data), want[:, ff:]),
+             f"{d}/model.gguf: the gate and up experts of layer {name.split('.')[1]} are not the reference's {name} halves")
+        for part in (gate, up):
+            if part is not None:
+                out[part.name] = part
+    return out
+
+
 def check_folder(r, base, d, e):
     """The text model's Hugging Face folder read through the translation (dialect_hf_folder.py): transformers'
     AutoModelForCausalLM gives the source model's text-only logits within 1e-4 and AutoTokenizer the source's ids."""
@@ -254,6 +280,11 @@ def check_folder(r, base, d, e):
         r.ok(diff <= 1e-4 and moved > 1e-2, f"{d}: with cross-attention states max |folder logits - source logits| = {diff:.3g} "
              f"(> 1e-4), the cross-attention layers moving the source's by {moved:.3g}")
         print(f"{d}: with cross-attention states: max |logits - source model's| = {diff:.3g} (the cross layers move them by {moved:.3g})")
+    if "hf_stop_ids" in e:   # gpt-oss: every stop of the harmony format, as the source tokenizer numbers them
+        with open(os.path.join(base, "generation_config.json")) as f:
+            stops = json.load(f).get("eos_token_id")
+        r.ok(stops == e["hf_stop_ids"], f"{d}/generation_config.json: eos_token_id {stops}, not {e['hf_stop_ids']} "
+             "(<|return|>, <|endoftext|>, <|call|> by text)")
     tok = AutoTokenizer.from_pretrained(base)
     for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
         for special, want_ids in zip((False, True), ids):

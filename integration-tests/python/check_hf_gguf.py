@@ -62,7 +62,7 @@ GGUF_ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "
 PERMUTED = ("llama", "mixtral", "granitemoe", "mistral3")
 # kinds whose q/k rows llama.cpp's converter reorders from GLM's interleaved pairs to NeoX halves (Glm4Model.normal_to_neox,
 # for M-RoPE over every dimension)
-NEOX_PERMUTED = ("glmocr",)
+NEOX_PERMUTED = ("glmocr", "glmocr_mtp")
 # HF tensors llama.cpp's converter splits into several GGUF tensors: per expert, the parts' rows in order
 # (GraniteMoeModel.modify_tensors: input_linear = gate rows then up rows)
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
@@ -234,7 +234,13 @@ def check_config(r, d, mdir, src, kind=None):
         r.ok(ra.get(k) == rb[k], f"{d}/config.json: rope parameter {k} = {ra.get(k)!r}, source has {rb[k]!r}")
     with open(os.path.join(mdir, "generation_config.json")) as fh:
         gen = json.load(fh)
-    r.ok(gen.get("eos_token_id") == b.eos_token_id, f"{d}/generation_config.json: eos_token_id {gen.get('eos_token_id')}")
+    want = b.eos_token_id
+    if kind == "gptoss":   # every stop of the harmony format, looked up by text in the source tokenizer
+        import dialect_gptoss as GO
+        from transformers import AutoTokenizer
+        want = GO.stop_ids(AutoTokenizer.from_pretrained(src))
+        r.ok(len(want) == 3, f"{d}: the source tokenizer lacks some of {GO.STOPS}: {want}")
+    r.ok(gen.get("eos_token_id") == want, f"{d}/generation_config.json: eos_token_id {gen.get('eos_token_id')}, not {want}")
 
 
 def check_tokenizer(r, d, mdir, src, kind):

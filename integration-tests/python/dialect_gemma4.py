@@ -73,6 +73,16 @@ def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False)
                 b.fill_(-3.0 - 0.25 * (i % 8))
             elif name.endswith(("input_max", "output_max")):
                 b.fill_(3.0 + 0.25 * (i % 8))
+    save_gemma4(model, tok, out_dir, named_specials)
+    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+        json.dump({"image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0], "patch_size": 4,
+                   "pooling_kernel_size": 2, "max_soft_tokens": 16}, f, indent=1)
+
+
+def save_gemma4(model, tok, out_dir: str, named_specials: bool = False, top_level: dict | None = None) -> None:
+    """Saves a Gemma 4 source folder as the published ones are laid out: the model (save_pretrained), tokenizer.json with
+    the chat template in tokenizer_config.json (add_bos_token), and the global layers' head geometry at the top of
+    text_config (global_head_dim, and the `top_level` fields, as published configs carry them beside per_layer_config)."""
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
@@ -90,11 +100,9 @@ def make_gemma4(out_dir: str, audio: bool = False, named_specials: bool = False)
     cfg_path = os.path.join(out_dir, "config.json")
     c = json.load(open(cfg_path))
     c["text_config"]["global_head_dim"] = GLOBAL_HEAD_DIM
+    c["text_config"].update(top_level or {})
     with open(cfg_path, "w") as f:
         json.dump(c, f, indent=2, sort_keys=True)
-    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
-        json.dump({"image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0], "patch_size": 4,
-                   "pooling_kernel_size": 2, "max_soft_tokens": 16}, f, indent=1)
 
 
 # --- Ollama's dialect: convert/convert_gemma4.go -----------------------------------------------------------
@@ -167,6 +175,14 @@ GEMMA4_REPLACEMENTS = [   # gemma4Model.Replacements(), the pairs a text+vision+
     "experts.gate_up_proj", "ffn_gate_up_exps.weight",
     "experts.down_proj.weight", "ffn_down_exps.weight",
     "experts.down_proj", "ffn_down_exps.weight",
+    # the separate expert tensors of a checkpoint laid out as moe.* (dialect_gemma4moe.py's split variant)
+    "moe.gate_proj", "ffn_gate_exps.weight",
+    "moe.up_proj", "ffn_up_exps.weight",
+    "moe.gate_up_proj.weight", "ffn_gate_up_exps.weight",
+    "moe.gate_up_proj", "ffn_gate_up_exps.weight",
+    "moe.down_proj", "ffn_down_exps.weight",
+    "moe.per_expert_scale.weight", "ffn_down_exps.scale",
+    "moe.per_expert_scale", "ffn_down_exps.scale",
     "per_layer_input_gate", "inp_gate",
     "per_layer_projection", "proj",
     "post_per_layer_input_norm", "post_norm",
@@ -245,7 +261,12 @@ def gemma4_kv(cfg: dict, t: dict) -> dict:
         kv["gemma4.feed_forward_length"] = u(tc["intermediate_size"])
     kv["gemma4.context_length"] = u(tc["max_position_embeddings"])
     kv["gemma4.attention.head_count"] = u(tc["num_attention_heads"])
-    kv["gemma4.attention.head_count_kv"] = u(tc["num_key_value_heads"])   # no num_global_key_value_heads: one count
+    g_kv = tc.get("num_global_key_value_heads")   # per layer when the full layers' count differs (26B-A4B, 31B)
+    if g_kv is not None and g_kv != tc["num_key_value_heads"] and tc.get("layer_types"):
+        kv["gemma4.attention.head_count_kv"] = ("int32s", [tc["num_key_value_heads"] if lt == "sliding_attention" else g_kv
+                                                         for lt in tc["layer_types"]])
+    else:
+        kv["gemma4.attention.head_count_kv"] = u(tc["num_key_value_heads"])
     kv["gemma4.attention.key_length"] = u(tc["global_head_dim"])
     kv["gemma4.attention.value_length"] = u(tc["global_head_dim"])
     kv["gemma4.attention.key_length_swa"] = u(tc["head_dim"])

@@ -40,6 +40,16 @@ GPT4O_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}
                r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 SPECIALS = ["<|startoftext|>", "<|endoftext|>", "<|return|>", "<|constrain|>", "<|channel|>", "<|start|>", "<|end|>",
             "<|message|>", "<|call|>"]   # gpt-oss's (199998, 199999, 200002, 200003, 200005-200008, 200012 there)
+# the stops of the published generation_config.json's eos_token_id, in its order ([200002, 199999, 200012] there)
+STOPS = ["<|return|>", "<|endoftext|>", "<|call|>"]
+
+
+def stop_ids(tok) -> list:
+    """The generation_config.json eos_token_id a folder of gpt-oss must have for transformers' generate to stop where
+    the harmony format ends a turn: STOPS looked up by text in the source tokenizer `tok` (those it has), then its eos
+    when not among them."""
+    ids = [tok.convert_tokens_to_ids(t) for t in STOPS if t in tok.get_vocab()]
+    return ids + ([tok.eos_token_id] if tok.eos_token_id is not None and tok.eos_token_id not in ids else [])
 
 
 def gptoss_tokenizer():

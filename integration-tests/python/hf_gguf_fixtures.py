@@ -84,6 +84,7 @@ CASES = [
     ("hf-qwen35moe", "f32", "qwen35moe", "F32", {}),
     ("hf-qwen3vlmoe", "f32", "qwen3vlmoe", "F32", {}),   # Qwen3-VL-MoE text as Qwen3MoeForCausalLM
     ("hf-glmocr", "f32", "glmocr", "F32", {}),           # GLM-OCR text as Glm4ForCausalLM (q/k rows back from NeoX halves)
+    ("hf-glmocr", "mtp", "glmocr_mtp", "F32", {}),       # ... with the published MTP layer, llama.cpp's extra block left out
 ]
 
 # models not compared with transformers' own GGUF loader, and why
@@ -116,6 +117,7 @@ NO_GGUF_LOADER = {
     ("hf-qwen35moe", "f32"): "it has no qwen35moe architecture",
     ("hf-qwen3vlmoe", "f32"): "it has no qwen3vlmoe architecture",
     ("hf-glmocr", "f32"): "it has no glm4 architecture",
+    ("hf-glmocr", "mtp"): "it has no glm4 architecture",
 }
 
 # GGUFs whose SentencePiece vocabulary has scores and no merges, as converted from a tokenizer.model:

@@ -209,6 +209,8 @@ def train_tokenizer(kind: str):
         return train_llama_tokenizer()
     if kind in _vlm.TOKENIZER_KINDS:
         return _vlm.train_tokenizer(kind)
+    if kind in _moe.TOKENIZER_KINDS:
+        return _moe.train_tokenizer(kind)
     return train_qwen_tokenizer(specials_in_vocab=kind == "gemma3_4b")
 
 

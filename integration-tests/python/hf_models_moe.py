@@ -1,4 +1,5 @@
-"""Tiny random gpt-oss and DeepSeek-V3 models for hf_models.py (the kinds "gptoss" and "deepseek3").
+"""Tiny random gpt-oss and DeepSeek-V3 models for hf_models.py (the kinds "gptoss" and "deepseek3"); gpt-oss's
+tokenizer has the harmony format's special tokens and its eos (train_tokenizer).
 
 Each is made big enough that the feature it stands for changes the output (checked by
 hf_gguf_moe.check_features on the source model): gpt-oss's attention sinks, its alternating sliding
@@ -9,6 +10,20 @@ first dense layer and yarn rope scaling. Nothing here uses modelfs code.
 from __future__ import annotations
 
 KINDS = ("gptoss", "deepseek3")
+# kinds whose tokenizer is made here (the others: hf_models')
+TOKENIZER_KINDS = ("gptoss",)
+
+
+def train_tokenizer(kind: str):
+    """gptoss: hf_models' Qwen-style tokenizer with gpt-oss's harmony tokens (dialect_gptoss.SPECIALS) added as special
+    tokens and its eos <|return|>, as the published tokenizer_config.json has it (llama.cpp's converter takes the GGUF's eos
+    from there); <|call|> and <|endoftext|> are the other stops of its generation_config.json (dialect_gptoss.STOPS)."""
+    import hf_models as H
+    import dialect_gptoss as G
+    tok = H.train_qwen_tokenizer()
+    tok.add_special_tokens({"additional_special_tokens": [t for t in G.SPECIALS if t not in tok.get_vocab()]})
+    tok.eos_token = "<|return|>"
+    return tok
 
 
 def config(kind: str, common: dict):

@@ -56,6 +56,9 @@ Case nemotron_h_omni (dialect_nemotron_h_omni.py): Nemotron 3 Omni / Nano VL (no
 text under language_model., a one-block RADIO v2.5-h tower and the projector written with numpy), text and --mmproj references.
 Case gemma3-spm (dialect_gemma3_spm.py): Gemma3ForCausalLM with Gemma's SentencePiece tokenizer.model, written as convert_gemma3.go
 writes the 1B layout; upstream llama.cpp loads the raw file and tokenizes it otherwise (no add_space_prefix).
+Case gemma4moe (dialect_gemma4moe.py): Gemma4ForConditionalGeneration (text) in the form of 26B-A4B and 31B: experts,
+keys shared with values and a KV-head count of the full layers' own; and gemma4moe-split, its experts as separate gate and up
+tensors (a moe.* checkpoint).
 Case mllama (dialect_mllama.py): MllamaForConditionalGeneration (cross-attention layers, vision tower), written as
 convert_mllama.go writes it; no reference (upstream llama.cpp has no mllama): the text model's folder against the source.
 """
@@ -641,6 +644,8 @@ def main(argv) -> int:
     NHO.build(src, out, work, store, expected)
     import dialect_gemma3_spm as G3S   # gemma3 text-only (1B layout) with Gemma's SentencePiece tokenizer: add_space_prefix
     G3S.build(src, out, work, store, expected)
+    import dialect_gemma4moe as G4M   # gemma4 as 26B-A4B / 31B (experts, keys shared with values), and its split-expert variant
+    G4M.build(src, out, work, store, expected)
     # the differences from llama.cpp's conversion that stay after translation (the handler fixes none of them, and
     # llama.cpp reads none of them differently): gpt-oss's file type 4 (MXFP4 in Ollama's enumeration), the token ids
     # of gpt-oss's own vocabulary (out of this vocabulary's range: llama.cpp ignores them), the YaRN betas Ollama's
@@ -659,6 +664,9 @@ def main(argv) -> int:
             # gpt-oss: the folder read through the translation against the source (router and expert biases F32 in both files)
             **(__import__("dialect_hf_folder").oracle("GptOssForCausalLM", os.path.join(work, case), os.path.join(out, "ref", case),
                                                       "GptOssForCausalLM", n=40, keep_f32=("mlp.router.weight", "_bias"))
+               if case == "gptoss" else {}),
+            # gpt-oss: generation_config.json's stops, looked up by text in the source tokenizer (Ollama's eos ids are gpt-oss's own)
+            **({"hf_stop_ids": GO.stop_ids(__import__("transformers").AutoTokenizer.from_pretrained(os.path.join(work, case)))}
                if case == "gptoss" else {})}
     import dialect_qwenvl as VL   # qwen25vl, qwen3vl: text + mmproj, their own reference conversions
     VL.add_cases(src, work, out, store, expected)

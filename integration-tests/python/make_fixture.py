@@ -674,12 +674,14 @@ def hf_folder_expected(buf) -> bool:
         return False   # GLM-4 without M-RoPE (GLM-4-0414) is not mapped
     # Qwen 3.5's gated delta-net (ssm_a has no suffix) and its MTP layer's nextn.* tensors
     qwen35 = re.compile(r"blk\.\d+\.(ssm_a|(attn_gate|ssm_(alpha|beta|conv1d|norm|out|dt)|nextn\.\w+)\.(weight|bias))")
+    nextn = re.compile(r"blk\.\d+\.nextn\.\w+\.weight")   # GLM-OCR's MTP block (left out of the folder)
     return (arch in HF_FOLDER_ARCHS and f"{arch}.attention.head_count" in kv and f"{arch}.embedding_length" in kv
             and "token_embd.weight" in names
             and all(n in ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight",
                           "rope_factors_long.weight", "rope_factors_short.weight",
                           "per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight")
                     or layer.fullmatch(n) or (arch in ("qwen35", "qwen35moe") and qwen35.fullmatch(n))
+                    or (arch == "glm4" and nextn.fullmatch(n))
                     for n in names))
 
 

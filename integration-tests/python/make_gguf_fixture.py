@@ -56,8 +56,12 @@ IMPORTS = {
     # the text of model.language_model.*, towers left out
     "gemma4_vlm": ["bf16", "nvfp4"],
     # Ollama's safetensors tags of qwen3.5 (x/create's qwen3.5 policy; synth_qwen35.py): gated delta-net + full attention
-    "qwen35": ["bf16", "int4", "nvfp4"],
+    "qwen35": ["bf16", "int4", "nvfp4", "mxfp8"],
     "qwen35moe": ["bf16", "int4"],      # qwen3.6: experts stacked [E, out, in] (bf16) or gate and up fused (int4, Q35.FUSED_QUANTS), a shared expert
+    # their published layout, Qwen3_5(Moe)ForConditionalGeneration (text under model.language_model.*, a vision tower): the
+    # text model; the MoE's experts fused as published (mlp.experts.gate_up_proj, down_proj, no suffix), one blob each
+    "qwen35_vlm": ["bf16", "int4"],
+    "qwen35moe_vlm": ["bf16", "nvfp4"],
     "gemma4_moe": ["bf16", "int4"],     # 26B-A4B's experts (hf_gguf_fixtures.GEMMA4_MOE): stacked, fused gate_up, router scales
     "gemma4_keqv": ["bf16"],            # 26B/31B's full layers: keys shared with values (no v_proj), their own KV-head count
 }
@@ -81,8 +85,8 @@ COMPUTED = {"rope_factors_long.weight": "long_factor", "rope_factors_short.weigh
 PERMUTED = ("llama", "mixtral", "granitemoe")
 # HF tensors llama.cpp's converter splits (GraniteMoeModel.modify_tensors): per expert, the parts' rows in order
 FUSED = {re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.input_linear\.weight"): ("ffn_gate_exps", "ffn_up_exps"),
-         # Qwen 3.5 MoE's fused experts as published and as x/create keeps them (Qwen2MoeModel.modify_tensors splits them)
-         re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.gate_up_proj\.weight"): ("ffn_gate_exps", "ffn_up_exps")}
+         # Qwen 3.5 MoE's fused experts as published (no suffix) and as x/create keeps them (Qwen2MoeModel.modify_tensors splits them)
+         re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.gate_up_proj(?:\.weight)?"): ("ffn_gate_exps", "ffn_up_exps")}
 # Mixtral's per-expert tensors, which llama.cpp's converter stacks as layers.N.feed_forward.experts.wK
 MIXTRAL_EXPERT = re.compile(r"model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w[123])\.weight")
 
@@ -126,6 +130,8 @@ def ollama_quant(name, shape, req, draft=False):
     eight = "int8" if req in ("int4", "int8") else "mxfp8"
     if name.endswith("lm_head.weight"):
         return eight if shape[-1] % GROUP[eight] == 0 else None
+    if "vision" in name or "visual" in name:   # x/create's isVision: source precision
+        return None
     if shape[-1] % GROUP[req]:
         return None
     promote = req == "int4" or (req in ("nvfp4", "mxfp4") and not expert)
@@ -149,12 +155,12 @@ def load_state(hf_dir):
     stacked, experts = {}, {}
     for k in sorted(sd):
         parts = k.split(".")
-        if ".mlp.experts." in k and parts[5].isdigit():      # model.layers.L.mlp.experts.E.proj.weight
-            experts.setdefault((int(parts[2]), parts[6]), {})[int(parts[5])] = sd[k]
+        if ".mlp.experts." in k and parts[5].isdigit():      # {model,mtp}.layers.L.mlp.experts.E.proj.weight
+            experts.setdefault((".".join(parts[:5]), parts[6]), {})[int(parts[5])] = sd[k]
         else:
             stacked[k] = sd[k]
-    for (layer, proj), by_e in experts.items():
-        stacked[f"model.layers.{layer}.mlp.experts.{proj}.weight"] = np.stack([by_e[e] for e in sorted(by_e)])
+    for (group, proj), by_e in experts.items():
+        stacked[f"{group}.{proj}.weight"] = np.stack([by_e[e] for e in sorted(by_e)])
     return stacked
 
 
@@ -281,7 +287,7 @@ class Builder:
                 else ollama_quant(k, sd[k].shape, quant, draft=draft)
             lt = make_lt(prefix + k, sd[k], qt)
             lts[k] = lt
-            if ".mlp.experts." in k:
+            if ".mlp.experts." in k and (kind not in Q35.PUBLISHED or k.startswith("mtp.")):
                 groups.setdefault(k.rsplit(".", 2)[0], []).append((prefix + k, lt, qt))
             elif qt is None:
                 m.tensor_blob(prefix + k, [(lt, prefix + k)])                           # kind A
@@ -338,7 +344,9 @@ class Builder:
             dcfg = json.loads(dfiles["config.json"])
             extra["draft"] = {"model_format": "safetensors", "architecture": (dcfg.get("architectures") or [""])[0],
                               "tensor_prefix": "draft.", "config": "draft/config.json"}
-        m.set_config(MF.st_config("" if quant == "bf16" else quant, **extra))
+        vision = "vision_config" in json.loads(files["config.json"])   # x/create's detectCapabilities
+        m.set_config(MF.st_config("" if quant == "bf16" else quant, capabilities=("completion", "vision") if vision
+                                  else ("completion",), **extra))
         m.finish()
         self.expect(m.dir, kind, quant, lts, tensors, files, mutate is None)
         if draft:
@@ -355,10 +363,15 @@ class Builder:
             perm = {"q_proj": cfg["num_attention_heads"], "k_proj": cfg.get("num_key_value_heads", cfg["num_attention_heads"])}
         expected = {}
         per_expert = {}
-        if kind == "gemma4_vlm":   # the text model's tensors under the text model's names; the towers are mmproj's
-            text = "model.language_model."
-            lts = {"model." + k[len(text):]: v for k, v in lts.items() if k.startswith(text)}
-            tensors = {"model." + k[len(text):]: v for k, v in tensors.items() if k.startswith(text)}
+        if kind == "gemma4_vlm" or kind in Q35.PUBLISHED:   # the text model's tensors under its names; the towers are mmproj's
+            text = "model.language_model."   # other model.* tensors are the towers'; lm_head stays
+
+            def textual(d):
+                return {"model." + k[len(text):] if k.startswith(text) else k: v for k, v in d.items()
+                        if k.startswith(text) or not k.startswith("model.")}
+            lts, tensors = textual(lts), textual(tensors)
+        if kind in Q35.KINDS:   # the MTP head, which --no-mtp leaves out
+            lts = {k: v for k, v in lts.items() if not k.startswith("mtp.")}
         for k, lt in lts.items():
             fused = next(((m, parts) for rx, parts in FUSED.items() if (m := rx.fullmatch(k))), None)
             if fused:   # each part: the same type as the whole, its rows of every expert

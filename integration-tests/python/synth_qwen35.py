@@ -12,19 +12,33 @@ No MTP head (mtp_num_hidden_layers 0): the reference is convert_hf_to_gguf.py --
 torch's float32 exp (the converter's -torch.exp) and a correctly rounded exp agree, so that the reference's ssm_a bytes
 are the formula's, whoever computes it. Nothing here uses modelfs code.
 
+The kinds "qwen35_vlm" (Qwen3_5ForConditionalGeneration) and "qwen35moe_vlm" (Qwen3_5MoeForConditionalGeneration) are
+the published checkpoint layout, which the tags of Ollama's library are imported from: config.json with text_config and
+vision_config, the text model under model.language_model.*, a (tiny) vision tower under model.visual.*; the MoE's
+routed experts fused as published (mlp.experts.gate_up_proj [E, 2 * moe_intermediate_size, hidden] and
+mlp.experts.down_proj [E, hidden, moe_intermediate_size], no ".weight" suffix), and the MTP head beside the model
+(mtp.*, its experts per expert, text_config's mtp_num_hidden_layers 1), all in the HF folder itself, so that the
+reference converts the same checkpoint. Their synthesized model.gguf is the text model's, the converter's with
+--no-mtp and without --mmproj.
+
 The quantization policy is x/create's for qwen3.5 (x/create/qwen35.go, read, not copied): in_proj_a / in_proj_b (and
-in_proj_ba) stay at source precision, everything else follows the default policy.
+in_proj_ba) stay at source precision, everything else follows the default policy (vision tensors at source precision:
+x/create's isVision).
 """
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 
 import hf_models as H
 
-KINDS = ("qwen35", "qwen35moe")
-GGUF_ARCH = {"qwen35": "QWEN35", "qwen35moe": "QWEN35MOE"}
+KINDS = ("qwen35", "qwen35moe", "qwen35_vlm", "qwen35moe_vlm")
+GGUF_ARCH = {"qwen35": "QWEN35", "qwen35moe": "QWEN35MOE", "qwen35_vlm": "QWEN35", "qwen35moe_vlm": "QWEN35MOE"}
+# the published multimodal layout: its fused experts are one tensor each, so each is its own blob (x/create/plan.go
+# planFloat: only per-expert tensors, here the MTP layer's, are stacked into a group)
+PUBLISHED = ("qwen35_vlm", "qwen35moe_vlm")
 # convert_hf_to_gguf.py's extra arguments: the fixture has no MTP head
 CONVERT_ARGS = ["--no-mtp"]
 # imports whose routed experts are stored fused (mlp.experts.gate_up_proj.weight [E, 2 * moe_intermediate_size, hidden]),
@@ -46,6 +60,7 @@ def fuse_experts(sd: dict) -> dict:
 
 
 def text_config(kind: str, vocab: int, tok) -> dict:
+    kind = kind.removesuffix("_vlm")
     cfg = dict(vocab_size=vocab, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                head_dim=32, linear_conv_kernel_dim=4, linear_key_head_dim=32, linear_value_head_dim=32,
                linear_num_key_heads=2, linear_num_value_heads=4, max_position_embeddings=512, rms_norm_eps=1e-6,
@@ -78,15 +93,68 @@ def quant(name: str, shape, req: str, default):
     return default(name, shape, req)
 
 
+# a tiny vision tower (Qwen3_5VisionModel): one block, its merger projecting to the text model's hidden size
+VISION = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=4, spatial_merge_size=2,
+              temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=16)
+
+
+def _model(kind: str, text: dict):
+    import transformers as T
+    moe = kind.startswith("qwen35moe")
+    if kind in PUBLISHED:
+        cfg = (T.Qwen3_5MoeConfig if moe else T.Qwen3_5Config)(text_config=text, vision_config=VISION, tie_word_embeddings=False)
+        return (T.Qwen3_5MoeForConditionalGeneration if moe else T.Qwen3_5ForConditionalGeneration)(cfg)
+    return T.Qwen3_5MoeForCausalLM(T.Qwen3_5MoeTextConfig(**text)) if moe else T.Qwen3_5ForCausalLM(T.Qwen3_5TextConfig(**text))
+
+
+def fuse_as_published(path: str) -> None:
+    """Rewrites the save_pretrained file `path` (per-expert tensors, transformers' save form) with each layer's routed
+    experts as the published checkpoints store them: mlp.experts.gate_up_proj (every expert's gate rows, then its up rows)
+    and mlp.experts.down_proj, stacked by expert, without suffix."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    sd = load_file(path)
+    out, experts = {}, {}
+    for k, v in sd.items():
+        parts = k.split(".")
+        if ".mlp.experts." in k and parts[parts.index("experts") + 1].isdigit():
+            i = parts.index("experts")
+            experts.setdefault(".".join(parts[:i + 1]), {}).setdefault(parts[i + 2], {})[int(parts[i + 1])] = v
+        else:
+            out[k] = v
+    for prefix, by_proj in experts.items():
+        stack = {p: torch.stack([by_e[e] for e in sorted(by_e)]) for p, by_e in by_proj.items()}
+        out[prefix + ".gate_up_proj"] = torch.cat([stack["gate_proj"], stack["up_proj"]], dim=1).contiguous()
+        out[prefix + ".down_proj"] = stack["down_proj"].contiguous()
+    save_file(out, path, metadata={"format": "pt"})
+
+
+def add_mtp(out_dir: str, text: dict, moe: bool) -> None:
+    """The MTP head the published checkpoints carry (dialect_qwen35.mtp_tensors: mtp.fc, its norms, one layer whose
+    routed experts are per expert), in BF16 as published, and text_config's mtp_num_hidden_layers. x/create imports it
+    (stacking its experts); the converter with --no-mtp leaves it out."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    import dialect_qwen35
+    p = os.path.join(out_dir, "model.safetensors")
+    sd = load_file(p)
+    sd.update({k: torch.from_numpy(v).to(torch.bfloat16) for k, v in dialect_qwen35.mtp_tensors(text, moe).items()})
+    save_file(sd, p, metadata={"format": "pt"})
+    c = os.path.join(out_dir, "config.json")
+    with open(c) as f:
+        cfg = json.load(f)
+    cfg["text_config"]["mtp_num_hidden_layers"] = 1
+    with open(c, "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
 def make(kind: str, out_dir: str) -> None:
     """Saves the tiny model of `kind` and its tokenizer files to `out_dir` as hf_models.save_model saves the others."""
     import torch
-    import transformers as T
     tok = H.train_tokenizer("qwen3")
     text = text_config(kind, len(tok), tok)
-    torch.manual_seed(35 + (kind == "qwen35moe"))
-    model = (T.Qwen3_5MoeForCausalLM(T.Qwen3_5MoeTextConfig(**text)) if kind == "qwen35moe"
-             else T.Qwen3_5ForCausalLM(T.Qwen3_5TextConfig(**text)))
+    torch.manual_seed(35 + KINDS.index(kind))
+    model = _model(kind, text)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("A_log"):   # bf16 values whose float32 exp rounds alike in torch and correctly
@@ -106,6 +174,10 @@ def make(kind: str, out_dir: str) -> None:
     model = model.to(torch.bfloat16)
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
+    if kind == "qwen35moe_vlm":
+        fuse_as_published(os.path.join(out_dir, "model.safetensors"))
+    if kind in PUBLISHED:
+        add_mtp(out_dir, text, kind == "qwen35moe_vlm")
     tok.save_pretrained(out_dir)
     tc_path, tc = H.tokenizer_config_alone(out_dir)
     tc.update(add_bos_token=False, add_eos_token=False, chat_template=H.QWEN_CHAT_TEMPLATE)

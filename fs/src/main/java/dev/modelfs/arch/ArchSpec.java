@@ -330,13 +330,22 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     /**
-     * Whether GGUF tensor {@code ggufName} has no place in the Hugging Face folder and is left out: Qwen 3.5's MTP
-     * layers, which transformers loads without; a vision tower stored in the same file as the text model ({@code mllama}'s
-     * {@code v.*} and {@code mm.*}), which the text class does not have. None by default: any other tensor without a
+     * Whether GGUF tensor {@code ggufName} has no place in the Hugging Face folder and is left out: Qwen 3.5's and
+     * GLM-OCR's MTP layers ({@link NextnLayers}), which transformers loads without; a vision tower stored in the same
+     * file as the text model ({@code mllama}'s {@code v.*} and {@code mm.*}), which the text class does not have. None by default: any other tensor without a
      * Hugging Face name refuses the folder.
      */
     default boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
         return false;
+    }
+
+    /**
+     * The texts of the tokens that end generation, in the order the published {@code generation_config.json}'s
+     * {@code eos_token_id} list has them (gpt-oss: {@code <|return|>}, {@code <|endoftext|>}, {@code <|call|>}); the folder
+     * looks each up in the vocabulary by text (never a fixed id). Empty by default: the list is the GGUF's eos alone.
+     */
+    default List<String> hfStopTokens() {
+        return List.of();
     }
 
     /**

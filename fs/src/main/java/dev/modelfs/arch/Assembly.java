@@ -13,7 +13,9 @@ import java.util.List;
  * <p>Invariants: {@code parts} is non-empty; every GGUF name has its suffix, except a {@link #isRename rename} of a
  * name the checkpoint and the GGUF both spell without one (mllama's gates, which Ollama's converter keeps); a GGUF tensor belongs to at
  * most one assembly of an architecture and to no {@link LayerRule}, except the parts of a {@link #isRowSplit row
- * split}, whose rules all name this assembly's HF tensor (the Hugging Face → GGUF direction, GraniteMoe).
+ * split}, whose rules all name this assembly's HF tensor (the Hugging Face → GGUF direction, GraniteMoe). Two assemblies give
+ * one HF name only as a rename and a row split of other GGUF tensors, which then has no rules and is read only (Gemma 4's
+ * {@code experts.gate_up_proj}: the fused tensor, or in some GGUFs its halves; {@link TensorNames#splitParts} skips it).
  */
 public record Assembly(String hf, List<Part> parts, Layout layout) {
 

@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
  * except the delta net's gated {@code ssm_norm}, {@code ssm_a = -exp(A_log)}, the V heads reordered from grouped to tiled
  * (rows of {@code attn_qkv}'s V part, {@code attn_gate}, {@code ssm_alpha}/{@code ssm_beta}, {@code ssm_a}, {@code ssm_dt},
  * the V conv channels; the columns of {@code ssm_out}), the conv kernel squeezed to {@code [channels, kernel]}, and the MTP
- * head appended as {@code nextn_predict_layers} layers after the text ones (left out of the Hugging Face folder, which
- * transformers loads without them).
+ * head appended as {@code nextn_predict_layers} layers after the text ones ({@link NextnLayers}: left out of the Hugging
+ * Face folder, which transformers loads without them).
  */
 final class GatedDeltaNet {
     private GatedDeltaNet() {
@@ -92,25 +92,9 @@ final class GatedDeltaNet {
         }
     }
 
-    /** Text layers: {@code block_count} less the MTP layers ({@code nextn_predict_layers}). */
-    static int textLayers(GgufParams m, String p) {
-        long blocks = m.integer(p + "block_count", 0L);
-        long mtp = m.integer(p + "nextn_predict_layers", 0L);
-        if (blocks <= 0 || mtp < 0 || mtp >= blocks) {
-            throw new IllegalArgumentException(p + "block_count " + blocks + " with " + mtp + " MTP layers");
-        }
-        return Math.toIntExact(blocks - mtp);
-    }
-
     /** Whether the V heads are tiled: always in llama.cpp's conversion; Ollama's says so with {@code ssm.v_head_reordered}. */
     private static boolean reordered(GgufParams m, String p, Sizes s) {
         return s.vPerK() > 1 && m.bool(p + "ssm.v_head_reordered", Boolean.TRUE);
-    }
-
-    /** The MTP layers' tensors (GGUF layers from {@link #textLayers} on), which the Hugging Face folder leaves out. */
-    static boolean mtp(String ggufName, GgufParams m, String p) {
-        Matcher x = LAYER.matcher(ggufName);
-        return x.matches() && Long.parseLong(x.group(1)) >= textLayers(m, p);
     }
 
     /** {@link ArchSpec#hfLayout} for the delta net's tensors. */
@@ -168,7 +152,7 @@ final class GatedDeltaNet {
     /** Refuses a GGUF whose rope or layer layout this mapping does not rebuild. */
     static void checkGguf(GgufParams m, String p) {
         Sizes.of(m, p);
-        int layers = textLayers(m, p);
+        int layers = NextnLayers.textLayers(m, p);
         MropeText.checkSections(m, p);
         boolean[] recurrent = m.bools(p + "attention.recurrent_layers");
         if (recurrent == null && m.integer(p + "full_attention_interval", null) == null) {
@@ -184,7 +168,7 @@ final class GatedDeltaNet {
      * sizes and the rope parameters (partial rotation, M-RoPE sections, which are plain rope on text).
      */
     static void completeHfConfig(ObjectNode c, GgufParams m, String p, int headDim) {
-        int layers = textLayers(m, p);
+        int layers = NextnLayers.textLayers(m, p);
         Sizes s = Sizes.of(m, p);
         c.put("num_hidden_layers", layers);
         boolean[] recurrent = m.bools(p + "attention.recurrent_layers");

@@ -20,7 +20,13 @@ import java.util.Optional;
  *   <li>the experts, stacked and fused as transformers keeps them: {@code experts.gate_up_proj} {@code [E, 2·ff, hidden]}
  *       (each expert's gate rows, then its up rows) ↔ {@code blk.N.ffn_gate_up_exps.weight}, and {@code experts.down_proj}
  *       {@code [E, hidden, ff]} ↔ {@code blk.N.ffn_down_exps.weight}, values and row order as they are (HF names without
- *       {@code .weight}, as transformers and Ollama's {@code x/create} spell them);</li>
+ *       {@code .weight}, as transformers and Ollama's {@code x/create} spell them); a GGUF whose layer holds the gate and up
+ *       experts apart instead ({@code blk.N.ffn_gate_exps.weight} and {@code blk.N.ffn_up_exps.weight}, each {@code [E, ff, hidden]}:
+ *       older Ollama files, written from a checkpoint's {@code moe.gate_proj} / {@code moe.up_proj}, which upstream llama.cpp loads
+ *       as they are; llama.cpp's NVFP4 conversions hold them apart too, with per-expert {@code .scale} / {@code .input_scale}
+ *       tensors no rule names, so their folder stays refused) gives {@code experts.gate_up_proj} fused, every expert's gate
+ *       rows then its up rows (a row split, GGUF → Hugging Face only: the other direction writes the fused tensor, as llama.cpp's
+ *       converter does);</li>
  *   <li>three norms: {@code pre_feedforward_layernorm_2} ↔ {@code pre_ffw_norm_2}, {@code post_feedforward_layernorm_1} ↔
  *       {@code post_ffw_norm_1}, {@code post_feedforward_layernorm_2} ↔ {@code post_ffw_norm_2}.</li>
  * </ul>
@@ -30,9 +36,13 @@ import java.util.Optional;
  *
  * <p>Invariants: every tensor here exists in a layer exactly when the model has experts ({@link #moe(JsonNode)} on the Hugging
  * Face side, {@code expert_count > 0} on the GGUF side), and then in every layer (transformers has no per-layer switch).
+ * A GGUF without {@code ffn_down_exps.scale} (written from a checkpoint without a per-expert scale: Ollama's runtime and
+ * llama.cpp's loader take it as optional and then scale by 1) has no {@code router.per_expert_scale} in the folder:
+ * transformers initializes a missing one to ones ({@code Gemma4PreTrainedModel._init_weights}), the same routing.
  * Refused with a one-line reason: {@code num_experts} without {@code enable_moe_block} (or the reverse), a top-k outside
- * {@code [1, E]}, a non-positive expert size, a GGUF whose experts are not fused ({@code ffn_gate_exps}/{@code ffn_up_exps}) or
- * whose MoE tensors are missing from a layer. Stateless.
+ * {@code [1, E]}, a non-positive expert size, a GGUF layer with both the fused and the separate gate/up experts, or with only
+ * one of the separate ones, or with another routed-block tensor missing, or with {@code ffn_down_exps.scale} in some layers
+ * only. Stateless.
  */
 final class Gemma4Experts {
     private Gemma4Experts() {
@@ -46,6 +56,8 @@ final class Gemma4Experts {
             LayerRule.norm("post_feedforward_layernorm_2", "post_ffw_norm_2"));
 
     private static final String GATE_UP = "ffn_gate_up_exps.weight", DOWN = "ffn_down_exps.weight";
+    /** The separate gate and up experts some GGUFs hold instead of {@link #GATE_UP} (read only). */
+    private static final String GATE = "ffn_gate_exps.weight", UP = "ffn_up_exps.weight";
     private static final String ROUTER_SCALE = "ffn_gate_inp.scale", EXPERT_SCALE = "ffn_down_exps.scale";
 
     /** The tensors whose HF names have no {@code .weight}: one GGUF tensor each, values as they are. */
@@ -53,11 +65,16 @@ final class Gemma4Experts {
             Assembly.renamed("router.scale", ROUTER_SCALE, Assembly.Layout.VECTOR),
             Assembly.renamed("router.per_expert_scale", EXPERT_SCALE, Assembly.Layout.VECTOR),
             Assembly.renamed("experts.gate_up_proj", GATE_UP, Assembly.Layout.STACKED),
+            new Assembly("experts.gate_up_proj", List.of(new Assembly.Part(List.of(GATE), false), new Assembly.Part(List.of(UP), false)),
+                    Assembly.Layout.STACKED),
             Assembly.renamed("experts.down_proj", DOWN, Assembly.Layout.STACKED));
 
     /** Per-layer GGUF names (with suffix) of the routed block, in llama.cpp's loading order. */
     static final List<String> GGUF = List.of("ffn_gate_inp.weight", ROUTER_SCALE, "pre_ffw_norm_2.weight", "post_ffw_norm_1.weight",
             "post_ffw_norm_2.weight", GATE_UP, DOWN, EXPERT_SCALE);
+
+    /** Every per-layer GGUF name the GGUF → Hugging Face direction reads: {@link #GGUF} and the separate gate/up experts. */
+    private static final List<String> READ = Layers.of(GGUF, List.of(GATE, UP));
 
     // ---- Hugging Face → GGUF
 
@@ -134,7 +151,7 @@ final class Gemma4Experts {
         long layers = m.integer(p + "block_count", 0L);
         if (experts == 0) {
             for (long l = 0; l < layers; l++) {
-                for (String n : GGUF) {
+                for (String n : READ) {
                     if (m.hasTensor("blk." + l + "." + n)) {
                         throw new IllegalArgumentException("gemma4 without " + p + "expert_count has expert tensor blk." + l + "." + n);
                     }
@@ -149,17 +166,26 @@ final class Gemma4Experts {
         if (m.integer(p + "expert_feed_forward_length", 0L) <= 0) {
             throw new IllegalArgumentException("gemma4 with experts but no positive " + p + "expert_feed_forward_length");
         }
+        Boolean scaled = null;
         for (long l = 0; l < layers; l++) {
-            if (m.hasTensor("blk." + l + ".ffn_gate_exps.weight")) {
-                throw new IllegalArgumentException("gemma4 layer " + l + " has separate ffn_gate_exps/ffn_up_exps (transformers' "
-                        + "experts.gate_up_proj is gathered from the fused ffn_gate_up_exps only)");
+            String blk = "blk." + l + ".";
+            boolean fused = m.hasTensor(blk + GATE_UP), gate = m.hasTensor(blk + GATE), up = m.hasTensor(blk + UP);
+            if (fused ? gate || up : gate != up) {
+                throw new IllegalArgumentException("gemma4 layer " + l + " has " + (fused ? GATE_UP + " beside " : "only one of ")
+                        + GATE + " and " + UP + " (transformers' experts.gate_up_proj is the fused one or both halves)");
             }
             for (String n : GGUF) {
-                if (!m.hasTensor("blk." + l + "." + n)) {
+                if (!n.equals(EXPERT_SCALE) && !(n.equals(GATE_UP) && gate) && !m.hasTensor(blk + n)) {
                     throw new IllegalArgumentException("gemma4 layer " + l + " has no " + n + " (transformers' Gemma 4 has experts in every "
                             + "layer or in none)");
                 }
             }
+            boolean s = m.hasTensor(blk + EXPERT_SCALE);
+            if (scaled != null && scaled != s) {
+                throw new IllegalArgumentException("gemma4 layers with and without " + EXPERT_SCALE + " (transformers' router.per_expert_scale "
+                        + "is in every layer or, as ones, in none)");
+            }
+            scaled = s;
         }
     }
 

@@ -16,9 +16,13 @@ import java.util.List;
  * ({@code partial_rotary_factor} 1, GLM-OCR's). A plain {@code glm4} GGUF (GLM-4-0414: no sections, half rotation,
  * rows unpermuted) is not this architecture ({@link #claims}).
  *
- * <p>Refused: partial rotation or a fourth rope section ({@link MropeText}), and an MTP block
- * ({@code nextn_predict_layers} > 0: llama.cpp's converter writes GLM-OCR's published MTP layer as an extra block, which
- * has no {@code Glm4ForCausalLM} tensor).
+ * <p>GLM-OCR's published checkpoint holds an MTP layer after its 16 text layers ({@code text_config.num_nextn_predict_layers}
+ * 1, {@code model.language_model.layers.16.*}: a decoder layer with {@code eh_proj}, {@code enorm}, {@code hnorm},
+ * {@code shared_head.*}, {@code embed_tokens}), which {@code GlmOcrForConditionalGeneration} does not load; llama.cpp's
+ * converter writes it as the last block ({@code block_count} 17, {@code nextn_predict_layers} 1, {@code blk.16.nextn.*}).
+ * The folder leaves that block out ({@link NextnLayers}) and says {@code num_hidden_layers} 16.
+ *
+ * <p>Refused: partial rotation or a fourth rope section ({@link MropeText}), and as many MTP layers as blocks.
  */
 public final class GlmOcr implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, List.of(
@@ -66,16 +70,19 @@ public final class GlmOcr implements ArchSpec {
     public void checkGguf(GgufParams m, String p) {
         int hidden = (int) (long) m.integer(p + "embedding_length", 0L), heads = (int) (long) m.integer(p + "attention.head_count", 1L);
         MropeText.check(m, p, headDim(m, p, hidden, heads));
-        long nextn = m.integer(p + "nextn_predict_layers", 0L);
-        if (nextn != 0) {
-            throw new IllegalArgumentException(p + "nextn_predict_layers = " + nextn + ": the MTP block is not mapped "
-                    + "(Glm4ForCausalLM has no tensor for it)");
-        }
+        NextnLayers.textLayers(m, p);
+    }
+
+    /** The MTP block(s) ({@link NextnLayers}): no {@code Glm4ForCausalLM} tensor, which transformers loads without. */
+    @Override
+    public boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
+        return NextnLayers.mtp(ggufName, m, p);
     }
 
     @Override
     public void completeHfConfig(ObjectNode c, GgufParams m, String p, int hidden, int heads, int headDim) {
         MropeText.name(c, "Glm4ForCausalLM", "glm4");
+        c.put("num_hidden_layers", NextnLayers.textLayers(m, p));   // the MTP block left out
         c.put("partial_rotary_factor", 1.0);   // MropeText.check: every dimension rotates (Glm4Config's default is 0.5)
     }
 }

@@ -22,6 +22,11 @@ import java.util.List;
  * {@code beta_fast}/{@code beta_slow} from {@code rope.scaling.yarn_beta_*} and {@code truncate: false} (gpt-oss's
  * own setting, which the GGUF does not record). Refused: a separate sliding-window rope base, an expert
  * feed-forward size other than {@code feed_forward_length}, and the synthesized GGUF (safetensors → GGUF).
+ *
+ * <p>generation_config.json: {@code eos_token_id} lists the harmony format's stops as the published one does
+ * ({@link #hfStopTokens}: a reply ends at {@code <|return|>}, a tool call at {@code <|call|>}), which llama.cpp also
+ * treats as end of generation by their text; neither llama.cpp's conversion (eos {@code <|return|>}) nor Ollama's
+ * (eos {@code <|endoftext|>}) has them all in {@code tokenizer.ggml.eos_token_id}.
  */
 public final class GptOss implements ArchSpec {
     private static final List<LayerRule> LAYERS = Layers.of(List.of(Layers.ATTN_NORM), Layers.ATTENTION, List.of(
@@ -41,6 +46,14 @@ public final class GptOss implements ArchSpec {
             new Assembly("mlp.experts.down_proj",
                     List.of(new Assembly.Part(List.of("ffn_down_exps.weight"), true)), Assembly.Layout.STACKED),
             Assembly.renamed("mlp.experts.down_proj_bias", "ffn_down_exps.bias", Assembly.Layout.STACKED));
+
+    /** The published generation_config.json's stops, in its order (openai/gpt-oss: 200002, 199999, 200012). */
+    private static final List<String> STOPS = List.of("<|return|>", "<|endoftext|>", "<|call|>");
+
+    @Override
+    public List<String> hfStopTokens() {
+        return STOPS;
+    }
 
     @Override
     public Tables tables() {

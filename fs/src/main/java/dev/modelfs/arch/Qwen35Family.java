@@ -84,7 +84,7 @@ public sealed interface Qwen35Family extends ArchSpec permits Qwen35, Qwen35Moe 
 
     @Override
     default boolean hfLeavesOut(String ggufName, GgufParams m, String p) {
-        return GatedDeltaNet.mtp(ggufName, m, p);
+        return NextnLayers.mtp(ggufName, m, p);
     }
 
     @Override

@@ -102,7 +102,8 @@ public final class TensorNames {
 
     /**
      * The GGUF names of the parts of HF tensor {@code hfName}, when it is a {@link Assembly#isRowSplit row-split}
-     * assembly of {@code a} (with layer number, in the assembly's order).
+     * assembly of {@code a} (with layer number, in the assembly's order) and no {@link Assembly#isRename rename} of {@code a}
+     * gives it too (Gemma 4's experts: the fused GGUF tensor is the one written, the halves only read).
      */
     public static Optional<List<String>> splitParts(Architecture a, String hfName) {
         if (!hfName.startsWith(a.spec().hfLayerPrefix())) {
@@ -113,6 +114,9 @@ public final class TensorNames {
             return Optional.empty();
         }
         String rest = m.group(2) + "." + m.group(3);
+        if (a.spec().assemblies().stream().anyMatch(x -> x.isRename() && x.hf().equals(rest))) {
+            return Optional.empty();
+        }
         return a.spec().assemblies().stream().filter(x -> x.isRowSplit() && x.hf().equals(rest)).findFirst()
                 .map(x -> x.gguf().stream().map(g -> "blk." + m.group(1) + "." + g).toList());
     }

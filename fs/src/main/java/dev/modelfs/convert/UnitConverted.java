@@ -26,6 +26,14 @@ public final class UnitConverted extends ConvertedData {
     /** A complete description of {@link #order} (the on-disk identity of reordered data), or null: none. */
     private final String orderIdentity;
     private final long unitsPerChunk;
+    /**
+     * {@link #length()} and {@link #chunkBytes()}, computed once: every read asks for them, and the call of
+     * {@link UnitSource#outUnitBytes()} they made (an interface with a dozen implementations) was deoptimized on a
+     * fresh mount's first read each time the reader met a kind of source the warm-up had not, recompiling the read
+     * path while the client waited (BENCHMARKS.md "Converted reads: CPU per GiB (stop 42)").
+     */
+    private final long length;
+    private final long chunkBytes;
     /** The description, or its prefix when {@link #detail} or {@link #to} is set (kept apart so that no string is built per tensor). */
     private final String what;
     /** Appended to {@link #what} after a space (a shared string such as a type's name); null: none. */
@@ -63,10 +71,11 @@ public final class UnitConverted extends ConvertedData {
         this.order = order;
         this.orderIdentity = orderIdentity;
         this.unitsPerChunk = Math.max(1, CHUNK_TARGET / source.outUnitBytes());
+        this.chunkBytes = unitsPerChunk * source.outUnitBytes();
         this.what = what;
         this.detail = detail;
         this.to = to;
-        Math.multiplyExact(units, source.outUnitBytes());       // the length fits
+        this.length = Math.multiplyExact(units, source.outUnitBytes());       // the length fits
     }
 
     /** {@code blocks} GGML blocks (or plain floats) of {@code deq} at {@code blob@offset}, converted to {@code out}. */
@@ -88,12 +97,12 @@ public final class UnitConverted extends ConvertedData {
 
     @Override
     public long length() {
-        return units * source.outUnitBytes();
+        return length;
     }
 
     @Override
     public long chunkBytes() {
-        return unitsPerChunk * source.outUnitBytes();
+        return chunkBytes;
     }
 
     @Override

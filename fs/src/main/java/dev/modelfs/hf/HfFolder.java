@@ -188,6 +188,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                     c.putNull(f[0]);   // not the config class's default (Phi3Config's bos is 1)
                 }
             }
+            StopTokens.put(gen, vocab, spec.hfStopTokens());   // gpt-oss's <|return|> and <|call|> beside the eos
         }
         // the config.json format written is transformers 4.x's (torch_dtype, rope_scaling), which 5.x reads;
         // without a version, transformers 5 warns that the tokenizer may have Mistral's broken regex

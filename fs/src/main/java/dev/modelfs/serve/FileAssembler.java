@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -19,6 +20,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -36,8 +38,11 @@ import java.util.logging.Logger;
  * close offers it again); a file is assembled only when its complete file is absent and all its chunk files are on
  * disk: while some are not, it waits for them as long as the chunk writer has anything queued, being written or in
  * its backlog (a large file's last chunks may reach the disk minutes after its close: BENCHMARKS.md "stop 39"),
- * looking every {@value #POLL_MILLIS} ms, and gives up only when a chunk is still missing after the writer had nothing
- * left to write; {@link #close} stops after at most the current MiB or wait: a file being assembled then is abandoned
+ * looking every {@value #POLL_MILLIS} ms, and gives up when a chunk is still missing after the writer had nothing
+ * left to write, or, with the writer still busy, once the first missing chunk has not reached the disk for {@link #STALL}
+ * or the wait has lasted {@link #LIMIT} in all (a writer kept busy by other files' chunks, or stalled on its disk, never holds
+ * the assembler, and so the files queued behind this one, for ever: one log line, and a later close offers the file
+ * again); {@link #close} stops after at most the current MiB or wait: a file being assembled then is abandoned
  * (its temporary deleted, nothing installed).
  */
 final class FileAssembler implements AutoCloseable {
@@ -45,6 +50,10 @@ final class FileAssembler implements AutoCloseable {
     static final int QUEUE = 64;
     static final int BUFFER = 1 << 20;
     static final long POLL_MILLIS = 20;
+    /** The longest wait for a file's first missing chunk (the wait goes on while chunks keep coming, within {@link #LIMIT}). */
+    static final Duration STALL = Duration.ofSeconds(60);
+    /** The longest wait for a file's chunks in all. */
+    static final Duration LIMIT = Duration.ofMinutes(10);
 
     private record Job(String name, ByteSource source) {}
 
@@ -60,9 +69,26 @@ final class FileAssembler implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer = arena.allocate(BUFFER, 64);
     private final Thread thread;
+    /** Chunks the chunk writer has queued, being written or in its backlog ({@link DiskChunkStore#pending}). */
+    private final IntSupplier writerPending;
+    private final long stallNanos;
+    private final long limitNanos;
     private volatile boolean closing;
 
     FileAssembler(DiskChunkStore disk, BlobResolver resolver, ChunkCache chunks) {
+        this(disk, resolver, chunks, disk::pending, STALL, LIMIT);
+    }
+
+    /**
+     * As {@link #FileAssembler(DiskChunkStore, BlobResolver, ChunkCache)}, with the writer's pending count read from
+     * {@code writerPending} and the wait for a file's chunks bounded by {@code stall} without progress and {@code limit}
+     * in all (tests: a writer that never finishes).
+     */
+    FileAssembler(DiskChunkStore disk, BlobResolver resolver, ChunkCache chunks, IntSupplier writerPending, Duration stall,
+                  Duration limit) {
+        this.writerPending = writerPending;
+        this.stallNanos = stall.toNanos();
+        this.limitNanos = limit.toNanos();
         this.disk = disk;
         this.files = disk.completeFiles();
         this.resolver = resolver;
@@ -114,7 +140,7 @@ final class FileAssembler implements AutoCloseable {
         }
         ByteSource source = job.source();
         List<String> chunkNames = chunkNames(source);
-        if (chunkNames == null || !awaitChunks(chunkNames)) {
+        if (chunkNames == null || !awaitChunks(job.name(), chunkNames)) {
             incomplete.increment();
             LOG.fine("complete file " + job.name() + " not assembled: a chunk of it is not on disk");
             return;
@@ -154,13 +180,17 @@ final class FileAssembler implements AutoCloseable {
     }
 
     /**
-     * Waits until every chunk of {@code names} is on disk (true), or one is still missing after the chunk writer had
-     * nothing left to write (false).
+     * Waits until every chunk of {@code names} (complete file {@code file}'s) is on disk (true), or one is still missing
+     * after the chunk writer had nothing left to write, or after {@link #stallNanos} without the first missing chunk
+     * reaching the disk, or {@link #limitNanos} in all (false; the last two are logged, one line).
      */
-    private boolean awaitChunks(List<String> names) throws InterruptedIOException {
+    private boolean awaitChunks(String file, List<String> names) throws InterruptedIOException {
         int next = 0;
+        long start = System.nanoTime();
+        long progress = start;
         for (;;) {
-            boolean writerIdle = disk.pending() == 0;           // read first: an idle writer will not bring the missing
+            boolean writerIdle = writerPending.getAsInt() == 0;   // read first: an idle writer will not bring the missing
+            int before = next;
             while (next < names.size() && disk.contains(names.get(next))) {
                 next++;
             }
@@ -168,6 +198,17 @@ final class FileAssembler implements AutoCloseable {
                 return true;
             }
             if (writerIdle) {
+                return false;
+            }
+            long now = System.nanoTime();
+            if (next > before) {
+                progress = now;
+            }
+            if (now - progress >= stallNanos || now - start >= limitNanos) {
+                LOG.warning("complete file " + file + " not assembled: chunk " + next + " of its " + names.size()
+                        + " (and perhaps later ones) not on disk after " + Duration.ofNanos(now - start).toSeconds() + " s while the chunk writer"
+                        + " stayed busy (waits at most " + Duration.ofNanos(stallNanos).toSeconds() + " s without progress, "
+                        + Duration.ofNanos(limitNanos).toSeconds() + " s in all; a later close offers it again)");
                 return false;
             }
             stopIfClosing();

@@ -63,7 +63,7 @@ public final class SynthesizedGgufPlanner {
         /** dequantized to F32 where llama.cpp expects F32 (no rounding beyond the f32 decode). */
         DEQUANT_F32("dequantized to F32"),
         /** a norm weight plus the architecture's {@link Architecture#normShift} (Gemma's 1 + w), in F32. */
-        NORM_SHIFT_F32("1 + w in F32, as llama.cpp's converter writes gemma norms"),
+        NORM_SHIFT_F32("1 + w in F32, as llama.cpp's converter writes Gemma and Qwen 3.5 norms"),
         /** {@code -exp(x)} of every value, in F32 (Qwen 3.5's {@code ssm_a} from {@code A_log}). */
         NEG_EXP_F32("-exp(x) in F32, as llama.cpp's converter writes ssm_a"),
         /** computed from config.json (llama3 rope factors). */

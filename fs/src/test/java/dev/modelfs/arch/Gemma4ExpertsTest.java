@@ -67,10 +67,12 @@ class Gemma4ExpertsTest {
                 "model.layers.3.experts.gate_up_proj", "blk.3.ffn_gate_up_exps.weight",
                 "model.layers.3.experts.down_proj", "blk.3.ffn_down_exps.weight");
         renamed.forEach((hf, gguf) -> assertEquals(Optional.of(gguf), TensorNames.renamedToGguf(g, hf), hf));
-        assertTrue(SPEC.assemblies().stream().filter(a -> a.hf().startsWith("experts.") || a.hf().startsWith("router."))
-                .allMatch(Assembly::isRename));
+        assertEquals(1, SPEC.assemblies().stream().filter(a -> a.hf().startsWith("experts.") || a.hf().startsWith("router."))
+                .filter(a -> !a.isRename()).count(), "renames, and the gate/up halves some GGUFs hold");
+        // the halves are read only: the Hugging Face → GGUF direction writes the fused tensor, as llama.cpp's converter does
+        assertEquals(Optional.empty(), TensorNames.splitParts(g, "model.layers.3.experts.gate_up_proj"));
         assertFalse(SPEC.experts().isPresent(), "no per-expert HF names: transformers keeps Gemma 4's experts stacked");
-        assertFalse(TensorNames.toHf(g, "blk.0.ffn_gate_exps.weight").isPresent(), "the converter fuses gate and up");
+        assertFalse(TensorNames.toHf(g, "blk.0.ffn_gate_exps.weight").isPresent(), "the halves are an assembly's, not renamed");
     }
 
     @Test
@@ -102,15 +104,52 @@ class Gemma4ExpertsTest {
         Set<String> partial = tensors();
         partial.remove("blk.1.ffn_down_exps.scale");
         var e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(kvs(), partial), P));
-        assertTrue(e.getMessage().contains("layer 1 has no ffn_down_exps.scale"), e.getMessage());
-        Set<String> split = tensors();
-        split.add("blk.0.ffn_gate_exps.weight");
-        e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(kvs(), split), P));
-        assertTrue(e.getMessage().contains("ffn_gate_up_exps"), e.getMessage());
+        assertTrue(e.getMessage().contains("layers with and without ffn_down_exps.scale"), e.getMessage());
+        Set<String> noDown = tensors();
+        noDown.remove("blk.1.ffn_down_exps.weight");
+        e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(kvs(), noDown), P));
+        assertTrue(e.getMessage().contains("layer 1 has no ffn_down_exps.weight"), e.getMessage());
+        Set<String> both = tensors();
+        both.addAll(Set.of("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight"));
+        e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(kvs(), both), P));
+        assertTrue(e.getMessage().contains("layer 0 has ffn_gate_up_exps.weight beside"), e.getMessage());
+        Set<String> half = split(tensors(), true);
+        half.remove("blk.1.ffn_up_exps.weight");
+        e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(kvs(), half), P));
+        assertTrue(e.getMessage().contains("layer 1 has only one of ffn_gate_exps.weight and ffn_up_exps.weight"), e.getMessage());
         Map<String, Object> dense = kvs();
         dense.remove(P + "expert_count");
         e = assertThrows(IllegalArgumentException.class, () -> SPEC.checkGguf(new MapParams(dense, tensors()), P));
         assertTrue(e.getMessage().contains("without gemma4.expert_count"), e.getMessage());
+    }
+
+    /** {@code t} with every layer's fused gate/up experts as the separate halves, and without the per-expert scales unless {@code scaled}. */
+    private static Set<String> split(Set<String> t, boolean scaled) {
+        Set<String> out = new HashSet<>(t);
+        for (int l = 0; l < 2; l++) {
+            out.remove("blk." + l + ".ffn_gate_up_exps.weight");
+            out.addAll(Set.of("blk." + l + ".ffn_gate_exps.weight", "blk." + l + ".ffn_up_exps.weight"));
+            if (!scaled) {
+                out.remove("blk." + l + ".ffn_down_exps.scale");
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Older Ollama files (separate gate/up experts, from a moe.* checkpoint; with or without the per-expert scale, which Ollama's
+     * runtime and llama.cpp take as optional) are read, as upstream llama.cpp loads them.
+     */
+    @Test
+    void separateGateUpExpertsAndNoPerExpertScaleAreRead() {
+        Set<String> fusedUnscaled = tensors();
+        fusedUnscaled.removeIf(n -> n.endsWith(".ffn_down_exps.scale"));
+        for (Set<String> t : List.of(split(tensors(), true), split(tensors(), false), fusedUnscaled)) {
+            SPEC.checkGguf(new MapParams(kvs(), t), P);
+            ObjectNode c = JsonNodeFactory.instance.objectNode().put("vocab_size", 560);
+            SPEC.completeHfConfig(c, new MapParams(kvs(), t), P, 64, 4, 32);
+            assertTrue(c.get("enable_moe_block").asBoolean(), t.toString());
+        }
     }
 
     private static ObjectNode hfConfig(boolean moe) throws Exception {

@@ -43,7 +43,8 @@ class MoeArchMappingTest {
             Set<String> used = new HashSet<>();
             for (Assembly as : a.spec().assemblies()) {
                 for (String g : as.gguf()) {
-                    if (as.isRowSplit()) {   // GraniteMoe's input_linear: each part's rule names the assembled tensor (HF -> GGUF)
+                    boolean readOnly = a.spec().assemblies().stream().anyMatch(x -> x.isRename() && x.hf().equals(as.hf()));
+                    if (as.isRowSplit() && !readOnly) {   // GraniteMoe's input_linear: each part's rule names the assembled tensor (HF -> GGUF)
                         assertEquals(as.hf(), TensorNames.rule(a, g.substring(0, g.lastIndexOf('.'))).orElseThrow().hf() + ".weight", a + " " + g);
                     } else {
                         assertFalse(ruleGguf.contains(g), a + ": " + g + " is both a rule's and an assembly's");
@@ -58,6 +59,9 @@ class MoeArchMappingTest {
         // DeepSeek's kv_b_proj: either assembled from attn_k_b/attn_v_b or, in older GGUFs, the rule's attn_kv_b
         assertEquals(Optional.of("model.layers.2.self_attn.kv_b_proj.weight"), TensorNames.toHf(Architecture.DEEPSEEK2, "blk.2.attn_kv_b.weight"));
         assertEquals("self_attn.kv_b_proj.weight", Architecture.DEEPSEEK2.spec().assemblies().getFirst().hf());
+        // Gemma 4's experts.gate_up_proj: a rename of the fused tensor and a read-only row split of its halves, no rule
+        assertEquals(2, Architecture.GEMMA4.spec().assemblies().stream().filter(x -> x.hf().equals("experts.gate_up_proj")).count());
+        assertFalse(TensorNames.rule(Architecture.GEMMA4, "ffn_gate_exps").isPresent());
     }
 
     @Test

@@ -79,8 +79,9 @@ class VlTextArchTest {
 
     @Test
     void glmOcrTextIsGlm4WithTheNeoxRowsPutBack() {
+        // llama.cpp's conversion of the published checkpoint: 2 text blocks and the MTP block after them
         Map<String, Object> kv = Map.of("glm4.rope.dimension_sections", new int[] {2, 3, 3, 0}, "glm4.embedding_length", 64L,
-                "glm4.attention.head_count", 4L, "glm4.rope.dimension_count", 16L);
+                "glm4.attention.head_count", 4L, "glm4.rope.dimension_count", 16L, "glm4.block_count", 3L, "glm4.nextn_predict_layers", 1L);
         Architecture a = Architecture.fromGguf("glm4", new MapParams(kv)).orElseThrow();
         assertEquals(Architecture.GLMOCR, a);
         assertTrue(Architecture.fromGguf("glm4", new MapParams(Map.of())).isEmpty(), "GLM-4-0414 (no M-RoPE) is not mapped");
@@ -98,8 +99,17 @@ class VlTextArchTest {
         // normal_to_neox put head row 2t + half at half * D/2 + t: the HF row 2t + half is read from there
         QkPermutation.Order o = QkPermutation.of(QkPermutation.Which.K, 4, 2, 32).ggufOrder();
         assertEquals(List.of(0L, 8L, 1L, 9L, 2L), java.util.stream.LongStream.range(0, 5).map(o).boxed().toList());
+        assertEquals(2, c.path("num_hidden_layers").asInt(), "the MTP block is no layer of the folder");
+        MapParams p = new MapParams(kv);
+        for (String t : List.of("blk.2.nextn.eh_proj.weight", "blk.2.nextn.enorm.weight", "blk.2.nextn.shared_head_head.weight",
+                "blk.2.attn_q.weight", "blk.2.ffn_up.weight")) {
+            assertTrue(a.spec().hfLeavesOut(t, p, "glm4."), t);
+        }
+        for (String t : List.of("blk.1.attn_q.weight", "blk.0.ffn_up.weight", "output.weight", "token_embd.weight")) {
+            assertFalse(a.spec().hfLeavesOut(t, p, "glm4."), t);
+        }
         var mtp = assertThrows(IllegalArgumentException.class, () -> a.spec().checkGguf(new MapParams(Map.of("glm4.embedding_length", 64L,
-                "glm4.attention.head_count", 4L, "glm4.nextn_predict_layers", 1L)), "glm4."));
+                "glm4.attention.head_count", 4L, "glm4.block_count", 1L, "glm4.nextn_predict_layers", 1L)), "glm4."));
         assertTrue(mtp.getMessage().contains("MTP"), mtp.getMessage());
         var half = assertThrows(IllegalArgumentException.class, () -> a.spec().checkGguf(new MapParams(Map.of("glm4.embedding_length", 64L,
                 "glm4.attention.head_count", 4L, "glm4.rope.dimension_count", 8L)), "glm4."), "head dimension 64 / 4, not the rope width");

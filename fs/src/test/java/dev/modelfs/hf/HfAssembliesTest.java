@@ -117,6 +117,42 @@ class HfAssembliesTest {
         assertEquals(16, c.get("head_dim").asInt());
     }
 
+    /**
+     * Gemma 4 (26B-A4B) with its gate and up experts apart (older Ollama files, from a moe.* checkpoint): transformers'
+     * {@code experts.gate_up_proj} [E, 2·ff, hidden] gathered expert by expert, the gate rows then the up rows; a layer with
+     * the fused tensor keeps it as stored; without {@code ffn_down_exps.scale} there is no {@code router.per_expert_scale}.
+     */
+    @Test
+    void gemma4SeparateGateUpExpertsAreFusedExpertByExpert() {
+        List<String> layer0 = List.of("blk.0.ffn_gate_exps.weight:64,32,4:F16", "blk.0.ffn_up_exps.weight:64,32,4:F16",
+                "blk.0.ffn_down_exps.weight:32,64,4:F16", "blk.0.ffn_gate_inp.scale:64");
+        List<String> layer1 = List.of("blk.1.ffn_gate_up_exps.weight:64,64,4:F16", "blk.1.ffn_down_exps.weight:32,64,4:F16",
+                "blk.1.ffn_gate_inp.scale:64", "blk.1.ffn_down_exps.scale:4");
+        List<String> names = new ArrayList<>(layer0);
+        names.addAll(layer1);
+        HfAssemblies.Result r = HfAssemblies.of(gguf("gemma4", List.of(), names), dev.modelfs.arch.Architecture.GEMMA4);
+        Map<String, HfTensor> t = new java.util.HashMap<>();
+        r.tensors().forEach(x -> t.put(x.name(), x));
+        HfTensor split = t.get("model.layers.0.experts.gate_up_proj");
+        assertArrayEquals(new long[] {4, 64, 64}, split.shape());
+        HfTensor.Assembled a = split.assembled();
+        assertEquals(4, a.batches());
+        assertEquals(List.of("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight"),
+                a.parts().stream().map(p -> p.sources().getFirst().name()).toList());
+        assertTrue(a.parts().stream().allMatch(p -> p.sources().size() == 1 && !p.transposed()));
+        HfTensor fused = t.get("model.layers.1.experts.gate_up_proj");
+        assertArrayEquals(new long[] {4, 64, 64}, fused.shape());
+        assertNull(fused.assembled(), "the fused tensor is a rename: bytes as stored");
+        assertEquals("blk.1.ffn_gate_up_exps.weight", fused.source().name());
+        assertArrayEquals(new long[] {4}, t.get("model.layers.1.router.per_expert_scale").shape());
+        assertFalse(t.containsKey("model.layers.0.router.per_expert_scale"), "no scale stored: transformers' ones");
+        assertEquals(7, t.size());
+        assertTrue(r.consumed().containsAll(List.of("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.1.ffn_gate_up_exps.weight")));
+        var e = assertThrows(HfUnsupported.class, () -> HfAssemblies.of(gguf("gemma4", List.of(), List.of(layer0.getFirst(), layer0.get(2))),
+                dev.modelfs.arch.Architecture.GEMMA4));
+        assertTrue(e.getMessage().contains("only some of blk.0.ffn_gate_exps.weight, blk.0.ffn_up_exps.weight"), e.getMessage());
+    }
+
     @Test
     void aLayerWithPartOfAnAssemblyIsRefused() {
         var e = assertThrows(HfUnsupported.class, () -> HfFolder.of(gguf("gpt-oss", gptOssKvs(), gptOssTensors(false))));

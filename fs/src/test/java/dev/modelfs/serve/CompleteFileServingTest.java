@@ -270,6 +270,28 @@ class CompleteFileServingTest {
         }
     }
 
+    /**
+     * A chunk writer that never finishes (a cache disk that stalls, or other files' chunks queued without end) once
+     * held the assembler, and every file queued behind, for good: it waited for as long as the writer had work. Now
+     * it gives the file up once its missing chunks have not come for the stall bound (here 300 ms); with no bound
+     * this test fails (the assembler is never idle).
+     */
+    @Test
+    void aChunkWriterThatNeverFinishesDoesNotHoldTheAssemblerForEver() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root);
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, disk);
+             FileAssembler assembler = new FileAssembler(disk, served.resolver(), served.chunks(), () -> 1,
+                     Duration.ofMillis(300), Duration.ofMinutes(10))) {
+            FileNode f = wholeable(served).getFirst();          // never read: none of its chunks is on disk
+            String name = FileIdentity.nameOf(f.source());
+            assembler.offer(name, f.source());
+            Poll.until("the assembler gives the file up", Duration.ofSeconds(30), assembler::idle);
+            assertEquals(1, assembler.incomplete(), "given up as incomplete");
+            assertFalse(disk.completeFiles().present(name), "nothing installed");
+        }
+    }
+
     @Test
     void filesWithoutConvertedBytesOrWithoutAnIdentityHaveNoCompleteFile() {
         assertNull(FileIdentity.nameOf(ByteSource.literal(new byte[] {1, 2, 3})));

@@ -23,7 +23,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code llama-mtmd-cli} ({@link MtmdCli}) describes a test image through the mount's {@code model.gguf} +
  * {@code mmproj.gguf} with the same tokens as through llama.cpp's conversion (gemma4: a test audio clip too). {@code mllama}
  * (llama3.2-vision), which upstream llama.cpp cannot run, is served as stored and its text model's Hugging Face folder is
- * checked against the source model ({@code dialect_mllama.py}).
+ * checked against the source model ({@code dialect_mllama.py}). Gemma 4 in the form of 26B-A4B / 31B (experts, keys shared with
+ * values, the full layers' own KV-head count) and the same model with split gate/up experts and no per-expert scales
+ * ({@code dialect_gemma4moe.py}) are checked like the others, their folders against the source's logits.
  */
 class DialectGgufTest {
     /** The generated fixture (set when the mount is made: {@link Fixture#generate}, cached by its generator's hash). */

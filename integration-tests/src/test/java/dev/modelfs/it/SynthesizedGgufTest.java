@@ -103,6 +103,13 @@ class SynthesizedGgufTest {
         qwen35.get("tensors").forEach(t -> q35.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
         assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_a F32 ") && s.contains("-exp(x)")), q35.toString());
         assertTrue(q35.stream().anyMatch(s -> s.startsWith("blk.0.ssm_out.weight Q4_1 ") && s.contains("column blocks")), q35.toString());
+        List<String> q36 = new ArrayList<>();   // the published Qwen3_5MoeForConditionalGeneration: the text model's fused experts
+        JsonNode q36g = show("synth-qwen35moe_vlm:nvfp4", true).get("synthesized_gguf").get(0);
+        assertEquals("qwen35moe", q36g.get("architecture").asText());
+        q36g.get("tensors").forEach(t -> q36.add(t.get("name").asText() + " " + t.get("type").asText() + " " + t.get("from").asText()));
+        assertTrue(q36.stream().anyMatch(s -> s.startsWith("blk.1.ffn_up_exps.weight NVFP4 model.language_model.layers.1.mlp.experts.gate_up_proj ")
+                && s.contains("rows 32-63 of every 64")), q36.toString());
+        assertTrue(q36.stream().noneMatch(s -> s.contains("visual")), q36.toString());
         List<String> moe = new ArrayList<>();   // Gemma 4's experts: stacked int4 gate_up_proj re-packed as the fused Q4_1 tensor
         show("synth-gemma4_moe:int4", true).get("synthesized_gguf").get(0).get("tensors").forEach(t -> moe.add(t.get("name").asText() + " "
                 + t.get("type").asText() + " " + t.get("from").asText()));
