@@ -260,7 +260,9 @@ def check_folder(r, base, d, e):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     try:
-        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32, attn_implementation="eager").eval()
+        model, info = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32, attn_implementation="eager",
+                                                           output_loading_info=True)
+        model.eval()
         with torch.no_grad():
             got = model(torch.tensor([e["hf_ids"]])).logits[0].float().numpy()
     except Exception as ex:  # noqa: BLE001
@@ -270,7 +272,11 @@ def check_folder(r, base, d, e):
     diff = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
     r.ok(type(model).__name__ == e["hf_architecture"], f"{d}: AutoModelForCausalLM made a {type(model).__name__}")
     r.ok(diff <= 1e-4, f"{d}: max |folder logits - source logits| = {diff:.3g} > 1e-4 ({len(e['hf_ids'])} tokens)")
-    print(f"{d}: {e['hf_architecture']} folder: max |logits - source model's| = {diff:.3g} on {len(e['hf_ids'])} tokens")
+    print(f"{d}: {e['hf_architecture']} folder: max |logits - source model's| = {diff:.3g} on {len(e['hf_ids'])} tokens; "
+          f"missing keys {sorted(info['missing_keys'])[:8]}")
+    if "hf_missing_keys" in e:   # what transformers initializes itself (gemma4moe-split: not its router.per_expert_scale)
+        missing = sorted(info["missing_keys"])
+        r.ok(missing == e["hf_missing_keys"], f"{d}: from_pretrained reports missing keys {missing[:8]}, not {e['hf_missing_keys']}")
     if e.get("hf_cross_logits"):   # cross-attention states given: the cross-attention layers run (and change the logits)
         with torch.no_grad():
             cross = model(torch.tensor([e["hf_ids"]]), cross_attention_states=torch.from_numpy(np.load(e["hf_cross_states"]))).logits[0].numpy()
@@ -285,6 +291,9 @@ def check_folder(r, base, d, e):
             stops = json.load(f).get("eos_token_id")
         r.ok(stops == e["hf_stop_ids"], f"{d}/generation_config.json: eos_token_id {stops}, not {e['hf_stop_ids']} "
              "(<|return|>, <|endoftext|>, <|call|> by text)")
+        with open(os.path.join(base, "config.json")) as f:   # the published gpt-oss config.json: <|return|>, not the GGUF's eos
+            eos = json.load(f).get("eos_token_id")
+        r.ok(eos == e["hf_stop_ids"][0], f"{d}/config.json: eos_token_id {eos}, not <|return|> {e['hf_stop_ids'][0]}")
     tok = AutoTokenizer.from_pretrained(base)
     for text, ids in zip(e["hf_folder_texts"], e["hf_folder_tokens"]):
         for special, want_ids in zip((False, True), ids):

@@ -240,6 +240,7 @@ def check_config(r, d, mdir, src, kind=None):
         from transformers import AutoTokenizer
         want = GO.stop_ids(AutoTokenizer.from_pretrained(src))
         r.ok(len(want) == 3, f"{d}: the source tokenizer lacks some of {GO.STOPS}: {want}")
+        r.ok(a.eos_token_id == want[0], f"{d}/config.json: eos_token_id {a.eos_token_id}, not <|return|> {want[0]} (the published config's)")
     r.ok(gen.get("eos_token_id") == want, f"{d}/generation_config.json: eos_token_id {gen.get('eos_token_id')}, not {want}")
 
 

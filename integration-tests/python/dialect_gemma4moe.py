@@ -138,8 +138,10 @@ def build(src: str, out: str, work: str, store: str, expected: dict) -> None:
             "hf_tokens": [tok(t, add_special_tokens=False)["input_ids"] for t in H.SAMPLE_TEXTS],
             # the text model's folder read through the translation: experts, router scales, keys shared with values and
             # the full layers' own KV-head count, against the source's logits (the router F32 in both files); the split
-            # variant's too (its experts gathered from the halves, its missing per-expert scales transformers' ones)
+            # variant's too (its experts gathered from the halves, its missing per-expert scales written as ones)
             **folder,
+            # transformers initializes no key of either folder itself (the split variant's router.per_expert_scale included)
+            "hf_missing_keys": [],
             # text only, so no a.* / v.* / mm.* tensor: upstream llama.cpp loads the raw file (tokenizer.ggml.model llama: a
             # SentencePiece vocabulary) and tokenizes otherwise; the published files embed the vision tower (refused raw,
             # as the gemma4 case checks)

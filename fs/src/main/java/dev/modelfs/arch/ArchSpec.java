@@ -340,6 +340,14 @@ public sealed interface ArchSpec permits Llama, Mixtral, Qwen2, Qwen2Moe, Qwen3,
     }
 
     /**
+     * The constant tensors the Hugging Face folder adds for tensors GGUF {@code m} does not hold ({@link HfConstant}); none by
+     * default.
+     */
+    default List<HfConstant> hfConstants(GgufParams m, String p) {
+        return List.of();
+    }
+
+    /**
      * The texts of the tokens that end generation, in the order the published {@code generation_config.json}'s
      * {@code eos_token_id} list has them (gpt-oss: {@code <|return|>}, {@code <|endoftext|>}, {@code <|call|>}); the folder
      * looks each up in the vocabulary by text (never a fixed id). Empty by default: the list is the GGUF's eos alone.

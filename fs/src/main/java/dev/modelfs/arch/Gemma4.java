@@ -142,6 +142,11 @@ public final class Gemma4 implements ArchSpec {
     }
 
     @Override
+    public List<HfConstant> hfConstants(GgufParams m, String p) {
+        return Gemma4Experts.hfConstants(m, p, hfLayerPrefix());
+    }
+
+    @Override
     public void checkGguf(GgufParams m, String p) {
         Gemma4Experts.checkGguf(m, p);
         long global = m.integer(p + "attention.key_length", -1L), local = m.integer(p + "attention.key_length_swa", -1L);

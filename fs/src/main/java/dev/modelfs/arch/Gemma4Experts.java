@@ -37,8 +37,8 @@ import java.util.Optional;
  * <p>Invariants: every tensor here exists in a layer exactly when the model has experts ({@link #moe(JsonNode)} on the Hugging
  * Face side, {@code expert_count > 0} on the GGUF side), and then in every layer (transformers has no per-layer switch).
  * A GGUF without {@code ffn_down_exps.scale} (written from a checkpoint without a per-expert scale: Ollama's runtime and
- * llama.cpp's loader take it as optional and then scale by 1) has no {@code router.per_expert_scale} in the folder:
- * transformers initializes a missing one to ones ({@code Gemma4PreTrainedModel._init_weights}), the same routing.
+ * llama.cpp's loader take it as optional and then scale by 1) gets {@code router.per_expert_scale} as ones in the folder
+ * ({@link #hfConstants}, {@code [E]}, written like {@code router.scale}): the same routing, and a load with no missing key.
  * Refused with a one-line reason: {@code num_experts} without {@code enable_moe_block} (or the reverse), a top-k outside
  * {@code [1, E]}, a non-positive expert size, a GGUF layer with both the fused and the separate gate/up experts, or with only
  * one of the separate ones, or with another routed-block tensor missing, or with {@code ffn_down_exps.scale} in some layers
@@ -187,6 +187,21 @@ final class Gemma4Experts {
             }
             scaled = s;
         }
+    }
+
+    /**
+     * {@code router.per_expert_scale} of ones ({@code [expert_count]}, written like the layer's {@code ffn_gate_inp.scale}) for
+     * every layer of a GGUF with experts but no {@code ffn_down_exps.scale} ({@link #checkGguf}: then in no layer); none otherwise.
+     */
+    static List<HfConstant> hfConstants(GgufParams m, String p, String layerPrefix) {
+        long experts = m.integer(p + "expert_count", 0L), layers = m.integer(p + "block_count", 0L);
+        List<HfConstant> out = new ArrayList<>();
+        for (long l = 0; experts > 0 && l < layers; l++) {
+            if (!m.hasTensor("blk." + l + "." + EXPERT_SCALE)) {
+                out.add(new HfConstant(layerPrefix + l + ".router.per_expert_scale", "blk." + l + "." + ROUTER_SCALE, new long[] {experts}, 1f));
+            }
+        }
+        return out;
     }
 
     /** The expert fields of a rebuilt {@code config.json} ({@code enable_moe_block} false and no expert fields for a dense model). */

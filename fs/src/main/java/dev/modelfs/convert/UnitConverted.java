@@ -152,6 +152,7 @@ public final class UnitConverted extends ConvertedData {
                 String rows = baseIdentity(c.rows());
                 yield rows == null ? null : rows + " | column blocks " + Arrays.toString(c.blockOrder());
             }
+            case UnitSource.Filled f -> null;
             case Gathered g -> null;
         };
     }
@@ -186,6 +187,7 @@ public final class UnitConverted extends ConvertedData {
                     + (sh.fn() instanceof ElementFunction.Add ? "shifted" : sh.fn().toString()) + " -> " + sh.out();
             case UnitSource.ColumnBlocks c -> kernelOf(c.rows()) + ", column blocks permuted";
             case UnitSource.Repacked r -> "MLX repack " + r.kind() + ", " + r.parts().scaleType + " scales";
+            case UnitSource.Filled f -> null;
             case Gathered g -> "gathered " + g.parts().getFirst().sources().getFirst().deq() + " -> " + g.out();
         };
     }

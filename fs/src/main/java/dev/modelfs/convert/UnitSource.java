@@ -21,7 +21,7 @@ import java.util.function.LongUnaryOperator;
  * The units of one converted tensor, for {@link UnitConverted}: a unit is a GGML block, an MLX group, or a
  * whole row of either (when rows are reordered or re-packed). Sources compose: {@link Shifted} applies an
  * {@link ElementFunction} to the f32 units of another source, {@link ColumnBlocks} permutes the column blocks of
- * another source's rows. Used in both directions (GGUF → Hugging Face files,
+ * another source's rows; {@link Filled} reads nothing (a constant). Used in both directions (GGUF → Hugging Face files,
  * safetensors → GGUF) and by every view.
  *
  * <p>Invariants: {@link #write} writes exactly {@code count * outUnitBytes()} bytes and reads only the
@@ -32,7 +32,7 @@ import java.util.function.LongUnaryOperator;
  * ({@link NarrowingDequant}).
  */
 public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGroups, UnitSource.Shifted, UnitSource.Repacked,
-        UnitSource.ColumnBlocks, Gathered {
+        UnitSource.ColumnBlocks, UnitSource.Filled, Gathered {
 
     /** Bytes of one output unit. */
     long outUnitBytes();
@@ -340,6 +340,34 @@ public sealed interface UnitSource permits UnitSource.Blocks, UnitSource.MlxGrou
             parts.touch(blobs, rows[0] * (rowElems / g), (rows[1] + 1) * (rowElems / g));
             for (long i = 0; i < count; i++) {
                 MlxRepack.row(data, g, rowElems, kind, source(order, first + i), dst, i * outUnitBytes());
+            }
+        }
+    }
+
+    /**
+     * One value, {@code value} rounded once to {@code out}, in every element: units of one element, no blob read. A tensor the
+     * source file lacks but the target format's loader expects, whose missing value the runtimes agree on (Gemma 4's
+     * {@code router.per_expert_scale} of ones, docs/FORMATS.md §7.3).
+     */
+    record Filled(float value, OutputType out) implements UnitSource {
+        @Override
+        public long outUnitBytes() {
+            return out.bytes;
+        }
+
+        @Override
+        public List<BlobRef> blobs() {
+            return List.of();
+        }
+
+        /** Writes {@code count} copies of the value; {@code order} is irrelevant (every unit is the same). */
+        @Override
+        public void write(List<MemorySegment> blobs, long first, long count, LongUnaryOperator order, MemorySegment dst) {
+            MemorySegment one = MemorySegment.ofArray(new float[] {value});
+            MemorySegment unit = MemorySegment.ofArray(new byte[out.bytes]);
+            out.format.fromF32(one, 0, unit, 0, 1);
+            for (long i = 0; i < count; i++) {
+                MemorySegment.copy(unit, 0, dst, i * out.bytes, out.bytes);
             }
         }
     }

@@ -178,7 +178,7 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
             for (String[] f : new String[][] {{"bos_token_id", "b"}, {"eos_token_id", "e"}, {"pad_token_id", "p"}}) {
                 Integer id = switch (f[1]) {
                     case "b" -> vocab.bos();
-                    case "e" -> vocab.eos();
+                    case "e" -> StopTokens.eos(vocab, spec.hfStopTokens());   // gpt-oss's <|return|>, as its published config
                     default -> vocab.pad();
                 };
                 if (id != null) {
@@ -272,6 +272,13 @@ public record HfFolder(Architecture arch, byte[] config, byte[] generationConfig
                         + " dimensions: only a 1-D F32 " + arch.ggufName() + " norm weight can be shifted back by " + shift);
             }
             out.add(new HfTensor(name, t, shape, 0, t.byteSize(), rows, null, shift == 0 ? 0f : -shift));
+        }
+        for (var c : arch.spec().hfConstants(m, p)) {   // tensors the GGUF leaves out, as the runtimes take them (ones)
+            GgufTensorInfo like = g.tensor(c.dtypeOf());
+            if (like == null) {
+                throw new HfUnsupported("GGUF has no " + c.dtypeOf() + " (the dtype of Hugging Face's " + c.hf() + ")");
+            }
+            out.add(HfTensor.filled(c.hf(), like, c.shape(), c.value()));
         }
         return out;
     }

@@ -24,10 +24,28 @@ import java.util.function.LongUnaryOperator;
  * and {@code zeroRows} 0). {@code columnBlocks}, when not null, permutes equal column blocks of every row (HF block
  * {@code j} is source block {@code columnBlocks[j]}) and {@code values} is a function of every stored value (Qwen 3.5's
  * gated delta-net, {@link HfLayout}); both only for a whole GGUF tensor with {@code add} and {@code zeroRows} 0.
+ * {@code fill}, when not null, is every value of a tensor the GGUF does not hold ({@link #filled}): nothing of {@code source}
+ * is read ({@code byteLength} 0), it only gives the dtype the tensor is written in (as its own tensor would be).
  */
 public record HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
                        LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled, int[] columnBlocks,
-                       ElementMap values) {
+                       ElementMap values, Float fill) {
+
+    /** A tensor that is not a constant fill. */
+    public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,
+                    LongUnaryOperator sourceRow, float add, long zeroRows, Assembled assembled, int[] columnBlocks,
+                    ElementMap values) {
+        this(name, source, shape, byteOffset, byteLength, rows, sourceRow, add, zeroRows, assembled, columnBlocks, values, null);
+    }
+
+    /**
+     * A tensor of {@code shape} whose every value is {@code value}, written in the dtype GGUF tensor {@code dtypeOf} is written
+     * in ({@link dev.modelfs.arch.HfConstant}).
+     */
+    public static HfTensor filled(String name, GgufTensorInfo dtypeOf, long[] shape, float value) {
+        return new HfTensor(name, dtypeOf, shape.clone(), 0, 0, dev.modelfs.format.Shapes.product(shape), null, 0f, 0L, null, null,
+                ElementMap.NONE, value);
+    }
 
     /** A tensor with no column permutation and no element function. */
     public HfTensor(String name, GgufTensorInfo source, long[] shape, long byteOffset, long byteLength, long rows,

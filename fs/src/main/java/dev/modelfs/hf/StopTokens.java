@@ -10,8 +10,12 @@ import java.util.List;
  * ({@link dev.modelfs.arch.ArchSpec#hfStopTokens}): each text looked up in the vocabulary (its first token of that text),
  * in the architecture's order, those the vocabulary lacks skipped, then the GGUF's own eos when not among them.
  *
+ * {@code config.json}'s single {@code eos_token_id} is the list's first ({@link #eos}: gpt-oss's {@code <|return|>}, as its
+ * published config says, where Ollama's GGUF has {@code <|endoftext|>}).
+ *
  * <p>Invariants: the ids are distinct tokens of the vocabulary; the list is written only when it has more than one id
- * (else {@code eos_token_id} stays the GGUF's single eos, as for every other architecture).
+ * (else {@code eos_token_id} stays the single {@link #eos}); for an architecture without stop texts {@link #eos} is the
+ * GGUF's eos, as it is.
  */
 final class StopTokens {
     private StopTokens() {
@@ -30,6 +34,12 @@ final class StopTokens {
             ids.add(vocab.eos());
         }
         return ids;
+    }
+
+    /** The single eos of {@code config.json}: the first of {@link #of} for an architecture with stop texts, else the GGUF's eos (or null). */
+    static Integer eos(GgufVocab vocab, List<String> texts) {
+        List<Integer> ids = texts.isEmpty() ? List.of() : of(vocab, texts);
+        return ids.isEmpty() ? vocab.eos() : ids.getFirst();
     }
 
     /** Sets {@code gen}'s {@code eos_token_id} to the list of {@link #of} when it has more than one id. */

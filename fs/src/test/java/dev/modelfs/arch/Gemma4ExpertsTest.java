@@ -152,6 +152,21 @@ class Gemma4ExpertsTest {
         }
     }
 
+    /** Without the per-expert scale the folder writes it as ones, {@code [E]}, like the layer's router scale; with it, nothing. */
+    @Test
+    void aMissingPerExpertScaleIsOnesInTheFolder() {
+        List<HfConstant> ones = SPEC.hfConstants(new MapParams(kvs(), split(tensors(), false)), P);
+        assertEquals(List.of("model.layers.0.router.per_expert_scale", "model.layers.1.router.per_expert_scale"),
+                ones.stream().map(HfConstant::hf).toList());
+        assertEquals("blk.1.ffn_gate_inp.scale", ones.get(1).dtypeOf());
+        assertEquals(List.of(4L), Arrays.stream(ones.get(1).shape()).boxed().toList());
+        assertEquals(1f, ones.get(1).value());
+        assertEquals(List.of(), SPEC.hfConstants(new MapParams(kvs(), split(tensors(), true)), P));
+        Map<String, Object> dense = kvs();
+        dense.remove(P + "expert_count");
+        assertEquals(List.of(), SPEC.hfConstants(new MapParams(dense, Set.of("blk.0.attn_v.weight")), P));
+    }
+
     private static ObjectNode hfConfig(boolean moe) throws Exception {
         ObjectNode c = (ObjectNode) JSON.readTree("""
                 {"hidden_size":64,"num_hidden_layers":2,"layer_types":["sliding_attention","full_attention"]}""");

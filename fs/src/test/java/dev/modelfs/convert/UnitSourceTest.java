@@ -78,4 +78,24 @@ class UnitSourceTest {
         shifted.write(List.of(blob()), 2, 1, null, dst);
         assertEquals(2 * COLS - 5.5f + 1f, dst.get(F32, 0), "row 2's first element plus one");
     }
+
+    /** A constant fill reads no blob and writes numpy's {@code np.ones(n, dtype).tobytes()} (f32 3f800000, f16 3c00, bf16 3f80). */
+    @Test
+    void filledIsOnesInEveryOutputType() {
+        java.util.Map<OutputType, String> numpyOnes = java.util.Map.of(OutputType.F32, "0000803f", OutputType.F16, "003c",
+                OutputType.BF16, "803f");
+        for (OutputType o : OutputType.values()) {
+            UnitSource.Filled f = new UnitSource.Filled(1f, o);
+            assertEquals(List.of(), f.blobs());
+            assertEquals(o.bytes, f.outUnitBytes());
+            MemorySegment dst = Arena.ofAuto().allocate(5L * o.bytes);
+            f.write(List.of(), 1, 5, null, dst);
+            assertEquals(numpyOnes.get(o).repeat(5), java.util.HexFormat.of().formatHex(dst.toArray(ValueLayout.JAVA_BYTE)), o.name());
+        }
+        UnitConverted c = new UnitConverted(new UnitSource.Filled(1f, OutputType.BF16), 3, null, "ones");
+        assertEquals(6, c.length());
+        MemorySegment dst = Arena.ofAuto().allocate(6);
+        c.compute(0, List.of(), dst);
+        assertEquals("803f".repeat(3), java.util.HexFormat.of().formatHex(dst.toArray(ValueLayout.JAVA_BYTE)));
+    }
 }

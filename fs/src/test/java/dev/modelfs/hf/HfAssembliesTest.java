@@ -120,7 +120,8 @@ class HfAssembliesTest {
     /**
      * Gemma 4 (26B-A4B) with its gate and up experts apart (older Ollama files, from a moe.* checkpoint): transformers'
      * {@code experts.gate_up_proj} [E, 2·ff, hidden] gathered expert by expert, the gate rows then the up rows; a layer with
-     * the fused tensor keeps it as stored; without {@code ffn_down_exps.scale} there is no {@code router.per_expert_scale}.
+     * the fused tensor keeps it as stored; without {@code ffn_down_exps.scale} no assembly gives {@code router.per_expert_scale}
+     * (the folder adds it as ones: {@code Gemma4.hfConstants}).
      */
     @Test
     void gemma4SeparateGateUpExpertsAreFusedExpertByExpert() {
@@ -145,7 +146,7 @@ class HfAssembliesTest {
         assertNull(fused.assembled(), "the fused tensor is a rename: bytes as stored");
         assertEquals("blk.1.ffn_gate_up_exps.weight", fused.source().name());
         assertArrayEquals(new long[] {4}, t.get("model.layers.1.router.per_expert_scale").shape());
-        assertFalse(t.containsKey("model.layers.0.router.per_expert_scale"), "no scale stored: transformers' ones");
+        assertFalse(t.containsKey("model.layers.0.router.per_expert_scale"), "no scale stored: no assembly (ones: hfConstants)");
         assertEquals(7, t.size());
         assertTrue(r.consumed().containsAll(List.of("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.1.ffn_gate_up_exps.weight")));
         var e = assertThrows(HfUnsupported.class, () -> HfAssemblies.of(gguf("gemma4", List.of(), List.of(layer0.getFirst(), layer0.get(2))),

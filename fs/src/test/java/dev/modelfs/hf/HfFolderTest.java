@@ -109,6 +109,26 @@ class HfFolderTest {
         assertEquals(3, c.get("eos_token_id").asInt());
     }
 
+    /**
+     * gpt-oss: {@code config.json}'s eos is {@code <|return|>}, as the published gpt-oss config says, where Ollama's GGUF has
+     * {@code <|endoftext|>}; {@code generation_config.json} lists the stops; a llama model keeps the GGUF's eos.
+     */
+    @Test
+    void gptOssConfigEosIsTheFirstStopToken() throws Exception {
+        GgufFile g = HfAssembliesTest.gguf("gpt-oss", HfAssembliesTest.gptOssKvs(), HfAssembliesTest.gptOssTensors(true));
+        List<String> replaced = List.of("tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.eos_token_id");
+        List<GgufKv> kvs = new ArrayList<>(g.kvs().stream().filter(k -> !replaced.contains(k.key())).toList());
+        kvs.addAll(List.of(strings("tokenizer.ggml.tokens", List.of("a", "b", "<|endoftext|>", "<|return|>")),
+                kv("tokenizer.ggml.token_type", GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, List.of(1, 1, 3, 3))),
+                kv("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 2)));
+        HfFolder f = HfFolder.of(new GgufFile(3, 32, kvs, g.tensors(), 4096));
+        assertEquals(3, JSON.readTree(f.config()).get("eos_token_id").asInt());
+        assertEquals("[3,2]", JSON.readTree(f.generationConfig()).get("eos_token_id").toString());
+        HfFolder llama = HfFolder.of(model("llama", false, List.of(), List.of()));
+        assertEquals(3, JSON.readTree(llama.config()).get("eos_token_id").asInt());
+        assertEquals(3, JSON.readTree(llama.generationConfig()).get("eos_token_id").asInt());
+    }
+
     @Test
     void tiedEmbeddingsHaveNoLmHead() throws Exception {
         HfFolder f = HfFolder.of(model("qwen3", true, List.of("blk.0.attn_q_norm.weight:16", "blk.0.attn_k_norm.weight:16"), List.of()));

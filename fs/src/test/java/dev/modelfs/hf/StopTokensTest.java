@@ -21,6 +21,9 @@ class StopTokensTest {
         List<String> texts = Architecture.GPT_OSS.spec().hfStopTokens();
         GgufVocab v = vocab(List.of("a", "<|call|>", "b", "<|endoftext|>", "<|return|>", "<|end|>"), 3);   // Ollama's eos: <|endoftext|>
         assertEquals(List.of(4, 3, 1), StopTokens.of(v, texts));
+        assertEquals(Integer.valueOf(4), StopTokens.eos(v, texts));   // config.json: <|return|>, as gpt-oss's published config, not the GGUF's eos
+        assertEquals(Integer.valueOf(3), StopTokens.eos(v, List.<String>of()));   // an architecture without stops: the GGUF's eos
+        assertEquals(Integer.valueOf(0), StopTokens.eos(vocab(List.of("</s>", "x"), 0), texts));   // no stop text in the vocabulary: the eos
         ObjectNode gen = JsonNodeFactory.instance.objectNode().put("eos_token_id", 3);
         StopTokens.put(gen, v, texts);
         assertEquals("[4,3,1]", gen.get("eos_token_id").toString());

@@ -146,7 +146,13 @@ final class GgufHfFiles {
             long start = Math.addExact(Math.addExact(g.dataStart(), src.offset()), t.byteOffset());
             Dtype dtype;
             Segment seg;
-            if (t.assembled() != null) {
+            if (t.fill() != null) {   // a constant the GGUF does not hold (dev.modelfs.arch.HfConstant)
+                OutputType o = out != null ? out
+                        : stored == Dtype.F16 || stored == Dtype.BF16 ? OutputType.valueOf(stored.name()) : OutputType.F32;
+                dtype = o.dtype;
+                seg = new Segment.Converted(new UnitConverted(new UnitSource.Filled(t.fill(), o), t.elements(), null,
+                        t.name() + " filled with " + t.fill() + " -> " + o.dtype));
+            } else if (t.assembled() != null) {
                 OutputType o = out != null ? out : OutputType.valueOf((stored == null ? Dtype.F32 : stored).name());
                 dtype = o.dtype;
                 seg = new Segment.Converted(assembled(t, g, blob, o));
