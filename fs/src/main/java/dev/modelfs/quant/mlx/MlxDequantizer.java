@@ -31,8 +31,9 @@ import java.util.Objects;
  * under either.
  *
  * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing. Native (including mapped)
- * and heap segments are all accepted; each combination of segment classes runs its own copy of the kernels (of
- * either implementation) so that mixing them does not slow the others down. Single-thread speed on the development
+ * and heap segments are all accepted; under the vector implementation, int4 to bf16 into a native destination runs a
+ * fused kernel (one pass, no f32 scratch; {@link #twoPass} gives an instance without it, same bytes); each
+ * combination of segment classes runs its own copy of the kernels (of either implementation) so that mixing them does not slow the others down. Single-thread speed on the development
  * machine ({@code MlxDequantBench}, 128 KiB of f32 output): scalar about 9-13 GB/s; vector about 50-70 GB/s for
  * int4 and int8, 30-50 for nvfp4 and mxfp4, 15-20 for mxfp8.
  */
@@ -45,13 +46,6 @@ public final class MlxDequantizer {
                     MemorySegment.class, long.class),
             16);
 
-    /** {@link MlxKernels#affine4Bf16} copies: int4 straight to bf16, one pass (the common converted read). */
-    static final SegmentKernelCopies AFFINE4_BF16 = new SegmentKernelCopies(MethodHandles.lookup(), MlxKernels.class,
-            "affine4Bf16", MethodType.methodType(void.class, MemorySegment.class, long.class, MemorySegment.class,
-                    long.class, MemorySegment.class, long.class, int.class, long.class, int.class, MemorySegment.class,
-                    long.class),
-            16);
-
     private static final int K_AFFINE_GENERIC = MlxKernels.K_AFFINE_GENERIC, K_AFFINE4 = MlxKernels.K_AFFINE4,
             K_AFFINE8 = MlxKernels.K_AFFINE8, K_NVFP4 = MlxKernels.K_NVFP4, K_MXFP4 = MlxKernels.K_MXFP4,
             K_MXFP8 = MlxKernels.K_MXFP8;
@@ -61,8 +55,16 @@ public final class MlxDequantizer {
     private static final class VectorKernels {
         static final SegmentKernelCopies KERNELS = new SegmentKernelCopies(MethodHandles.lookup(),
                 MlxVectorKernels.class, "run", MlxDequantizer.KERNELS.shared().type(), 16);
+        /**
+         * {@link MlxVectorKernels#affine4Bf16} copies: int4 straight to bf16, one pass (the common converted read).
+         * Vector only: a scalar twin (each value rounded by {@code FloatCasts.f32ToBf16}, two per int store) measured
+         * 14 % slower than the scalar two passes, whose cast loop C2 vectorizes (BENCHMARKS.md).
+         */
         static final SegmentKernelCopies AFFINE4_BF16 = new SegmentKernelCopies(MethodHandles.lookup(),
-                MlxVectorKernels.class, "affine4Bf16", MlxDequantizer.AFFINE4_BF16.shared().type(), 16);
+                MlxVectorKernels.class, "affine4Bf16", MethodType.methodType(void.class, MemorySegment.class, long.class,
+                        MemorySegment.class, long.class, MemorySegment.class, long.class, int.class, long.class, int.class,
+                        MemorySegment.class, long.class),
+                16);
     }
 
     private final MlxQuant quant;
@@ -70,7 +72,7 @@ public final class MlxDequantizer {
     /** {@link #KERNELS} or the vector ones. */
     private final SegmentKernelCopies kernels;
     private final int kind;
-    /** The fused int4 to bf16 kernels ({@link #AFFINE4_BF16} or the vector ones); null when not int4 or not fused. */
+    /** The fused int4 to bf16 vector kernels; null unless int4 under {@link Kernels.Impl#VECTOR}, not {@link #twoPass}. */
     private final SegmentKernelCopies bf16Kernels;
     private final int groupSize;
     private final int codeBytes;
@@ -87,8 +89,7 @@ public final class MlxDequantizer {
             case MXFP8 -> K_MXFP8;
         };
         this.kernels = impl == Kernels.Impl.VECTOR && MlxVectorKernels.supports(kind) ? VectorKernels.KERNELS : KERNELS;
-        this.bf16Kernels = !fuse || kind != K_AFFINE4 ? null
-                : impl == Kernels.Impl.VECTOR ? VectorKernels.AFFINE4_BF16 : AFFINE4_BF16;
+        this.bf16Kernels = fuse && kind == K_AFFINE4 && impl == Kernels.Impl.VECTOR ? VectorKernels.AFFINE4_BF16 : null;
     }
 
     /** A dequantizer for {@code q} running {@link Kernels#active()}. */
@@ -109,8 +110,8 @@ public final class MlxDequantizer {
 
     /**
      * As {@link #of(MlxQuant, Kernels.Impl)}, but its bf16 output of int4 data always takes the two passes
-     * (dequantize to an f32 scratch, then narrow) instead of the fused kernel: the reference the fused kernel is
-     * tested and benchmarked against. Same bytes.
+     * (dequantize to an f32 scratch, then narrow), as the scalar implementation always does, instead of the fused
+     * vector kernel: the reference that kernel is tested and benchmarked against. Same bytes.
      */
     public static MlxDequantizer twoPass(MlxQuant q, Kernels.Impl impl) {
         Objects.requireNonNull(q, "q");
@@ -196,7 +197,8 @@ public final class MlxDequantizer {
     /**
      * Dequantizes groups {@code [firstGroup, firstGroup+groups)} into {@code groups * groupSize} LE values in
      * {@code format} at {@code dst@dstOffset} ({@link NarrowingDequant}: the same bytes as dequantizing to f32
-     * and narrowing afterwards). Throws as {@link #dequantize(MlxTensorData, long, long, MemorySegment, long)}.
+     * and narrowing afterwards; vector int4 to bf16 into a native {@code dst} in one pass, see {@link #twoPass}).
+     * Throws as {@link #dequantize(MlxTensorData, long, long, MemorySegment, long)}.
      */
     public void dequantize(MlxTensorData t, long firstGroup, long groups, FloatFormat format, MemorySegment dst,
                            long dstOffset) {

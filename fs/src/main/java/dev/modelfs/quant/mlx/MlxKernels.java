@@ -4,8 +4,6 @@ import static dev.modelfs.format.LittleEndian.F32;
 import static dev.modelfs.format.LittleEndian.I16;
 import static dev.modelfs.format.LittleEndian.I32;
 
-import dev.modelfs.quant.FloatCasts;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -125,36 +123,6 @@ final class MlxKernels {
             dst.set(F32, o + 52, q[x6 + 1] * sc + bi);
             dst.set(F32, o + 56, q[x7] * sc + bi);
             dst.set(F32, o + 60, q[x7 + 1] * sc + bi);
-        }
-    }
-
-    /**
-     * {@link #affine4} fused with the narrowing to bf16: the same f32 value per code, rounded by
-     * {@link FloatCasts#f32ToBf16(float)} and written as LE bf16 at {@code dst@d}. Entry of its own (the bf16
-     * overload of {@code MlxDequantizer}); the scalar twin of {@code MlxVectorKernels.affine4Bf16}.
-     */
-    static void affine4Bf16(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
-                            int type, long groups, int gs, MemorySegment dst, long d) {
-        final float[] q = QF_PAIRS;
-        int sb = type == F32_TYPE ? 4 : 2;
-        int shift = Integer.numberOfTrailingZeros(gs >>> 4);
-        long mask = (gs >>> 4) - 1;
-        long words = groups * (gs >>> 4);
-        float sc = 0, bi = 0;
-        for (long i = 0; i < words; i++) {
-            if ((i & mask) == 0) {
-                long g = i >>> shift;
-                sc = scalar(scales, s + g * sb, type);
-                bi = scalar(biases, b + g * sb, type);
-            }
-            long p = c + 8 * i;
-            long o = d + 32 * i;
-            for (int k = 0; k < 8; k++) {
-                int x = pairIndex(codes, p + k);
-                int lo = FloatCasts.f32ToBf16(q[x] * sc + bi) & 0xFFFF;
-                int hi = FloatCasts.f32ToBf16(q[x + 1] * sc + bi);
-                dst.set(I32, o + 4 * k, lo | hi << 16);
-            }
         }
     }
 
