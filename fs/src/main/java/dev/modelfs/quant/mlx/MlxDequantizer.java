@@ -33,9 +33,10 @@ import java.util.Objects;
  * <p>Instances are immutable and thread-safe; {@link #dequantize} allocates nothing. Native (including mapped)
  * and heap segments are all accepted; under the vector implementation, int4 to bf16 into a native destination runs a
  * fused kernel (one pass, no f32 scratch; {@link #twoPass} gives an instance without it, same bytes); each
- * combination of segment classes runs its own copy of the kernels (of either implementation) so that mixing them does not slow the others down. Single-thread speed on the development
- * machine ({@code MlxDequantBench}, 128 KiB of f32 output): scalar about 9-13 GB/s; vector about 50-70 GB/s for
- * int4 and int8, 30-50 for nvfp4 and mxfp4, 15-20 for mxfp8.
+ * combination of segment classes runs its own copy of the kernels (of either implementation) so that mixing them
+ * does not slow the others down. Single-thread speed on the development machine ({@code MlxDequantBench}, 128 KiB
+ * of f32 output): scalar about 9-13 GB/s; vector about 50-70 GB/s for int4 and int8, 30-50 for nvfp4 and mxfp4,
+ * 15-20 for mxfp8.
  */
 public final class MlxDequantizer {
 
