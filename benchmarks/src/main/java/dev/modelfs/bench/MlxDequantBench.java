@@ -83,6 +83,8 @@ public class MlxDequantBench {
     private MemorySegment bf16Dst;
     private Case int4;
     private Case int4Mapped;
+    /** int4 g64 with the two-pass bf16 output (no fused kernel). */
+    private MlxDequantizer twoPass;
     private Case int8;
     private Case nvfp4;
     private Case mxfp4;
@@ -141,6 +143,7 @@ public class MlxDequantBench {
         dst = arena.allocate(outBytes, 64);
         int4 = makeCase(MlxQuant.affine(4, 64), rnd);
         int4Mapped = int4.mapped(arena);
+        twoPass = MlxDequantizer.twoPass(MlxQuant.affine(4, 64), impl);
         int8 = makeCase(MlxQuant.affine(8, 64), rnd);
         nvfp4 = makeCase(MlxQuant.of("nvfp4", null), rnd);
         mxfp4 = makeCase(MlxQuant.of("mxfp4", null), rnd);
@@ -173,13 +176,24 @@ public class MlxDequantBench {
     }
 
     /**
-     * The common converted read: mapped int4 to bf16 output ({@code NarrowingDequant}: f32 slices in a scratch
-     * buffer, then cast). Reported per f32-equivalent byte; the bf16 written is half.
+     * The common converted read: mapped int4 to bf16 output in one pass (the fused kernel, no f32 scratch).
+     * Reported per f32-equivalent byte; the bf16 written is half.
      */
     @Benchmark
     public MemorySegment int4g64ToBf16Mapped() {
         Case c = int4Mapped;
         c.dq().dequantize(c.data(), 0, c.groups(), FloatFormat.BF16, bf16Dst, 0);
+        return bf16Dst;
+    }
+
+    /**
+     * As {@link #int4g64ToBf16Mapped} through the two passes the fused kernel replaced ({@code
+     * MlxDequantizer.twoPass}: int4 to an f32 scratch slice, then the bf16 cast): the comparison for it.
+     */
+    @Benchmark
+    public MemorySegment int4g64ToBf16MappedTwoPass() {
+        Case c = int4Mapped;
+        twoPass.dequantize(c.data(), 0, c.groups(), FloatFormat.BF16, bf16Dst, 0);
         return bf16Dst;
     }
 

@@ -147,6 +147,64 @@ final class MlxVectorKernels {
         }
     }
 
+    /**
+     * The bf16 bits of the f32 {@code bits} in the low 16 bits of each lane (high 16 zero): the rounding of
+     * {@code VectorCastLoops.toBf16} (round to nearest even; a NaN keeps its sign and top payload bits and is
+     * made quiet). Written out here, not called there: a call from these kernels into that class was not inlined
+     * and boxed every vector (measured: 96 bytes allocated per vector, {@code MlxAllocationAndCopiesTest}).
+     * {@code MlxVectorMatchesScalarPropertiesTest} holds the two to the same bytes.
+     */
+    private static IntVector bf16Bits(IntVector bits) {
+        IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+        IntVector rounded = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16);
+        VectorMask<Integer> nan = bits.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
+        return rounded.blend(high.or(0x0040), nan);
+    }
+
+    /**
+     * Lane {@code k} of {@code bytes} holds code byte {@code k} (two nibbles: values {@code 2k} and {@code 2k+1});
+     * returns, per lane, the bf16 of value {@code 2k} in the low half and of value {@code 2k+1} in the high half:
+     * one little-endian int store writes both in stream order, so no shuffle nor narrowing convert is needed.
+     */
+    private static IntVector affineBf16Pairs(IntVector bytes, float sc, float bi) {
+        FloatVector lo = ((FloatVector) bytes.and(15).convert(VectorOperators.I2F, 0)).mul(sc).add(bi);
+        FloatVector hi = ((FloatVector) bytes.lanewise(VectorOperators.LSHR, 4).convert(VectorOperators.I2F, 0)).mul(sc).add(bi);
+        return bf16Bits(lo.reinterpretAsInts()).or(bf16Bits(hi.reinterpretAsInts()).lanewise(VectorOperators.LSHL, 16));
+    }
+
+    /**
+     * {@link #affine4} fused with the narrowing to bf16: the same f32 values ({@code f32(scale) * q + f32(bias)},
+     * two roundings), rounded to bf16 in registers and written as LE bf16 at {@code dst@d}, 2 bytes per value; no
+     * f32 is ever stored. Entry of its own ({@code MlxDequantizer}'s bf16 overload), the affine arguments of
+     * {@link #run}.
+     */
+    static void affine4Bf16(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
+                            int type, long groups, int gs, MemorySegment dst, long d) {
+        int sb = type == F32_TYPE ? 4 : 2;
+        int shift = Integer.numberOfTrailingZeros(gs >>> 5);
+        long mask = (gs >>> 5) - 1;
+        long chunks = groups * (gs >>> 5);
+        float sc = 0, bi = 0;
+        for (long i = 0; i < chunks; i++) {
+            if ((i & mask) == 0) {
+                long g = i >>> shift;
+                sc = scalar(scales, s + g * sb, type);
+                bi = scalar(biases, b + g * sb, type);
+            }
+            ByteVector chunk = ByteVector.fromMemorySegment(BYTES16, codes, c + 16 * i, LE);
+            long o = d + 64 * i;
+            if (LANES == 16) {
+                IntVector x = (IntVector) chunk.convertShape(VectorOperators.ZERO_EXTEND_B2I, INTS, 0);
+                affineBf16Pairs(x, sc, bi).intoMemorySegment(dst, o, LE);
+            } else {
+                IntVector x0 = (IntVector) chunk.convertShape(VectorOperators.ZERO_EXTEND_B2I, INTS, 0);
+                IntVector x1 = (IntVector) chunk.convertShape(VectorOperators.ZERO_EXTEND_B2I, INTS, 1);
+                affineBf16Pairs(x0, sc, bi).intoMemorySegment(dst, o, LE);
+                affineBf16Pairs(x1, sc, bi).intoMemorySegment(dst, o + 32, LE);
+            }
+        }
+    }
+
     /** 8-bit affine: one vector of codes per chunk, G/LANES chunks per group. */
     private static void affine8(MemorySegment codes, long c, MemorySegment scales, long s, MemorySegment biases, long b,
                                 int type, long groups, int gs, MemorySegment dst, long d) {

@@ -49,6 +49,7 @@ class MlxAllocationAndCopiesTest {
             }
             Runnable all = () -> {
                 for (int k = 0; k < dqs.length; k++) dqs[k].dequantize(data[k], 1, 512, dst, 3);
+                dqs[0].dequantize(data[0], 1, 512, dev.modelfs.quant.FloatFormat.BF16, dst, 3);   // fused int4 to bf16
                 FloatCasts.f32ToBf16(dst, 0, codes, 1, 1000, impl);
                 FloatCasts.f32ToF16(dst, 0, codes, 1, 1000, impl);
             };

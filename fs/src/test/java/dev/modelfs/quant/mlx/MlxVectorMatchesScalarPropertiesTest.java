@@ -163,6 +163,59 @@ class MlxVectorMatchesScalarPropertiesTest {
         }
     }
 
+    /**
+     * The fused int4 to bf16 kernel ({@link MlxDequantizer#of}, native destination) writes the same bytes as the
+     * two passes it replaces ({@link MlxDequantizer#twoPass}: f32 scratch, then the bf16 cast), under each
+     * implementation: random codes, scale and bias bits of every scale type (NaN, infinite, subnormal and
+     * overflowing products), any group range and offsets, codes and scales from heap, native or mapped segments.
+     * Groups that may add two NaNs compare NaN-ness only (see the class comment).
+     */
+    @Property(tries = 300)
+    void fusedInt4Bf16EqualsTwoPass(@ForAll("groupSizes") int gs, @ForAll @IntRange(min = 1, max = 700) int groups,
+                                    @ForAll @IntRange(max = 40) int firstGroup, @ForAll @IntRange(max = 7) int pad,
+                                    @ForAll @IntRange(max = 7) int dstPad, @ForAll SegmentKinds codesKind,
+                                    @ForAll SegmentKinds scalesKind, @ForAll long seed) {
+        Random rnd = new Random(seed);
+        MlxQuant q = MlxQuant.affine(4, gs);
+        ScaleType st = ScaleType.values()[rnd.nextInt(3)];
+        int total = firstGroup + groups;
+        byte[] codes = new byte[total * q.codeBytesPerGroup()];
+        rnd.nextBytes(codes);
+        byte[] scales = floatArray(st, total, rnd), biases = floatArray(st, total, rnd);
+        long outBytes = 2L * groups * gs;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = codesKind.holding(arena, padded(codes, pad, rnd));
+            MemorySegment ss = scalesKind.holding(arena, padded(scales, pad + 1, rnd));
+            MemorySegment bs = scalesKind.holding(arena, padded(biases, pad + 2, rnd));
+            MlxTensorData t = new MlxTensorData(cs, pad, ss, pad + 1, st, bs, pad + 2, 1f);
+            byte[] fill = new byte[(int) (dstPad + outBytes + 5)];
+            rnd.nextBytes(fill);
+            for (Kernels.Impl impl : Kernels.Impl.values()) {
+                MemorySegment fused = SegmentKinds.NATIVE.holding(arena, fill), twoPass = SegmentKinds.NATIVE.holding(arena, fill);
+                MlxDequantizer.of(q, impl).dequantize(t, firstGroup, groups, FloatFormat.BF16, fused, dstPad);
+                MlxDequantizer.twoPass(q, impl).dequantize(t, firstGroup, groups, FloatFormat.BF16, twoPass, dstPad);
+                byte[] a = twoPass.toArray(ValueLayout.JAVA_BYTE), b = fused.toArray(ValueLayout.JAVA_BYTE);
+                for (int i = dstPad; i < dstPad + outBytes; i += 2) {
+                    if (twoNaNs(scales, biases, st, firstGroup + (i - dstPad) / 2 / gs)) {
+                        assertEquals(Float.isNaN(bf16(a, i)), Float.isNaN(bf16(b, i)), "NaN at byte " + i);
+                        System.arraycopy(a, i, b, i, 2);
+                    }
+                }
+                assertArrayEquals(a, b, "int4 g" + gs + " " + st + " " + impl + ": fused differs from two-pass at byte "
+                        + java.util.Arrays.mismatch(a, b));
+            }
+        }
+    }
+
+    @Provide
+    Arbitrary<Integer> groupSizes() {
+        return Arbitraries.of(32, 64, 128);
+    }
+
+    private static float bf16(byte[] b, int at) {
+        return Float.intBitsToFloat(MemorySegment.ofArray(b).get(I16, at) << 16);
+    }
+
     private static int f32Bits(byte[] b, int at) {
         return Float.floatToRawIntBits(f32(b, at));
     }

@@ -2,6 +2,7 @@ package dev.modelfs.quant.mlx;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelfs.quant.FloatCasts;
+import dev.modelfs.quant.FloatFormat;
 import dev.modelfs.quant.Kernels;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -80,6 +81,19 @@ class MlxVectorsTest {
         return readF32(dst, dstPad, n);
     }
 
+    /**
+     * The case dequantized straight to bf16 by the format overload into a native destination at an odd offset
+     * (int4: the fused kernel), as a heap copy.
+     */
+    private static MemorySegment runBf16(Case c, Arena arena, Kernels.Impl impl) {
+        MlxTensorData t = new MlxTensorData(at(arena, c.codes, 1), 1, at(arena, c.scales, 2), 2, c.scaleType,
+                c.biases == null ? null : at(arena, c.biases, 3), c.biases == null ? 0 : 3, c.globalScale);
+        int n = c.expectedBits.length;
+        MemorySegment dst = arena.allocate(3 + 2L * n, 1);
+        MlxDequantizer.of(c.quant, impl).dequantize(t, 0, n / c.quant.groupSize(), FloatFormat.BF16, dst, 3);
+        return MemorySegment.ofArray(dst.asSlice(3).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+    }
+
     private static MemorySegment heapAt(byte[] bytes, int pad) {
         byte[] a = new byte[pad + bytes.length];
         System.arraycopy(bytes, 0, a, pad, bytes.length);
@@ -125,6 +139,7 @@ class MlxVectorsTest {
                 tests.add(DynamicTest.dynamicTest(c.name + " " + impl, () -> {
                     float[] out;
                     MemorySegment bulk = MemorySegment.ofArray(new byte[0]);
+                    MemorySegment direct;
                     try (Arena arena = Arena.ofConfined()) {
                         out = run(c, arena, 0, 0, false, impl);
                         MemorySegment f32 = arena.allocate(4L * out.length + 1, 1);
@@ -132,6 +147,7 @@ class MlxVectorsTest {
                         MemorySegment bf16 = arena.allocate(2L * out.length + 3, 1);
                         FloatCasts.f32ToBf16(f32, 1, bf16, 3, out.length, impl);
                         bulk = MemorySegment.ofArray(bf16.asSlice(3).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                        direct = runBf16(c, arena, impl);
                     }
                     JsonNode exp = c.json.get("expected_bf16_rounded");
                     assertEquals(exp.size(), out.length);
@@ -141,6 +157,8 @@ class MlxVectorsTest {
                         assertEquals(Float.floatToRawIntBits(want) >>> 16, h & 0xFFFF, "element " + i);
                         assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(FloatCasts.bf16ToF32(h)), "element " + i);
                         assertEquals(Float.floatToRawIntBits(want) >>> 16, bulk.get(I16, 2L * i) & 0xFFFF, "bulk element " + i);
+                        assertEquals(Float.floatToRawIntBits(want) >>> 16, direct.get(I16, 2L * i) & 0xFFFF,
+                                "straight-to-bf16 element " + i);
                     }
                 }));
             }

@@ -81,9 +81,13 @@ final class VectorWidthSweep {
         }
         MlxTensorData t = new MlxTensorData(codes, pad, scales, pad, st, biases, pad, global);
         long out = 4L * groups * q.groupSize();
-        byte[][] results = new byte[4][];
+        byte[][] results = new byte[6][];
         for (Kernels.Impl impl : Kernels.Impl.values()) {
             MlxDequantizer dq = MlxDequantizer.of(q, impl);
+            // native bf16 output: int4 takes the fused kernel (the heap one below dequantizes to f32, then narrows)
+            MemorySegment direct = arena.allocate(out / 2 + 1, 1);
+            dq.dequantize(t, first, groups, FloatFormat.BF16, direct, 1);
+            results[4 + impl.ordinal()] = direct.asSlice(1).toArray(ValueLayout.JAVA_BYTE);
             MemorySegment dst = arena.allocate(out + 2, 1);
             dq.dequantize(t, first, groups, dst, 2);
             results[impl.ordinal()] = dst.toArray(ValueLayout.JAVA_BYTE);
@@ -94,6 +98,8 @@ final class VectorWidthSweep {
         String what = q.canonicalName() + " " + st + " groups " + groups + " global " + global;
         check(results[0], results[1], what + " f32");
         check(results[2], results[3], what + " bf16");
+        check(results[2], results[4], what + " bf16 straight into native memory, SCALAR");
+        check(results[2], results[5], what + " bf16 straight into native memory, VECTOR");
     }
 
     private static void put(MemorySegment seg, int pad, ScaleType st, int g, float v) {
