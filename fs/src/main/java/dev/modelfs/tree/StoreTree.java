@@ -42,19 +42,27 @@ public final class StoreTree {
 
     private final OllamaStore store;
     private final ModelDirectory models;
-    private volatile DirNode root;
     /** The root's and the host/namespace folders' mtimes, moved forward when their listings change. */
     private final FolderTimes folderTimes = new FolderTimes();
     /** Taken by refreshes only (one at a time), never by a reader: a refresh may wait on the store's disk under it. */
     private final Object refreshing = new Object();
-    /** What the last refresh published. */
-    private volatile State state = new State(null, Map.of(), Set.of());
+    /** What the last refresh published: the root and the models in one volatile write, so readers see them together. */
+    private volatile State state = new State(new Snapshot(null, Set.of()), null, Map.of(), Set.of());
 
     /**
-     * One refresh's outcome: the manifest files it listed, the models loaded from them and the manifest files
-     * (path, mtime, size, file key) that failed to load (not retried, nor logged, until they change).
+     * One refresh's outcome: the root it built, the manifest files it listed, the models loaded from them and the
+     * manifest files (path, mtime, size, file key) that failed to load (not retried, nor logged, until they change).
      */
-    private record State(List<ManifestRef> lastRefs, Map<ManifestRef, ModelEntry> entries, Set<ManifestRef> failed) {}
+    private record State(Snapshot snapshot, List<ManifestRef> lastRefs, Map<ManifestRef, ModelEntry> entries, Set<ManifestRef> failed) {}
+
+    /**
+     * The root and the model directories of one snapshot, as one refresh published them: every model directory under
+     * {@code root} is in {@code modelDirs} (a set by identity) and no other directory is. A reader that needs both (the NFS server's
+     * handle index, which must never list a model directory as a folder above the models: listing it builds the
+     * model, which may wait on the store's disk) takes them here, never from {@link #root()} and {@link #models()} in
+     * turn, which a refresh between the two calls would mismatch.
+     */
+    public record Snapshot(DirNode root, Set<DirNode> modelDirs) {}
     /** The current snapshot's model directory paths, and those paths by the directory's inode (error labels). */
     private volatile Map<Long, String> modelPaths = Map.of();
     private volatile Set<String> modelPathSet = Set.of();
@@ -78,7 +86,12 @@ public final class StoreTree {
     }
 
     public DirNode root() {
-        return root;
+        return state.snapshot().root();
+    }
+
+    /** The current root and its model directories, read together ({@link Snapshot}). */
+    public Snapshot snapshot() {
+        return state.snapshot();
     }
 
     public OllamaStore store() {
@@ -131,7 +144,7 @@ public final class StoreTree {
             }
         }
         SortedMap<String, Node> top = tb.build();
-        root = DirNode.of(Inodes.ROOT, folderTimes.mtimeOf("", top), top);
+        DirNode root = DirNode.of(Inodes.ROOT, folderTimes.mtimeOf("", top), top);
         folderTimes.commit();
         for (Map.Entry<ManifestRef, ModelEntry> old : entries.entrySet()) {
             if (next.get(old.getKey()) != old.getValue()) {
@@ -142,7 +155,9 @@ public final class StoreTree {
         next.values().forEach(e -> paths.put(e.dir().inode(), e.manifest().name().directoryPath()));
         modelPaths = Map.copyOf(paths);
         modelPathSet = Set.copyOf(paths.values());
-        state = new State(refs, Map.copyOf(next), Set.copyOf(nextFailed));
+        Set<DirNode> dirs = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        next.values().forEach(e -> dirs.add(e.dir()));
+        state = new State(new Snapshot(root, java.util.Collections.unmodifiableSet(dirs)), refs, Map.copyOf(next), Set.copyOf(nextFailed));
         return true;
     }
 

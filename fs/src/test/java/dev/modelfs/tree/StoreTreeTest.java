@@ -107,6 +107,67 @@ class StoreTreeTest {
         assertEquals(new StoreTree.ModelCounts(3, 2), tree.modelCounts());
     }
 
+    /**
+     * Every snapshot names exactly the model directories its root holds, while another thread refreshes as models are
+     * pulled and removed: a reader walking the folders above the models (the NFS server's handle index) never mistakes
+     * a model directory for a folder and lists it, which would build the model and wait on the store's disk (the soak's
+     * stalled NFS listing of stop 42: the root was published before the models it held).
+     */
+    @Test
+    void aSnapshotNamesExactlyTheModelDirectoriesOfItsRootWhileRefreshesRun() throws Exception {
+        String config = blob("{}".getBytes());
+        manifest("steady", manifestWith(config, 2));
+        manifestAt("x", "img", manifestWith(config, 2), 1_700_000_000L);
+        StoreTree tree = new StoreTree(new OllamaStore(root), new ModelDirectory(List.of()));
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
+        Thread reader = new Thread(() -> {
+            int seen = 0;
+            while (!done.get() || seen == 0) {
+                StoreTree.Snapshot snap = tree.snapshot();
+                int found = modelDirsUnder(snap.root(), snap.modelDirs());
+                if (found != snap.modelDirs().size()) {
+                    wrong.add(found + " model directories under the root, the snapshot names " + snap.modelDirs().size());
+                }
+                seen++;
+            }
+        });
+        reader.start();
+        try {
+            for (int i = 0; i < 300; i++) {
+                String name = i % 2 == 0 ? "pulled-" + i : "x-pulled-" + i;
+                if (i % 2 == 0) {
+                    manifest(name, manifestWith(config, 2));
+                } else {
+                    manifestAt("x", name, manifestWith(config, 2), 1_700_000_000L + i);
+                }
+                assertTrue(tree.refresh());
+                StoreTree.Snapshot after = tree.snapshot();
+                assertEquals(after.modelDirs().size(), modelDirsUnder(after.root(), after.modelDirs()));
+                assertEquals(2 + 1, after.modelDirs().size(), "steady, x/img and the one pulled");
+                Files.delete(i % 2 == 0 ? root.resolve("manifests/registry.ollama.ai/library/" + name + "/latest")
+                        : root.resolve("manifests/registry.ollama.ai/x/" + name + "/latest"));
+                assertTrue(tree.refresh());
+            }
+        } finally {
+            done.set(true);
+            reader.join(60_000);
+        }
+        assertTrue(wrong.isEmpty(), wrong.subList(0, Math.min(5, wrong.size())).toString());
+        assertEquals(tree.root(), tree.snapshot().root());
+    }
+
+    /** The model directories under {@code dir}, found without listing any of them (only the folders above). */
+    private static int modelDirsUnder(DirNode dir, java.util.Set<DirNode> modelDirs) {
+        int n = 0;
+        for (Node c : dir.children().values()) {
+            if (c instanceof DirNode d) {
+                n += modelDirs.contains(d) ? 1 : modelDirsUnder(d, modelDirs);
+            }
+        }
+        return n;
+    }
+
     /** Every directory's mtime by path, the root as {@code ""}. */
     private static Map<String, Long> directoryTimes(DirNode dir, String path, Map<String, Long> out) {
         out.put(path, dir.mtimeNanos());

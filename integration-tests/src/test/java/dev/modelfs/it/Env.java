@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -100,5 +101,26 @@ final class Env {
             return 0;
         }
         return 0;
+    }
+
+    /**
+     * The threads of JVM {@code pid} that run modelfs code (from {@code jcmd Thread.print}), each with its first frames:
+     * what a request that did not answer was waiting on. A line saying why when the dump cannot be taken.
+     */
+    static String modelfsThreads(long pid) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            Run r = run(30, List.of(jcmd.toString(), Long.toString(pid), "Thread.print"));
+            StringBuilder out = new StringBuilder();
+            for (String thread : r.output().split("\n\n")) {
+                if (thread.contains("dev.modelfs.")) {
+                    String[] lines = thread.split("\n");
+                    out.append(String.join("\n", Arrays.asList(lines).subList(0, Math.min(lines.length, 14)))).append("\n\n");
+                }
+            }
+            return out.isEmpty() ? "(no modelfs threads in the dump of " + pid + ", exit " + r.exit() + ")" : out.toString();
+        } catch (IOException | InterruptedException | AssertionError e) {
+            return "(no thread dump of " + pid + ": " + e + ")";
+        }
     }
 }

@@ -163,7 +163,8 @@ class SoakTest {
         }
         mount.close();                                           // SIGTERM: exit 0 and unmounted required
         lower.close();
-        assertTrue(failures.isEmpty(), String.join("\n", failures) + "\nmount log:\n" + tail(mount.log()));
+        assertTrue(failures.isEmpty(), String.join("\n", failures) + "\nmount log:\n" + tail(mount.log())
+                + (last == null ? "" : "\nNFS server log:\n" + tail(Files.readString(last.log))));
         assertTrue(loadedThroughout, "stress-ng kept both CPUs busy for the whole soak");
         assertFalse(MountTable.isMounted(mp), "no mount left behind");
         assertFalse(mount.process.isAlive() || (last != null && last.process.isAlive()), "no process left behind");
@@ -334,8 +335,12 @@ class SoakTest {
                     ls = null;
                 }
                 if ((ls == null || ls.exit() != 0) && nfsRestarts.get() == restartsBefore) {    // not killed meanwhile
-                    stalled.add("nfs-ls of the root: " + (ls == null ? "no answer within " + STALLED_BOUND_SECONDS + " s" : "exit " + ls.exit()));
+                    stalled.add("nfs-ls of the root: " + (ls == null ? "no answer within " + STALLED_BOUND_SECONDS + " s" : "exit " + ls.exit())
+                            + "; the server's modelfs threads:\n" + Env.modelfsThreads(server.join().process.pid()));
                 }
+            }
+            if (!stalled.isEmpty()) {
+                stalled.add("the mount's modelfs threads:\n" + Env.modelfsThreads(mountPid));
             }
             for (String f : stalled) {
                 fail("while the store's disk stalled: " + f);

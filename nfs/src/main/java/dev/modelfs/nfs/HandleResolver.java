@@ -5,9 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.modelfs.tree.DirNode;
 import dev.modelfs.tree.Node;
 import dev.modelfs.tree.StoreTree;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -108,26 +106,17 @@ final class HandleResolver {
 
     private Index index() {
         Index ix = index;
-        DirNode root = tree.root();
+        StoreTree.Snapshot snap = tree.snapshot();
+        DirNode root = snap.root();
         if (ix != null && ix.root() == root) {
             return ix;
-        }
-        Set<DirNode> modelDirs = Collections.newSetFromMap(new IdentityHashMap<>());
-        while (true) {      // the model list and the root of the same snapshot
-            DirNode before = tree.root();
-            modelDirs.clear();
-            tree.models().values().forEach(e -> modelDirs.add(e.dir()));
-            root = tree.root();
-            if (before == root) {
-                break;
-            }
         }
         Map<Long, Node> top = new HashMap<>();
         Map<Long, DirNode> models = new HashMap<>();
         Map<Long, Long> parents = new HashMap<>();
         top.put(root.inode(), root);
         parents.put(root.inode(), root.inode());
-        walkTop(root, modelDirs, top, models, parents);
+        walkTop(root, snap.modelDirs(), top, models, parents);
         ix = new Index(root, Map.copyOf(top), Map.copyOf(models), Map.copyOf(parents));
         index = ix;
         return ix;
