@@ -21,9 +21,9 @@ mkdir -p "$work/mnt"
 say "generating a ${mib} MiB GGUF store…"
 "$MODELFS_PYTHON" integration-tests/python/make_bench_store.py "$work/store" "$mib"
 java=("$JAVA_HOME/bin/java" "${MODELFS_JVM_FLAGS[@]}" "${MODELFS_VECTOR_FLAGS[@]}" -jar "$MODELFS_JAR")
-"${java[@]}" mount --store "$work/store" --cache-size 256M "$work/mnt" > "$work/mount.log" 2>&1 & pids+=($!)
+"${java[@]}" mount --store "$work/store" --no-cache-dir --cache-size 256M "$work/mnt" > "$work/mount.log" 2>&1 & pids+=($!)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${java[@]}" nfs --store "$work/store" --port "$port" --cache-size 256M > "$work/nfs.log" 2>&1 & pids+=($!)
+"${java[@]}" nfs --store "$work/store" --port "$port" --no-cache-dir --cache-size 256M > "$work/nfs.log" 2>&1 & pids+=($!)
 for _ in $(seq 300); do
   grep -q "modelfs: serving NFS" "$work/nfs.log" && mountpoint -q "$work/mnt" && break
   sleep 0.1

@@ -56,7 +56,8 @@ class Mount:
         self.mnt = tempfile.mkdtemp(prefix="convcpu-")
         self.log = open(os.path.join(self.mnt + ".log"), "w+")
         flags = os.environ.get("MODELFS_JVM_FLAGS", FLAGS).split()
-        self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *a.mount_args.split(), self.mnt],
+        self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store,
+                                          *([] if "--cache-dir" in a.mount_args else ["--no-cache-dir"]), *a.mount_args.split(), self.mnt],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while time.time() < deadline:

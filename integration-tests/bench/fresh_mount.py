@@ -72,7 +72,10 @@ class Modelfs:
                                "-Xms32m -XX:+UseSerialGC -XX:-UseProfiledLoopPredicate --add-modules jdk.incubator.vector").split() + list(jvm)
         t0 = time.time()
         with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, *args], stdout=out, stderr=subprocess.STDOUT)
+            # the cache directory is on by default: a fresh mount converts afresh unless the case names one
+            cache = [] if "--cache-dir" in args else ["--no-cache-dir"]
+            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, args[0], *cache, *args[1:]], stdout=out,
+                                         stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while not ready(self):
             if time.time() > deadline or self.proc.poll() is not None:

@@ -2,7 +2,7 @@
 """Whole tools loading models from a fresh modelfs mount against local copies of the same bytes (issue 37, point 1).
 
 Usage: load_time.py JAR WORKDIR [--hidden H --layers N --vocab V] [--rounds R] [--java JAVA] [--node DIR]
-                    [--cache-dir [--cache-dir-size SIZE]] [--timeout S]
+                    [--cache-dir [--cache-dir-size SIZE]] [--bindfs] [--timeout S]
 
 Store: make_load_store.py's (an `x/create` int4 Llama `load-st` and a Q4_K GGUF Llama `load-gguf` of the same shape),
 made in WORKDIR/store-<shape> unless there. Local copies: each measured file or folder copied once from a mount to
@@ -23,6 +23,9 @@ cache), but a fresh mount (nothing converted yet). With --cache-dir, a third sta
 `--cache-dir` that a previous mount filled (every case read once, then waited until that mount wrote nothing more into
 the cache directory for 5 s: its complete files assembled), page cache warm for the blobs, the local copy and the
 cache directory's complete files alike (issue 37 point 2, "converted once, then at local-file speed").
+With --bindfs, each warm measurement also times the tool on the local copy through a fresh `bindfs -o ro` mount of
+the local folder (a C FUSE filesystem, the same libfuse2, no conversion; its source in the page cache, its own FUSE
+page cache empty, as the fresh modelfs mount's is): what reading through FUSE alone costs against the page cache.
 Prints one Markdown table: medians over --rounds of the seconds on the mount and locally, and local / mount
 (1.00 = as fast as local files; targets: cold >= 0.8, warm >= 0.95).
 """
@@ -101,7 +104,9 @@ class Mount:
         flags = os.environ.get("MODELFS_JVM_FLAGS", "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow "
                                "-Xms32m -XX:+UseSerialGC --add-modules jdk.incubator.vector").split()
         with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *extra, mnt],
+            # the cache directory is on by default: every state but cache-dir converts afresh (--no-cache-dir)
+            cache = [] if "--cache-dir" in extra else ["--no-cache-dir"]
+            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *cache, *extra, mnt],
                                          stdout=out, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while not os.path.isdir(os.path.join(mnt, "load-gguf")):
@@ -121,6 +126,18 @@ class Mount:
         text = open(self.log).read()
         os.unlink(self.log)
         return text
+
+
+class Bindfs:
+    """A fresh read-only bindfs mount of `source` at `mnt` (the C FUSE peer), unmounted by stop()."""
+
+    def __init__(self, source, mnt):
+        os.makedirs(mnt, exist_ok=True)
+        subprocess.run(["bindfs", "-o", "ro", source, mnt], check=True, timeout=60)
+        self.mnt = mnt
+
+    def stop(self):
+        subprocess.run(["fusermount", "-u", self.mnt], check=True, timeout=60)
 
 
 def run_tool(a, tool, path):
@@ -189,7 +206,10 @@ def main():
     ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir state (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
     ap.add_argument("--only", help="run only the cases whose path in the mount contains this (e.g. model.gguf)")
+    ap.add_argument("--bindfs", action="store_true", help="warm: also the local copy through a fresh bindfs mount")
     a = ap.parse_args()
+    if a.bindfs and shutil.which("bindfs") is None:
+        sys.exit("--bindfs needs bindfs (apt-get install bindfs)")
     a.work = os.path.abspath(a.work)
     a.cache_dir_size = ["--cache-dir-size", a.cache_dir_size] if a.cache_dir_size else []
     if os.geteuid() != 0:
@@ -223,6 +243,7 @@ def main():
         n, summary = prepare_cache_dir(a, store, cache)
         print(f"(--cache-dir filled: {n} complete files; the filling mount: {summary})", file=sys.stderr)
     times = {(c, s): ([], []) for c in range(len(CASES)) for s in states}
+    peer = {c: [] for c in range(len(CASES))}          # --bindfs: warm seconds through bindfs
     for r in range(a.rounds):
         for ci, (label, p, tool) in enumerate(CASES):
             for s in states:
@@ -242,17 +263,28 @@ def main():
                 times[(ci, s)][0].append(mine)
                 times[(ci, s)][1].append(ref)
                 print(f"round {r + 1} {s:9} {p:24} mount {mine:7.2f} s  local {ref:7.2f} s", file=sys.stderr, flush=True)
+                if s == "warm" and a.bindfs:
+                    b = Bindfs(local, os.path.join(a.work, "mnt-bindfs"))
+                    try:
+                        peer[ci].append(run_tool(a, tool, os.path.join(b.mnt, p)))
+                    finally:
+                        b.stop()
+                    print(f"round {r + 1} {'warm':9} {p:24} bindfs {peer[ci][-1]:6.2f} s (local {ref:7.2f} s)", file=sys.stderr, flush=True)
     shape = json.load(open(os.path.join(out, "shape.json")))
     params = sum(os.path.getsize(b) for b in blobs)
     print(f"Store: hidden {shape['hidden']}, {shape['layers']} layers, vocab {shape['vocab']} ({params / 1e6:.0f} MB of blobs); "
           f"medians of {a.rounds} rounds; ratio = local seconds / mount seconds.\n")
-    print("| load | " + " | ".join(f"{s}: mount s | local s | ratio" for s in states) + " |")
-    print("|---|" + "---|---|---|" * len(states))
+    print("| load | " + " | ".join(f"{s}: mount s | local s | ratio" for s in states)
+          + (" | warm through bindfs s | ratio |" if a.bindfs else " |"))
+    print("|---|" + "---|---|---|" * len(states) + ("---|---|" if a.bindfs else ""))
     for ci, (label, _, _) in enumerate(CASES):
         cells = []
         for s in states:
             mine, ref = median(times[(ci, s)][0]), median(times[(ci, s)][1])
             cells.append(f"{mine:.2f} | {ref:.2f} | {ref / mine:.2f}")
+        if a.bindfs:
+            through = median(peer[ci])
+            cells.append(f"{through:.2f} | {median(times[(ci, 'warm')][1]) / through:.2f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 

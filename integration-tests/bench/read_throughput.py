@@ -321,7 +321,7 @@ def cache_blobs(store, blobs):
 
 def mount(a, flags, store, mnt):
     """Starts `modelfs mount` with these JVM flags; returns once the models are listed."""
-    proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--cache-size", a.cache_size, mnt],
+    proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, "--no-cache-dir", "--cache-size", a.cache_size, mnt],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.time() + 120
     while not os.path.isdir(os.path.join(mnt, "big-gguf")):

@@ -129,7 +129,8 @@ def one(a, jar, store, front, work, extra=(), jvm=()):
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt, exist_ok=True)
     port = free_port()
-    args = ["mount", "--store", store, *extra, mnt] if front == "mount" else ["nfs", "--store", store, "--port", str(port), *extra]
+    cache = [] if "--cache-dir" in extra else ["--no-cache-dir"]     # as before the default cache directory (its start-up scan: DESIGN.md §2.7)
+    args = ["mount", "--store", store, *cache, *extra, mnt] if front == "mount" else ["nfs", "--store", store, "--port", str(port), *cache, *extra]
     ready = (lambda: listable_mount(mnt)) if front == "mount" else (lambda: listable_nfs(port))
     t0 = time.time()
     with open(log, "w") as out:

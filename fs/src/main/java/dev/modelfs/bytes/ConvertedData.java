@@ -28,6 +28,12 @@ public abstract class ConvertedData {
 
     /** Bumped whenever a conversion's bytes change, so an on-disk cache of older bytes is never hit. */
     private static final String DISK_FORMAT = "modelfs-chunks-1";
+    /**
+     * The stamp of this build ({@code build.properties}, filled in by Maven), also in every chunk name: the cache
+     * directory is on by default, so a user who upgrades modelfs must never be served chunks an older build computed,
+     * whether or not {@link #DISK_FORMAT} was bumped. {@code "unbuilt"} when the classes run without the resource.
+     */
+    static final String BUILD = buildStamp();
 
     private final long id = IDS.incrementAndGet();
     private volatile String persistentKey;
@@ -88,7 +94,7 @@ public abstract class ConvertedData {
 
     /**
      * The name of chunk {@code chunk} in the on-disk chunk cache ({@code [0-9a-f]+-chunk}: a SHA-256 of the
-     * cache format, {@link #identity()}, the length and the chunk size), or null when {@link #identity()} is.
+     * cache format, the build's stamp ({@link #BUILD}), {@link #identity()}, the length and the chunk size), or null when {@link #identity()} is.
      */
     public final String persistentName(long chunk) {
         String key = persistentKey;
@@ -97,13 +103,26 @@ public abstract class ConvertedData {
             if (identity == null) {
                 return null;
             }
-            key = sha256(DISK_FORMAT + "\n" + identity + "\n" + length() + " " + chunkBytes()).substring(0, 48);
+            key = sha256(DISK_FORMAT + " " + BUILD + "\n" + identity + "\n" + length() + " " + chunkBytes()).substring(0, 48);
             persistentKey = key;
         }
         return key + "-" + chunk;
     }
 
-    private static String sha256(String s) {
+    private static String buildStamp() {
+        try (java.io.InputStream in = ConvertedData.class.getResourceAsStream("build.properties")) {
+            if (in == null) {
+                return "unbuilt";
+            }
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            return p.getProperty("build", "unbuilt");
+        } catch (java.io.IOException e) {
+            return "unbuilt";
+        }
+    }
+
+        private static String sha256(String s) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -101,6 +102,21 @@ final class CliMount implements AutoCloseable {
     /** {@code warmed}: ready also needs the warm-up's end ({@link #warmedUp}). */
     private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, boolean warmed,
                                       String... extra) throws IOException, InterruptedException {
+        return startWith(bound, modelfs, store, mountpoint, warmed, null, extra);
+    }
+
+    /**
+     * Like {@link #start}, as a user starts it: with the cache directory of its defaults ({@code --no-cache-dir} is not
+     * added) and these environment variables added (null values removed).
+     */
+    static CliMount startAsAUser(Map<String, String> env, Path store, Path mountpoint, String... extra)
+            throws IOException, InterruptedException {
+        return startWith(READY_BOUND, List.of(), store, mountpoint, true, env, extra);
+    }
+
+    /** {@code env}: null for {@link #memoryOnlyUnlessNamed} and this process's environment, else as {@link #startAsAUser}. */
+    private static CliMount startWith(Duration bound, List<String> modelfs, Path store, Path mountpoint, boolean warmed,
+                                      Map<String, String> env, String... extra) throws IOException, InterruptedException {
         Env.requireFuse();
         try {
             Files.createDirectories(mountpoint);
@@ -109,13 +125,27 @@ final class CliMount implements AutoCloseable {
         }
         Path log = mountpoint.resolveSibling(mountpoint.getFileName() + ".log");
         List<String> args = new ArrayList<>(List.of("mount", "--store", store.toString()));
-        args.addAll(List.of(extra));
+        args.addAll(env == null ? memoryOnlyUnlessNamed(extra) : List.of(extra));
         args.add(mountpoint.toString());
         // ready = the command says it serves (a stale mount left at the path is in mountinfo too)
         Ready ready = () -> Files.readString(log).contains("modelfs: serving") && MountTable.isMounted(mountpoint)
                 && (!warmed || warmedUp(Files.readString(log), extra));
-        Process p = launchCommand(modelfs.isEmpty() ? command(args.toArray(String[]::new)) : concat(modelfs, args), log, "mount", ready, bound);
+        Process p = launchCommand(modelfs.isEmpty() ? command(args.toArray(String[]::new)) : concat(modelfs, args), log, "mount", ready, bound,
+                env == null ? Map.of() : env);
         return new CliMount(store, mountpoint, p, log);
+    }
+
+    /**
+     * {@code extra} with {@code --no-cache-dir} added unless it names a cache directory itself ({@code --cache-dir},
+     * {@code --no-cache-dir}): the cache directory is on by default (docs/SEMANTICS.md), and a test reads what one mount
+     * converts, never chunks an earlier test left in a shared directory. {@code DefaultCacheDirTest} tests the default.
+     */
+    static List<String> memoryOnlyUnlessNamed(String... extra) {
+        List<String> out = new ArrayList<>(List.of(extra));
+        if (!out.contains("--cache-dir") && !out.contains("--no-cache-dir")) {
+            out.addFirst("--no-cache-dir");
+        }
+        return out;
     }
 
     /**
@@ -144,7 +174,21 @@ final class CliMount implements AutoCloseable {
 
     /** Starts the command line {@code cmd} with its output in {@code log}; fails unless it is ready within {@code bound}. */
     static Process launchCommand(List<String> cmd, Path log, String what, Ready ready, Duration bound) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return launchCommand(cmd, log, what, ready, bound, Map.of());
+    }
+
+    /** Like {@link #launchCommand(List, Path, String, Ready, Duration)} with {@code env} added (null values removed). */
+    static Process launchCommand(List<String> cmd, Path log, String what, Ready ready, Duration bound, Map<String, String> env)
+            throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        env.forEach((k, v) -> {
+            if (v == null) {
+                pb.environment().remove(k);
+            } else {
+                pb.environment().put(k, v);
+            }
+        });
+        Process p = pb.start();
         try {
             Poll.until("modelfs " + what + " ready", bound, () -> {
                 if (!p.isAlive()) {

@@ -53,7 +53,7 @@ final class CliNfs implements AutoCloseable {
     private static CliNfs start(Duration ready, boolean warmed, Path store, Path log, int port, String... extra)
             throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("nfs", "--store", store.toString(), "--port", Integer.toString(port)));
-        args.addAll(List.of(extra));
+        args.addAll(CliMount.memoryOnlyUnlessNamed(extra));
         Process p = CliMount.launchCommand(CliMount.command(args.toArray(String[]::new)), log, "nfs",
                 () -> Files.readString(log).contains("modelfs: serving NFS") && (!warmed || CliMount.warmedUp(Files.readString(log), extra)),
                 ready);

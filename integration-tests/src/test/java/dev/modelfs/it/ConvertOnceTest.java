@@ -457,6 +457,74 @@ class ConvertOnceTest {
         }
     }
 
+    /**
+     * The cache directory is on by default (SEMANTICS.md "The chunk cache directory"): a mount started as a user starts
+     * it, with no cache option ({@code MODELFS_CACHE_DIR} unset), keeps what it converts in
+     * {@code $XDG_CACHE_HOME/modelfs/converted} and says so in its log; a second such mount serves the converted file
+     * whole from there with the reference bytes and converts nothing; {@code --no-cache-dir} makes and writes nothing; a
+     * default directory that cannot be made (its parent is a file) leaves the mount serving the reference bytes from
+     * memory, with one log line; {@code --cache-dir} with {@code --no-cache-dir} is refused.
+     */
+    @Test
+    void theCacheDirectoryIsOnByDefaultAndNoCacheDirTurnsItOff() throws Exception {
+        Path xdg = work.resolve("xdg");
+        Path dir = xdg.resolve("modelfs/converted");
+        CliMount m = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-1"), "--no-warmup");
+        try {
+            assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
+            Poll.until("the complete file assembled in the default cache directory", Duration.ofSeconds(120),
+                    () -> completeFiles(dir).size() == 1, () -> CliMount.readQuietly(m.log));
+        } finally {
+            m.close();
+        }
+        assertTrue(m.log().contains("converted chunks are kept in " + dir), m.log());
+        assertTrue(Stats.of(m.log()).toDisk() > 0, "chunks written to the default directory: " + Stats.of(m.log()));
+
+        CliMount again = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-2"), "--no-warmup");
+        try {
+            assertEquals(reference, sha256(again.mountpoint.resolve(FILE)));
+        } finally {
+            again.close();
+        }
+        Stats second = Stats.of(again.log());
+        assertEquals(0, second.converted(), "converted once, by the first mount: " + second);
+        assertEquals(1, second.wholeServed(), second.toString());
+
+        Path off = work.resolve("xdg-off");
+        CliMount none = CliMount.startAsAUser(userEnv(off), store, work.resolve("default-off"), "--no-warmup", "--no-cache-dir");
+        try {
+            assertEquals(reference, sha256(none.mountpoint.resolve(FILE)));
+        } finally {
+            none.close();
+        }
+        assertFalse(Files.exists(off), "--no-cache-dir makes no directory");
+        assertEquals(-1, Stats.of(none.log()).toDisk(), "no cache directory in the summary: " + none.log());
+
+        Path file = Files.writeString(work.resolve("xdg-is-a-file"), "x");
+        CliMount blocked = CliMount.startAsAUser(userEnv(file), store, work.resolve("default-blocked"), "--no-warmup");
+        try {
+            assertEquals(reference, sha256(blocked.mountpoint.resolve(FILE)));
+        } finally {
+            blocked.close();
+        }
+        assertEquals(1, blocked.log().lines().filter(l -> l.contains("kept in memory only: cannot use the cache directory")).count(),
+                blocked.log());
+        assertEquals(-1, Stats.of(blocked.log()).toDisk(), blocked.log());
+
+        Env.Run both = Env.run(60, CliMount.command("mount", "--store", store.toString(), "--cache-dir", dir.toString(),
+                "--no-cache-dir", Files.createDirectories(work.resolve("default-both")).toString()));
+        assertEquals(1, both.exit(), both.output());
+        assertTrue(both.output().contains("--cache-dir and --no-cache-dir contradict each other"), both.output());
+    }
+
+    /** The environment of a user whose {@code XDG_CACHE_HOME} is {@code xdg}, {@code MODELFS_CACHE_DIR} unset. */
+    private static java.util.Map<String, String> userEnv(Path xdg) {
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        env.put("XDG_CACHE_HOME", xdg.toString());
+        env.put("MODELFS_CACHE_DIR", null);
+        return env;
+    }
+
     /** Mounts with {@code --cache-dir dir}, reads the file once and unmounts; returns the mount's counts. */
     private static Stats readOnce(String name, Path dir) throws Exception {
         CliMount m = CliMount.start(store, work.resolve(name), "--no-warmup", "--cache-dir", dir.toString());

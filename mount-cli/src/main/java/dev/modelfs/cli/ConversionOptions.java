@@ -7,16 +7,27 @@ import dev.modelfs.warmup.WarmupDeadline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** The options of {@code mount} and {@code nfs} about converted bytes: the on-disk chunk cache and the kernel warm-up. */
+/**
+ * The options of {@code mount} and {@code nfs} about converted bytes: the cache directory (on by default: converted
+ * once, then served whole by kernel passthrough, docs/DESIGN.md §2.7) and the kernel warm-up.
+ */
 final class ConversionOptions {
     @Option(names = "--cache-dir", paramLabel = "DIR",
-            description = "also keep converted chunks on disk in DIR (reused after a restart and by other modelfs processes)")
+            description = "keep converted chunks, and converted files once whole, on disk in DIR: reused after a restart and by"
+                    + " other modelfs processes (default: $MODELFS_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/modelfs/converted)")
     Path cacheDir;
 
+    @Option(names = "--no-cache-dir", description = "keep converted chunks in memory only: every mount converts again")
+    boolean noCacheDir;
+
     @Option(names = "--cache-dir-size", paramLabel = "SIZE", converter = SizeConverter.class, defaultValue = "10G",
-            description = "bound of --cache-dir (default: ${DEFAULT-VALUE})")
+            description = "bound of the cache directory (default: ${DEFAULT-VALUE})")
     long cacheDirSize;
 
     @Option(names = "--no-warmup", description = "skip the warm-up of the store's conversion kernels and read path that runs behind the served tree (converted files then open at once, and their first reads run JIT-cold)")
@@ -35,17 +46,49 @@ final class ConversionOptions {
         return noWarmup ? Duration.ZERO : Duration.ofSeconds(warmupSeconds);
     }
 
-    /** The disk tier under a memory cache of {@code cacheBytes}, or null without {@code --cache-dir}. */
+    /** The command this mixin is part of (null when parsed alone, in tests): usage errors are reported against it. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    /** The environment the default cache directory is named from (tests set their own). */
+    Map<String, String> environment = System.getenv();
+
+    /** The cache directory once resolved ({@link #cacheDirectory()}); {@link #NONE} for memory only. */
+    private Path resolved;
+    private static final Path NONE = Path.of("");
+
+    /**
+     * The cache directory this command uses, absolute: {@code --cache-dir}; null with {@code --no-cache-dir}; else the
+     * default ({@link DefaultCacheDir}), or null when it cannot be made or written (one log line: the command serves from
+     * memory then, as a cache directory whose disk fails does). Resolved once.
+     */
+    Path cacheDirectory() {
+        if (resolved == null) {
+            if (noCacheDir && cacheDir != null) {
+                String contradiction = "--cache-dir and --no-cache-dir contradict each other";
+                throw mixee == null ? new IllegalArgumentException(contradiction)
+                        : new CommandLine.ParameterException(mixee.commandLine(), contradiction);   // a usage error
+            }
+            Path dir = noCacheDir ? null : cacheDir != null ? cacheDir.toAbsolutePath() : DefaultCacheDir.usable(environment, cacheDirSize);
+            resolved = dir == null ? NONE : dir;
+        }
+        return resolved == NONE ? null : resolved;
+    }
+
+    /** The disk tier under a memory cache of {@code cacheBytes}, or null without a cache directory. */
     DiskChunkStore openDisk(long cacheBytes) throws IOException {
-        return cacheDir == null ? null
-                : new DiskChunkStore(cacheDir.toAbsolutePath(), cacheDirSize, DiskChunkStore.queueFor(cacheBytes));
+        Path dir = cacheDirectory();
+        return dir == null ? null : new DiskChunkStore(dir, cacheDirSize, DiskChunkStore.queueFor(cacheBytes));
     }
 
     /** The same options as arguments, for the process {@code --daemon} starts. */
     List<String> args() {
         List<String> a = new ArrayList<>();
-        if (cacheDir != null) {
-            a.addAll(List.of("--cache-dir", cacheDir.toAbsolutePath().toString(), "--cache-dir-size", Long.toString(cacheDirSize)));
+        Path dir = cacheDirectory();
+        if (dir != null) {
+            a.addAll(List.of("--cache-dir", dir.toString(), "--cache-dir-size", Long.toString(cacheDirSize)));
+        } else {
+            a.add("--no-cache-dir");
         }
         if (noWarmup) {
             a.add("--no-warmup");

@@ -125,7 +125,7 @@ final class MountCommand implements Callable<Integer> {
             }
         }
         return new MountOptions(allowOther, uid, gid, extra, dev.modelfs.cache.MemoryCap.chunkCacheBytes(cacheSize, dev.modelfs.cache.MemoryCap.limit()), refreshMillis, debug, threads,
-                conversion.cacheDir == null ? null : conversion.cacheDir.toAbsolutePath(), conversion.cacheDirSize, conversion.warmup(),
+                conversion.cacheDirectory(), conversion.cacheDirSize, conversion.warmup(),
                 !noKernelPassthrough, ioUring);
     }
 
