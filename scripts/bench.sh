@@ -27,16 +27,17 @@
 #      build's jar to compare with (e.g. main's mount-cli/target/modelfs.jar). Each table has a row of this build
 #      started with its AOT cache (made first by the launcher's training run, scripts/lib.sh aot_flags, in the work
 #      folder) and the JVM's CPU seconds until the listing (utime + stime, robust to other load).
-# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only] [--work DIR]
+# Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only | --goals-only] [--work DIR]
 #        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--load-only S] [--load-bindfs] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
 #   G: GB of converted files streamed for the RSS figure (default 20); --mount-only skips 1 and 2;
-#   --fresh-only runs only 3; DIR: keep the generated store there and reuse it (default: a temporary folder).
+#   --fresh-only runs only 3; --goals-only runs only the rows of 3 the read-path goals are stated on (for
+#   large --mib: issue 37's 8 GiB); DIR: keep the generated store there and reuse it (default: a temporary folder).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_args=; mmap=; ra_kb=128,1024; startup=; before=
+mib=512; rounds=3; stream_gb=20; mount_only=; fresh_only=; keep=; load=; load_shape=256,2,512; load_args=; mmap=; ra_kb=128,1024; startup=; before=; goals_only=
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
     --stream-gb) stream_gb="$2"; shift 2 ;;
     --mount-only) mount_only=1; shift ;;
     --fresh-only) mount_only=1; fresh_only=1; shift ;;
+    --goals-only) mount_only=1; fresh_only=1; goals_only=--goals-only; shift ;;
     --work) keep="$2"; shift 2 ;;
     --load) load=1; shift ;;
     --load-shape) load_shape="$2"; shift 2 ;;
@@ -155,7 +157,7 @@ mkdir -p "$work"
 cc -O2 -Wall -o "$work/nfs_parallel_read" integration-tests/bench/nfs_parallel_read.c -lnfs
 echo "## Issue 19 goals: fresh mounts next to bindfs and nfs-ganesha"
 MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/fresh_mount.py "$MODELFS_JAR" "$work" \
-  --nfs-reader "$work/nfs_parallel_read" --mib "$mib" --rounds "$rounds" --java "$JAVA_HOME/bin/java"
+  --nfs-reader "$work/nfs_parallel_read" --mib "$mib" --rounds "$rounds" --java "$JAVA_HOME/bin/java" $goals_only
 [ -n "$fresh_only" ] && exit 0
 echo "## Read throughput through a warm mount, next to bindfs"
 MODELFS_JVM_FLAGS="${MODELFS_JVM_FLAGS[*]} ${MODELFS_VECTOR_FLAGS[*]}" "$MODELFS_PYTHON" integration-tests/bench/read_throughput.py "$MODELFS_JAR" "$work" \
