@@ -426,47 +426,32 @@ def main():
         pin.wait(30)
     with open(os.path.join(a.work, "fresh-samples.json"), "w") as f:    # every sample, for a closer look at the noise
         json.dump(r, f, indent=1)
-    (goals_report if a.goals_only else report)(a, r)
-
-
-def goals_report(a, r):
-    """The rows of report() the read-path goals are stated on (--goals-only)."""
-    print(f"Fresh mounts, read-path goals only (--goals-only, --mib {a.mib}), medians of {a.rounds} rounds (min–max), GB/s"
-          " (of output for converted files); GB = 10^9 bytes.")
-    print()
-    print("| goal: read | modelfs | reference, same run | ratio |")
-    print("|---|---|---|---|")
-    for name in CONVERTED:
-        row(f"1. {name}, first read on a fresh mount", r[name + " fresh"], "the same read on a warm mount", r[name + " warm"], 0.8)
-        row(f"1. {name}, first read on a fresh mount", r[name + " fresh"], "bindfs first read of the blob", r["bindfs1"], 0.5)
-    row("2. `model.gguf` first read, fresh mount (kernel passthrough)", r["pass1"], "bindfs first read", r["bindfs1"], 1.0)
-    row("2. `model.safetensors` (as stored), first read, fresh mount", r["reas1"],
-        "`model.gguf` through modelfs's read path (`--no-kernel-passthrough`)", r["pass1 served"], 0.9)
-    row("2. the same, right after a conversion", r["reas after conv"],
-        "`model.gguf` through modelfs's read path (`--no-kernel-passthrough`)", r["pass1 served"], 0.9)
-    row("2. `model.gguf` first read, fresh mount, `--no-kernel-passthrough` (modelfs's read path)", r["pass1 served"],
-        "bindfs first read", r["bindfs1"])
+    report(a, r)
 
 
 def report(a, r):
+    """The table of every row measured; with --goals-only, the rows the read-path goals are stated on."""
     b1 = r["bindfs1"]
-    print(f"Fresh mounts (a new modelfs JVM per measurement), medians of {a.rounds} rounds (min–max), GB/s (of output for"
-          " converted files); GB = 10^9 bytes.")
+    print(f"Fresh mounts (a new modelfs JVM per measurement){' --goals-only, --mib ' + str(a.mib) if a.goals_only else ''},"
+          f" medians of {a.rounds} rounds (min–max), GB/s (of output for converted files); GB = 10^9 bytes.")
     print()
     print("| goal: read | modelfs | reference, same run | ratio |")
     print("|---|---|---|---|")
     for name in CONVERTED:
         row(f"1. {name}, first read on a fresh mount", r[name + " fresh"], "the same read on a warm mount", r[name + " warm"], 0.8)
         row(f"1. {name}, first read on a fresh mount", r[name + " fresh"], "bindfs first read of the blob", b1, 0.5)
+        if a.goals_only:
+            continue
         row("1. the same, `--no-warmup`", r[name + " fresh nowarm"], "with the warm-up", r[name + " fresh"])
         row("1. the same, `--no-warmup` with a trained AOT cache (`-XX:AOTCache`)", r[name + " fresh aot"], "the same read on a warm mount", r[name + " warm"], 0.8)
-    print(f"| 1. warm-up cost at mount | {fmt(r['warmup cpu'])} CPU s; the tree is listed {fmt(r['ready'])} s after the command,"
-          f" the warm-up behind it done (converted reads timed from then) {fmt(r['warmed'])} s after it"
-          f" | with `--no-warmup`: {fmt(r['ready nowarm'])} s | |")
-    print(f"| 1. JVM anonymous RSS when the tree is listed, before any read | {fmt(r['anon MiB'])} MiB | with `--no-warmup`:"
-          f" {fmt(r['anon MiB nowarm'])} MiB | |")
-    print(f"| 1. chunks converted by a fresh and a warm read of `{FP32}` (`--cache-size 128M`: the warm read converts"
-          f" again) | {fmt(r['fp32 conversions'])} | | |")
+    if not a.goals_only:
+        print(f"| 1. warm-up cost at mount | {fmt(r['warmup cpu'])} CPU s; the tree is listed {fmt(r['ready'])} s after the command,"
+              f" the warm-up behind it done (converted reads timed from then) {fmt(r['warmed'])} s after it"
+              f" | with `--no-warmup`: {fmt(r['ready nowarm'])} s | |")
+        print(f"| 1. JVM anonymous RSS when the tree is listed, before any read | {fmt(r['anon MiB'])} MiB | with `--no-warmup`:"
+              f" {fmt(r['anon MiB nowarm'])} MiB | |")
+        print(f"| 1. chunks converted by a fresh and a warm read of `{FP32}` (`--cache-size 128M`: the warm read converts"
+              f" again) | {fmt(r['fp32 conversions'])} | | |")
     row("2. `model.gguf` first read, fresh mount (kernel passthrough)", r["pass1"], "bindfs first read", b1, 1.0)
     row("2. `model.gguf` first read, fresh mount, `--no-kernel-passthrough` (modelfs's read path)", r["pass1 served"],
         "bindfs first read", b1)
@@ -476,6 +461,8 @@ def report(a, r):
         "`model.gguf` through modelfs's read path (`--no-kernel-passthrough`)", r["pass1 served"], 0.9)
     row("2. `model.safetensors` (as stored), first read, fresh mount", r["reas1"], "`model.gguf` with kernel passthrough",
         r["pass1"])
+    if a.goals_only:
+        return
     if "ganesha cat" in r:
         row("3. NFS passthrough `model.gguf`, `nfs-cat`", r["nfs cat"], "ganesha (VFS, NFSv4), `nfs-cat`", r["ganesha cat"], 1.0)
         print(f"| 3. `modelfs nfs` start-up, warm-up included | answers {fmt(r['nfs ready'])} s after the command | | |")
