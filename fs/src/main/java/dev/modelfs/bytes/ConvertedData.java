@@ -122,7 +122,7 @@ public abstract class ConvertedData {
         }
     }
 
-        private static String sha256(String s) {
+    private static String sha256(String s) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
