@@ -1,5 +1,6 @@
 package dev.modelfs.convert;
 
+import dev.modelfs.cache.MappedPages;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -13,6 +14,9 @@ import java.lang.foreign.ValueLayout;
  * is about to read: {@link UnitSource.Blocks} (and {@link UnitSource.Shifted} through it), {@link UnitSource.MlxGroups}
  * and {@link UnitSource.Repacked} (codes, scales and biases, {@link MlxParts#touch}), {@link Gathered} (each source
  * range before its blocks are dequantized); {@code GuardedPagesTest} checks each over a blob that shrank.
+ *
+ * <p>The pages are first brought in from native code ({@link MappedPages#populate}): a page the store's disk is slow
+ * to deliver then holds only this thread, never the JVM's safepoints (SEMANTICS.md "When the store's disk fails").
  *
  * <p>Invariants: reads one byte of every 4 KiB page of {@code [from, to)}, nothing else; a page dropped from the page
  * cache and failing between this touch and the kernel's read is not covered (a window of microseconds).
@@ -29,6 +33,7 @@ final class GuardedPages {
             return;
         }
         long end = Math.min(to, seg.byteSize());
+        MappedPages.populate(seg, from, end);     // waits on the disk in native code, never holding the JVM's safepoints
         byte sink = 0;
         for (long p = from; p < end; p = (p / PAGE + 1) * PAGE) {
             sink ^= seg.get(ValueLayout.JAVA_BYTE, p);

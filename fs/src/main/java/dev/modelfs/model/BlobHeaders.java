@@ -1,6 +1,7 @@
 package dev.modelfs.model;
 
 import dev.modelfs.cache.BlobSizeMismatchException;
+import dev.modelfs.cache.MappedPages;
 import dev.modelfs.cache.NativeFile;
 import dev.modelfs.cache.TruncatedMapping;
 import dev.modelfs.format.HeapCharge;
@@ -33,7 +34,12 @@ public final class BlobHeaders {
     }
 
     public SafetensorsHeader safetensors(Digest d, long size) throws IOException {
-        return parse(d, size, SafetensorsParser::parse);
+        return parse(d, size, seg -> {
+            if (seg.byteSize() >= 8) {                     // the header's own length, then the header, from native code
+                MappedPages.populate(seg, 0, 8 + Math.max(0, Math.min(seg.get(LE_LONG, 0), seg.byteSize())));
+            }
+            return SafetensorsParser.parse(seg);
+        });
     }
 
     public GgufFile gguf(Digest d, long size) throws IOException {
@@ -42,7 +48,10 @@ public final class BlobHeaders {
 
     /** The GGUF header, its metadata charged to {@code charge} as it is parsed ({@link GgufReader#read(MemorySegment, HeapCharge)}). */
     public GgufFile gguf(Digest d, long size, HeapCharge charge) throws IOException {
-        return parse(d, size, seg -> GgufReader.read(seg, charge));
+        return parse(d, size, seg -> {
+            MappedPages.populate(seg, 0, GGUF_HEADER_PAGES);
+            return GgufReader.read(seg, charge);
+        });
     }
 
     /**
@@ -61,13 +70,23 @@ public final class BlobHeaders {
     /** {@code "GGUF"} read as a little-endian int. */
     private static final int GGUF_MAGIC = 0x46554747;
 
-    private <T> T parse(Digest d, long size, Function<MemorySegment, T> parser) throws IOException {
+    /**
+     * What of a blob is brought in from native code before its header is parsed from the mapping ({@link MappedPages}:
+     * a page the store's disk is slow to deliver then holds this thread alone, never the JVM's safepoints): the first
+     * 64 KiB of every blob (what the kernel's read-ahead reads anyway), a safetensors header as long as its first 8
+     * bytes say, and 8 MiB of a GGUF blob, which holds the header of a real model (a vocabulary of 262,144 tokens and
+     * its merges); a header past that is read through Java page faults, as before.
+     */
+    private static final long FIRST_PAGES = 64L << 10, GGUF_HEADER_PAGES = 8L << 20;
+
+        private <T> T parse(Digest d, long size, Function<MemorySegment, T> parser) throws IOException {
         try (NativeFile f = store.openBlob(d); Arena arena = Arena.ofConfined()) {
             long actual = f.stat().size();
             if (actual != size) {
                 throw new BlobSizeMismatchException(f.path(), size, actual);
             }
             MemorySegment seg = actual == 0 ? MemorySegment.ofArray(new byte[0]) : f.map(actual, arena);
+            MappedPages.populate(seg, 0, FIRST_PAGES);    // from native code: a stalled disk holds this thread alone
             try {
                 return parser.apply(seg);
             } catch (InternalError e) {

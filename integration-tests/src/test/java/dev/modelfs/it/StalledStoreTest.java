@@ -65,6 +65,7 @@ class StalledStoreTest {
                 bounded(failures, "getxattr of a converted file", "python3", "-c",
                         "import os, sys; os.getxattr(sys.argv[1], 'user.modelfs.source')", mnt.resolve("a/fp32/model.safetensors").toString());
                 bounded(failures, "statfs of the mount", "stat", "-f", mnt.toString());
+                safepoint(failures, m.process);
             } finally {
                 lower.set();                                      // the disk answers again
             }
@@ -126,6 +127,7 @@ class StalledStoreTest {
                 }
                 boundedRpc(failures, "GETATTR of a/fp32/model.safetensors", nfs, 1, converted);
                 boundedRpc(failures, "FSSTAT of the root", nfs, 18, converted);
+                safepoint(failures, nfs.process);
             } finally {
                 lower.set();
             }
@@ -145,6 +147,57 @@ class StalledStoreTest {
                 F16Store.checkFp32(Files.write(tmp.resolve("nfs-after"), c.readAll(converted, 1 << 20)), written.get("a"));
             }
         }
+    }
+
+    /**
+     * A conversion that waits on a page of an already mapped blob (the disk stalls after the server mapped it) holds
+     * that one thread, not the server: its JVM still reaches a safepoint and {@code nfs-ls} of the root answers within
+     * the bound (the soak of stop 43 saw a server answer nothing while a conversion faulted on a stalled page from Java
+     * code); once the disk answers, the waiting READ completes.
+     */
+    @Test
+    void aConversionWaitingOnAStalledPageOfAMappedBlobHoldsNoSafepointOfTheServer() throws Exception {
+        CliNfs.requireClients();
+        int rows = 16384;
+        Path store = written.write(tmp.resolve("store"), List.of("a"), rows);
+        try (FaultFs lower = FaultFs.mount(store, tmp);
+             CliNfs nfs = CliNfs.start(lower.mountpoint, tmp.resolve("nfs.log"), CliNfs.freePort(), "--no-warmup")) {
+            byte[] converted;
+            try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                converted = c.walk(c.mount("/").fh(), "a/fp32/model.safetensors");
+                assertEquals(0, c.read(converted, 0, 4096).status(), "the blob is mapped and its first pages read");
+            }
+            long nearTheEnd = (long) F16Store.TENSORS * rows * F16Store.COLS * 4 - (1 << 20);   // far past any read-ahead
+            List<String> failures = new ArrayList<>();
+            java.util.concurrent.CompletableFuture<Integer> late;
+            lower.set("stall");
+            try {
+                late = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try (NfsRpcClient c = new NfsRpcClient(nfs.port)) {
+                        return c.read(converted, nearTheEnd, 1 << 20).status();
+                    } catch (IOException e) {
+                        return -1;
+                    }
+                }, OWN_THREAD);
+                lower.awaitStalled(1, 30);
+                safepoint(failures, nfs.process);
+                boundedNfs(failures, "nfs-ls of the root", nfs, "nfs-ls", nfs.url(""));
+            } finally {
+                lower.set();
+            }
+            assertTrue(failures.isEmpty(), "while a conversion waited on the stalled disk:\n" + String.join("\n", failures) + "\n" + nfs.log());
+            assertEquals(0, late.get(90, TimeUnit.SECONDS), "the waiting READ completes once the disk answers");
+        }
+    }
+
+    /**
+     * The server's JVM still reaches a safepoint (what a garbage collection, a deoptimization and a thread dump wait
+     * for) while its readers wait on the stalled disk: {@code jcmd Thread.print} answers within the bound. A reader
+     * waiting in a page fault of a mapped blob from Java code would hold every safepoint, and with it every thread.
+     */
+    private static void safepoint(List<String> failures, Process server) throws IOException, InterruptedException {
+        bounded(failures, "a safepoint of the server's JVM (jcmd Thread.print)",
+                Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(server.pid()), "Thread.print");
     }
 
     /** Runs {@code cmd}; a failure is recorded unless it exits 0 within the bound (it is killed at the bound). */

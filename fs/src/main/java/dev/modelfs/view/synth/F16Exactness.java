@@ -3,6 +3,7 @@ package dev.modelfs.view.synth;
 import static dev.modelfs.format.LittleEndian.F32;
 import static dev.modelfs.format.LittleEndian.I16;
 
+import dev.modelfs.cache.MappedPages;
 import dev.modelfs.cache.NativeFile;
 import dev.modelfs.cache.TruncatedMapping;
 import dev.modelfs.model.LogicalTensor;
@@ -57,6 +58,7 @@ final class F16Exactness {
             MemorySegment seg = f.map(size, arena).asSlice(s.bytes().offset(), s.bytes().length());
             boolean bf16 = s.dtype() == dev.modelfs.format.safetensors.Dtype.BF16;
             long n = bf16 ? seg.byteSize() / 2 : seg.byteSize() / 4;
+            MappedPages.populate(seg, 0, seg.byteSize());    // from native code: a stalled disk holds this thread alone
             try {
                 for (long i = 0; i < n; i++) {
                     float v = bf16 ? FloatCasts.bf16ToF32(seg.get(I16, 2 * i)) : seg.get(F32, 4 * i);
