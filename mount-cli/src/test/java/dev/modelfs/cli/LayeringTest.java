@@ -44,7 +44,7 @@ class LayeringTest {
         MAY_IMPORT.put("hf", List.of("arch", "format", "template"));
         MAY_IMPORT.put("synth", List.of("arch", "format", "model", "quant"));
         MAY_IMPORT.put("bytes", List.of("cache", "format", "store", "telemetry"));
-        MAY_IMPORT.put("convert", List.of("bytes", "format", "model", "quant"));
+        MAY_IMPORT.put("convert", List.of("bytes", "cache", "format", "model", "quant"));
         MAY_IMPORT.put("dialect", List.of("arch", "bytes", "convert", "format", "quant"));
         MAY_IMPORT.put("tree", List.of("bytes", "format", "model", "store"));
         MAY_IMPORT.put("read", List.of("bytes", "cache", "store", "telemetry"));
