@@ -6,6 +6,7 @@ import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.bytes.ConvertedData;
 import dev.modelfs.bytes.Segment;
 import dev.modelfs.cache.BlobLease;
+import dev.modelfs.cache.MappedPages;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.cache.TruncatedMapping;
 import dev.modelfs.telemetry.CpuClock;
@@ -228,7 +229,8 @@ public final class OpenedSource implements AutoCloseable {
         boolean whole;
         if (dst.isNative()) {
             whole = lease.file().pread(dst, at, n, pos) == n;
-        } else {
+        } else {                // a heap destination: copied from the mapping, its pages first brought in from native code
+            MappedPages.populate(lease.segment(), pos, pos + n);
             MemorySegment.copy(lease.segment(), pos, dst, at, n);
             whole = lease.file().currentSize() >= pos + n;
         }
