@@ -35,8 +35,8 @@ public final class BlobHeaders {
 
     public SafetensorsHeader safetensors(Digest d, long size) throws IOException {
         return parse(d, size, seg -> {
-            if (seg.byteSize() >= 8) {                     // the header's own length, then the header, from native code
-                MappedPages.populate(seg, 0, 8 + Math.max(0, Math.min(seg.get(LE_LONG, 0), seg.byteSize())));
+            if (seg.byteSize() >= 8) {                     // the rest of the header its first 8 bytes announce, from native code
+                MappedPages.populate(seg, FIRST_PAGES, 8 + Math.max(0, Math.min(seg.get(LE_LONG, 0), seg.byteSize())));
             }
             return SafetensorsParser.parse(seg);
         });
@@ -49,7 +49,7 @@ public final class BlobHeaders {
     /** The GGUF header, its metadata charged to {@code charge} as it is parsed ({@link GgufReader#read(MemorySegment, HeapCharge)}). */
     public GgufFile gguf(Digest d, long size, HeapCharge charge) throws IOException {
         return parse(d, size, seg -> {
-            MappedPages.populate(seg, 0, GGUF_HEADER_PAGES);
+            MappedPages.populate(seg, FIRST_PAGES, GGUF_HEADER_PAGES);     // past what parse() brought in
             return GgufReader.read(seg, charge);
         });
     }
