@@ -15,7 +15,8 @@
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
 #      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's);
 #      --load-only S runs only the cases whose path in the mount contains S (e.g. st/model.gguf); --load-bindfs also
-#      times each warm load on the local copy through a fresh bindfs mount (FUSE's own cost, no conversion).
+#      times each warm load on the local copy through a fresh bindfs mount (FUSE's own cost, no conversion);
+#      --load-read-ahead-kb K mounts with --read-ahead-kb K and gives bindfs's mount the same window (default: modelfs's).
 #      Needs root (drop_caches).
 #   --mmap runs only 7: files that are not kernel passthrough loaded by mmap (plain, MADV_WILLNEED as llama.cpp does,
 #      MADV_SEQUENTIAL) against read(2), on fresh mounts and local copies, at the mount's read_ahead_kb values --ra-kb
@@ -28,7 +29,7 @@
 #      started with its AOT cache (made first by the launcher's training run, scripts/lib.sh aot_flags, in the work
 #      folder) and the JVM's CPU seconds until the listing (utime + stime, robust to other load).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only | --goals-only] [--work DIR]
-#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--load-only S] [--load-bindfs] [--rounds R] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir [--load-cache-dir-size SIZE]] [--load-only S] [--load-bindfs] [--load-read-ahead-kb K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
     --load-cache-dir-size) load_args="$load_args --cache-dir-size $2"; shift 2 ;;
     --load-only) load_args="$load_args --only $2"; shift 2 ;;
     --load-bindfs) load_args="$load_args --bindfs"; shift ;;
+    --load-read-ahead-kb) load_args="$load_args --read-ahead-kb $2"; shift 2 ;;
     --mmap) mmap=1; shift ;;
     --ra-kb) ra_kb="$2"; shift 2 ;;
     --startup) startup=1; shift ;;

@@ -106,7 +106,8 @@ class Mount:
         with open(self.log, "w") as out:
             # the cache directory is on by default: every state but cache-dir converts afresh (--no-cache-dir)
             cache = [] if "--cache-dir" in extra else ["--no-cache-dir"]
-            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *cache, *extra, mnt],
+            window = [] if a.read_ahead_kb is None else ["--read-ahead-kb", str(a.read_ahead_kb)]
+            self.proc = subprocess.Popen([a.java, *flags, "-jar", a.jar, "mount", "--store", store, *cache, *window, *extra, mnt],
                                          stdout=out, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while not os.path.isdir(os.path.join(mnt, "load-gguf")):
@@ -129,12 +130,17 @@ class Mount:
 
 
 class Bindfs:
-    """A fresh read-only bindfs mount of `source` at `mnt` (the C FUSE peer), unmounted by stop()."""
+    """A fresh read-only bindfs mount of `source` at `mnt` (the C FUSE peer), unmounted by stop(); with `window_kb`,
+    its read-ahead window set as modelfs's (--read-ahead-kb) is, so that both read through the same window."""
 
-    def __init__(self, source, mnt):
+    def __init__(self, source, mnt, window_kb=None):
         os.makedirs(mnt, exist_ok=True)
         subprocess.run(["bindfs", "-o", "ro", source, mnt], check=True, timeout=60)
         self.mnt = mnt
+        if window_kb:
+            dev = os.stat(mnt).st_dev
+            with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as knob:
+                knob.write(str(window_kb))
 
     def stop(self):
         subprocess.run(["fusermount", "-u", self.mnt], check=True, timeout=60)
@@ -207,6 +213,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
     ap.add_argument("--only", help="run only the cases whose path in the mount contains this (e.g. model.gguf)")
     ap.add_argument("--bindfs", action="store_true", help="warm: also the local copy through a fresh bindfs mount")
+    ap.add_argument("--read-ahead-kb", type=int, help="modelfs's --read-ahead-kb (default: modelfs's); bindfs's mount "
+                    "gets the same window (default: modelfs's default, 1024; 0: the kernel's 128 for both)")
     a = ap.parse_args()
     if a.bindfs and shutil.which("bindfs") is None:
         sys.exit("--bindfs needs bindfs (apt-get install bindfs)")
@@ -264,7 +272,8 @@ def main():
                 times[(ci, s)][1].append(ref)
                 print(f"round {r + 1} {s:9} {p:24} mount {mine:7.2f} s  local {ref:7.2f} s", file=sys.stderr, flush=True)
                 if s == "warm" and a.bindfs:
-                    b = Bindfs(local, os.path.join(a.work, "mnt-bindfs"))
+                    b = Bindfs(local, os.path.join(a.work, "mnt-bindfs"),
+                               1024 if a.read_ahead_kb is None else a.read_ahead_kb)
                     try:
                         peer[ci].append(run_tool(a, tool, os.path.join(b.mnt, p)))
                     finally:

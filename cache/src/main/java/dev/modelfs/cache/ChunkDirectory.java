@@ -76,6 +76,16 @@ final class ChunkDirectory {
         this.inUse = inUse;
     }
 
+    /** The size bound, in bytes. */
+    long bound() {
+        return maxBytes;
+    }
+
+    /** The bytes left under the bound (negative when over it, until the next trim). */
+    long room() {
+        return maxBytes - bytesOnDisk.get();
+    }
+
     /** Counts {@code bytes} installed by a caller against the bound; whether the directory is now over it. */
     boolean account(long bytes) {
         return bytesOnDisk.addAndGet(bytes) > maxBytes;

@@ -249,6 +249,19 @@ public final class DiskChunkStore implements AutoCloseable {
         return writer.skipped();
     }
 
+    /**
+     * The bytes this directory may still take before its size bound trims anything: the bound less the chunks and
+     * complete files counted on it (as this process counts them: another process sharing the directory is not seen).
+     */
+    public long room() {
+        return directory.room();
+    }
+
+    /** The directory's size bound ({@code --cache-dir-size}), in bytes. */
+    public long bound() {
+        return directory.bound();
+    }
+
     /** Chunks waiting to be written: queued, being written, or in the backlog. */
     public int pending() {
         return writer.pending();

@@ -94,7 +94,13 @@ public final class CompleteFileServing implements AutoCloseable {
         return assembler.idle();
     }
 
-    private String nameOf(ByteSource source) {
+    /** Whether complete file {@code name} is on disk (not verified: opening it does that). */
+    boolean present(String name) {
+        return files.present(name);
+    }
+
+    /** The complete file name of {@code source}, computed once per source; null when it has none. */
+    String nameOf(ByteSource source) {
         String n = names.get(source);
         if (n == null) {
             n = FileIdentity.nameOf(source);

@@ -46,6 +46,10 @@ public final class ServedTree implements AutoCloseable {
     /** The failure lines logged by every policy of this tree (each once). */
     private final FailureLog failures = new FailureLog();
     private boolean closed;
+    /** Converting ahead of readers ({@link #convertAhead}), or null. */
+    private ConvertAhead ahead;
+    /** How long {@link #close} waits for converting ahead to end (it checks between steps of 1 MiB). */
+    static final java.time.Duration AHEAD_STOP = java.time.Duration.ofSeconds(30);
 
     private ServedTree(StoreTree tree, BlobMappings mappings, BlobResolver resolver, ChunkCache chunks,
                        ReadAhead readAhead, ScheduledExecutorService refresher, Telemetry telemetry) {
@@ -123,7 +127,14 @@ public final class ServedTree implements AutoCloseable {
             s += ", " + disk.hits() + " read from and " + disk.writes() + " written to the cache directory";
         }
         s += ", " + readAhead.chunksAhead() + " ahead of readers";
-        return complete == null ? s : s + "; " + complete.summary();
+        if (complete == null) {
+            return s;
+        }
+        ConvertAhead a;
+        synchronized (this) {
+            a = ahead;
+        }
+        return s + "; " + complete.summary() + (a == null ? "" : ", " + a.converted() + " of them converted ahead");
     }
 
     /**
@@ -154,6 +165,16 @@ public final class ServedTree implements AutoCloseable {
         return conversions;
     }
 
+    /**
+     * Starts converting models' most loaded files into the cache directory ahead of readers ({@link ConvertAhead}), once
+     * {@link #conversions()} lets conversions start; nothing without a cache directory. Idempotent.
+     */
+    public synchronized void convertAhead() {
+        if (complete != null && ahead == null && !closed) {
+            ahead = ConvertAhead.start(tree, resolver, chunks.disk(), complete, conversions);
+        }
+    }
+
     /** The complete converted files of the cache directory, or null without one (tests). */
     CompleteFileServing completeFiles() {
         return complete;
@@ -170,6 +191,11 @@ public final class ServedTree implements AutoCloseable {
         }
         closed = true;
         refresher.shutdownNow();
+        if (ahead != null && !ahead.stop(AHEAD_STOP)) {
+            // it may still read the mappings and chunks: they stay (the process is ending)
+            LOG.warning("converting ahead did not stop within " + AHEAD_STOP.toSeconds() + " s");
+            return;
+        }
         if (complete != null) {
             complete.close();
         }

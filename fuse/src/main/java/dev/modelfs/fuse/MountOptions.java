@@ -39,10 +39,15 @@ import java.util.List;
  *                    Linux 6.14+): {@code FuseRing}, {@code --io-uring}. Off by default: it answers 4 KiB random reads
  *                    about 1.5x as fast, but copies every blob byte it serves once more (no {@code splice}), which
  *                    costs sequential reads of reassembled files 15-34 % (BENCHMARKS.md, stop 26)
+ * @param convertAhead with a cache directory, convert models' most loaded files into it ahead of readers once the
+ *                    warm-up is done ({@code ServedTree.convertAhead}; {@code --no-convert-ahead} turns it off)
+ * @param readAheadKib the kernel's read-ahead window on the mount in KiB ({@code --read-ahead-kb},
+ *                    {@link ReadAheadWindow}: set as root, else the kernel's 128 KiB); 0 leaves the kernel's
  */
 public record MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                            long refreshMillis, boolean debug, int threads, Path cacheDir, long cacheDirBytes,
-                           Duration warmup, boolean kernelPassthrough, boolean ioUring) {
+                           Duration warmup, boolean kernelPassthrough, boolean ioUring, boolean convertAhead,
+                           int readAheadKib) {
     public MountOptions {
         extra = List.copyOf(extra);
         if (warmup.isNegative()) {
@@ -51,12 +56,19 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, not " + threads);
         }
+        if (readAheadKib < 0) {
+            throw new IllegalArgumentException("a negative read-ahead window: " + readAheadKib);
+        }
     }
 
-    /** Options without a disk cache, with the warm-up and kernel passthrough, requests through {@code /dev/fuse}. */
+    /**
+     * Options without a disk cache, with the warm-up, kernel passthrough and the default read-ahead window, requests
+     * through {@code /dev/fuse}.
+     */
     public MountOptions(boolean allowOther, long uid, long gid, List<String> extra, long cacheBytes,
                         long refreshMillis, boolean debug, int threads) {
-        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, WarmupDeadline.DEFAULT_WALL, true, false);
+        this(allowOther, uid, gid, extra, cacheBytes, refreshMillis, debug, threads, null, 0, WarmupDeadline.DEFAULT_WALL, true, false,
+                false, ReadAheadWindow.DEFAULT_KIB);
     }
 
     /**
@@ -67,6 +79,11 @@ public record MountOptions(boolean allowOther, long uid, long gid, List<String> 
      */
     public static int defaultThreads() {
         return Math.max(2, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** {@code --read-ahead-kb}'s default, in KiB. */
+    public static int defaultReadAheadKib() {
+        return ReadAheadWindow.DEFAULT_KIB;
     }
 
     /** The {@code -o ...} arguments for libfuse (the mount point is added by {@link MountSession}). */

@@ -85,6 +85,7 @@ public final class MountSession implements FrontEnd {
             served.close();
             throw new IOException("cannot mount " + mp + ": " + e.getMessage(), e);
         }
+        ReadAheadWindow.apply(mp, opts.readAheadKib());
         return new MountSession(mp, served, fs, workers, opts);
     }
 
@@ -97,10 +98,12 @@ public final class MountSession implements FrontEnd {
     @Override
     public synchronized void warmUp() {
         if (opts.warmup().isZero() || warmup != null || closed) {
+            convertAhead();
             return;
         }
         WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
         served.conversions().hold(deadline.atNanos());
+        convertAhead();                     // behind the warm-up: it waits for the gate held just now
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         warmup = BackgroundWarmup.start(stop -> {
             KernelWarmup.beforeServing(served.tree(), served.resolver(), budget.withJitWait(Duration.ZERO), stop, deadline);
@@ -112,6 +115,13 @@ public final class MountSession implements FrontEnd {
                         deadline, opts.ioUring(), stop);
             }
         }, served.conversions()::release);
+    }
+
+    /** Starts converting ahead of readers when the options ask ({@link MountOptions#convertAhead()}). */
+    private void convertAhead() {
+        if (opts.convertAhead() && !closed) {
+            served.convertAhead();
+        }
     }
 
     /**

@@ -47,7 +47,7 @@ class FuseReadWarmupTest {
         Path mp = Files.createDirectories(tmp.resolve("mnt-bg"));
         CountingTelemetry telemetry = new CountingTelemetry();
         MountOptions opts = new MountOptions(false, 0, 0, List.of(), 16 << 20, 60_000, false, 2, null, 0,
-                java.time.Duration.ofSeconds(600), false, false);
+                java.time.Duration.ofSeconds(600), false, false, false, 0);
         Path converted;
         try (MountSession session = MountSession.mount(store, mp, opts, StandardViews.all(), telemetry)) {
             assertTrue(MountTable.isMounted(mp), "mounted when mount returns");

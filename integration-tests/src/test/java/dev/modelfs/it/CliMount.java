@@ -138,12 +138,16 @@ final class CliMount implements AutoCloseable {
     /**
      * {@code extra} with {@code --no-cache-dir} added unless it names a cache directory itself ({@code --cache-dir},
      * {@code --no-cache-dir}): the cache directory is on by default (docs/SEMANTICS.md), and a test reads what one mount
-     * converts, never chunks an earlier test left in a shared directory. {@code DefaultCacheDirTest} tests the default.
+     * converts, never chunks an earlier test left in a shared directory; and with a cache directory named,
+     * {@code --no-convert-ahead}, so that what a test counts is what its readers made. {@code ConvertOnceTest} tests the
+     * defaults ({@link #startAsAUser}).
      */
     static List<String> memoryOnlyUnlessNamed(String... extra) {
         List<String> out = new ArrayList<>(List.of(extra));
         if (!out.contains("--cache-dir") && !out.contains("--no-cache-dir")) {
             out.addFirst("--no-cache-dir");
+        } else if (out.contains("--cache-dir") && !out.contains("--no-convert-ahead")) {
+            out.addFirst("--no-convert-ahead");
         }
         return out;
     }

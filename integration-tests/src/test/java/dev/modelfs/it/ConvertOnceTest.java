@@ -44,7 +44,7 @@ class ConvertOnceTest {
     private static final String FILE = "big-gguf/model.fp32.gguf";
     private static final Pattern SUMMARY = Pattern.compile(
             "\\((\\d+) chunks converted(?:, (\\d+) read from and (\\d+) written to the cache directory)?, (\\d+) ahead of readers"
-            + "(?:; (\\d+) files served from and (\\d+) assembled in the cache directory)?\\)");
+            + "(?:; (\\d+) files served from and (\\d+) assembled in the cache directory(?:, \\d+ of them converted ahead)?)?\\)");
 
     @TempDir
     static Path work;
@@ -469,7 +469,8 @@ class ConvertOnceTest {
     void theCacheDirectoryIsOnByDefaultAndNoCacheDirTurnsItOff() throws Exception {
         Path xdg = work.resolve("xdg");
         Path dir = xdg.resolve("modelfs/converted");
-        CliMount m = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-1"), "--no-warmup");
+        CliMount m = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-1"), "--no-warmup",
+                "--no-convert-ahead");
         try {
             assertEquals(reference, sha256(m.mountpoint.resolve(FILE)));
             Poll.until("the complete file assembled in the default cache directory", Duration.ofSeconds(120),
@@ -480,7 +481,8 @@ class ConvertOnceTest {
         assertTrue(m.log().contains("converted chunks are kept in " + dir), m.log());
         assertTrue(Stats.of(m.log()).toDisk() > 0, "chunks written to the default directory: " + Stats.of(m.log()));
 
-        CliMount again = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-2"), "--no-warmup");
+        CliMount again = CliMount.startAsAUser(userEnv(xdg), store, work.resolve("default-2"), "--no-warmup",
+                "--no-convert-ahead");
         try {
             assertEquals(reference, sha256(again.mountpoint.resolve(FILE)));
         } finally {
@@ -501,7 +503,8 @@ class ConvertOnceTest {
         assertEquals(-1, Stats.of(none.log()).toDisk(), "no cache directory in the summary: " + none.log());
 
         Path file = Files.writeString(work.resolve("xdg-is-a-file"), "x");
-        CliMount blocked = CliMount.startAsAUser(userEnv(file), store, work.resolve("default-blocked"), "--no-warmup");
+        CliMount blocked = CliMount.startAsAUser(userEnv(file), store, work.resolve("default-blocked"), "--no-warmup",
+                "--no-convert-ahead");
         try {
             assertEquals(reference, sha256(blocked.mountpoint.resolve(FILE)));
         } finally {
@@ -515,6 +518,108 @@ class ConvertOnceTest {
                 "--no-cache-dir", Files.createDirectories(work.resolve("default-both")).toString()));
         assertEquals(1, both.exit(), both.output());
         assertTrue(both.output().contains("--cache-dir and --no-cache-dir contradict each other"), both.output());
+    }
+
+    /** Files of the benchmark store that are converted ahead (a GGUF model's own folder, a safetensors model's bf16/). */
+    private static final List<String> AHEAD = List.of("big-gguf/model.safetensors", "big-st/bf16/model.safetensors");
+
+    /**
+     * Converted ahead (SEMANTICS.md "Converted ahead"): a mount started as a user starts it (the default cache directory,
+     * no option) over a store that is empty, into which a model is then pulled (blobs, then manifests), converts the
+     * pulled models' most loaded files into the cache directory on a thread at nice 19, those files and no other; the
+     * first read of each is then served whole by the kernel (no converted byte through modelfs, nothing converted for
+     * it) with the bytes a mount without a cache directory serves. With {@code --no-convert-ahead} no such thread runs
+     * (looked for once the warm-up, started with it, is done).
+     */
+    @Test
+    void aModelPulledWhileServingIsConvertedAheadAndItsFirstReadIsServedWhole() throws Exception {
+        java.util.Map<String, String> sums = new java.util.TreeMap<>();
+        CliMount plain = CliMount.start(store, work.resolve("ahead-reference"), "--no-warmup");
+        try {
+            for (String f : AHEAD) {
+                sums.put(f, sha256(plain.mountpoint.resolve(f)));
+            }
+        } finally {
+            plain.close();
+        }
+        Path pulled = Files.createDirectories(work.resolve("ahead-store"));
+        Files.createDirectories(pulled.resolve("manifests"));
+        Files.createDirectories(pulled.resolve("blobs"));
+        Path xdg = work.resolve("ahead-xdg");
+        Path dir = xdg.resolve("modelfs/converted");
+        CliMount m = CliMount.startAsAUser(userEnv(xdg), pulled, work.resolve("ahead"), "--no-warmup", "--metrics", "127.0.0.1:0");
+        try {
+            Poll.until("the thread converting ahead started", Duration.ofSeconds(30),
+                    () -> !niceOf(m.process.toHandle(), "modelfs-convert").isEmpty(), () -> CliMount.readQuietly(m.log));
+            assertEquals(List.of(19), niceOf(m.process.toHandle(), "modelfs-convert"), "one thread converts ahead, at nice 19");
+            copyTree(store.resolve("blobs"), pulled.resolve("blobs"));            // ollama pull: the blobs, then the manifests
+            copyTree(store.resolve("manifests"), pulled.resolve("manifests"));
+            for (String f : AHEAD) {
+                waitForLine(m.log, "converted ahead: " + f + " (", Duration.ofSeconds(300));
+            }
+            Poll.until("both files installed whole", Duration.ofSeconds(60), () -> completeFiles(dir).size() == AHEAD.size(),
+                    () -> CliMount.readQuietly(m.log));
+            for (String f : AHEAD) {
+                assertEquals(sums.get(f), sha256(m.mountpoint.resolve(f)), f);
+            }
+            assertEquals(0, KernelPassthroughTest.metric(m, "modelfs_read_bytes_total{kind=\"converted\"}"),
+                    "the first reads were served whole by the kernel");
+            assertTrue(KernelPassthroughTest.metric(m, "modelfs_kernel_passthrough_opens_total") >= AHEAD.size(), m.log());
+            assertEquals(AHEAD.size(), m.log().lines().filter(l -> l.contains("converted ahead: ")).count(),
+                    "only the most loaded files are converted ahead:\n" + m.log());
+        } finally {
+            m.close();
+        }
+        Stats st = Stats.of(m.log());
+        assertEquals(0, st.converted(), "no chunk converted for a reader or into the chunk cache: " + st);
+        assertTrue(m.log().contains(AHEAD.size() + " of them converted ahead"), m.log());
+
+        // with the warm-up, whose start also starts converting ahead: once it is done, the thread would be there
+        CliMount off = CliMount.startAsAUser(userEnv(work.resolve("ahead-off")), store, work.resolve("ahead-none"),
+                "--no-convert-ahead");
+        try {
+            assertTrue(off.log().contains("warm-up done"), off.log());
+            assertEquals(List.of(), niceOf(off.process.toHandle(), "modelfs-convert"), "--no-convert-ahead: no thread");
+        } finally {
+            off.close();
+        }
+    }
+
+    /** The nice values of the threads named {@code name} of {@code process} and its descendants ({@code /proc/PID/task}). */
+    private static List<Integer> niceOf(ProcessHandle process, String name) throws IOException {
+        List<Integer> out = new ArrayList<>();
+        for (ProcessHandle h : Stream.concat(Stream.of(process), process.descendants()).toList()) {
+            try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(h.pid()), "task"))) {
+                for (Path t : tasks.toList()) {
+                    try {
+                        if (Files.readString(t.resolve("comm")).trim().equals(name)) {
+                            String stat = Files.readString(t.resolve("stat"));
+                            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                            out.add(Integer.parseInt(f[16]));           // field 19, nice
+                        }
+                    } catch (IOException gone) {
+                        // the thread ended
+                    }
+                }
+            } catch (IOException gone) {
+                // the process ended
+            }
+        }
+        return out;
+    }
+
+    /** Copies the files under {@code from} to the same paths under {@code to} (existing folders kept). */
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> s = Files.walk(from)) {
+            for (Path p : s.toList()) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
     }
 
     /** The environment of a user whose {@code XDG_CACHE_HOME} is {@code xdg}, {@code MODELFS_CACHE_DIR} unset. */

@@ -30,6 +30,11 @@ final class ConversionOptions {
             description = "bound of the cache directory (default: ${DEFAULT-VALUE})")
     long cacheDirSize;
 
+    @Option(names = "--no-convert-ahead",
+            description = "with a cache directory, do not convert models' most loaded files (model.gguf, bf16/, a GGUF's"
+                    + " model.safetensors) into it ahead of readers, newest models first, at the lowest CPU priority")
+    boolean noConvertAhead;
+
     @Option(names = "--no-warmup", description = "skip the warm-up of the store's conversion kernels and read path that runs behind the served tree (converted files then open at once, and their first reads run JIT-cold)")
     boolean noWarmup;
 
@@ -75,6 +80,11 @@ final class ConversionOptions {
         return resolved == NONE ? null : resolved;
     }
 
+    /** Whether to convert ahead of readers: a cache directory and no {@code --no-convert-ahead}. */
+    boolean convertAhead() {
+        return !noConvertAhead && cacheDirectory() != null;
+    }
+
     /** The disk tier under a memory cache of {@code cacheBytes}, or null without a cache directory. */
     DiskChunkStore openDisk(long cacheBytes) throws IOException {
         Path dir = cacheDirectory();
@@ -92,6 +102,9 @@ final class ConversionOptions {
         }
         if (noWarmup) {
             a.add("--no-warmup");
+        }
+        if (noConvertAhead) {
+            a.add("--no-convert-ahead");
         }
         if (warmupSeconds != WarmupDeadline.DEFAULT_WALL.toSeconds()) {
             a.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));

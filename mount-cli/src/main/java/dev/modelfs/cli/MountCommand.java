@@ -64,12 +64,20 @@ final class MountCommand implements Callable<Integer> {
                     + " files are 15-34%% slower")
     boolean ioUring;
 
+    @Option(names = "--read-ahead-kb", paramLabel = "KIB",
+            description = "the kernel's read-ahead window on the mount, set as root (default: ${DEFAULT-VALUE}; 0 leaves the"
+                    + " kernel's 128): a larger one converts more of a file at once as it is read")
+    int readAheadKib = MountOptions.defaultReadAheadKib();
+
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
     long refreshMillis;
 
     @Option(names = "--grace", paramLabel = "SECONDS", defaultValue = "300",
             description = "on stop, keep serving files already open for up to this long (default: ${DEFAULT-VALUE})")
     long graceSeconds;
+
+    /** The largest {@code --read-ahead-kb}: 64 MiB, far past where a larger window stops helping. */
+    static final int MAX_READ_AHEAD_KIB = 65_536;
 
     @Override
     public Integer call() throws Exception {
@@ -79,6 +87,10 @@ final class MountCommand implements Callable<Integer> {
         }
         if (graceSeconds < 0) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--grace must not be negative, not " + graceSeconds);
+        }
+        if (readAheadKib < 0 || readAheadKib > MAX_READ_AHEAD_KIB) {
+            throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--read-ahead-kb must be between 0 and " + MAX_READ_AHEAD_KIB + ", not " + readAheadKib);
         }
         MountOptions opts = parseOptions();
         OllamaStore st = store.openExisting();         // like ls: no store there is an error, not an empty tree
@@ -126,7 +138,7 @@ final class MountCommand implements Callable<Integer> {
         }
         return new MountOptions(allowOther, uid, gid, extra, dev.modelfs.cache.MemoryCap.chunkCacheBytes(cacheSize, dev.modelfs.cache.MemoryCap.limit()), refreshMillis, debug, threads,
                 conversion.cacheDirectory(), conversion.cacheDirSize, conversion.warmup(),
-                !noKernelPassthrough, ioUring);
+                !noKernelPassthrough, ioUring, conversion.convertAhead(), readAheadKib);
     }
 
     private int daemonize(Path mp, OllamaStore st) throws IOException, InterruptedException {
@@ -141,6 +153,8 @@ final class MountCommand implements Callable<Integer> {
         if (ioUring) {
             cmd.add("--io-uring");
         }
+        cmd.add("--read-ahead-kb");
+        cmd.add(Integer.toString(readAheadKib));
         cmd.add("--grace");
         cmd.add(Long.toString(graceSeconds));
         cmd.addAll(DaemonArgs.options(conversion, metrics));

@@ -77,7 +77,7 @@ final class NfsCommand implements Callable<Integer> {
         }
         long cache = dev.modelfs.cache.MemoryCap.chunkCacheBytes(cacheSize, dev.modelfs.cache.MemoryCap.limit());
         NfsSession.Options opts = new NfsSession.Options(new NfsServer.Config(bind, p, allowList, (int) UnixIds.uid(), (int) UnixIds.gid()),
-                cache, refreshMillis, conversion.openDisk(cache), conversion.warmup());
+                cache, refreshMillis, conversion.openDisk(cache), conversion.warmup(), conversion.convertAhead());
         return ServeLifecycle.serve(metrics, true,
                 (telemetry, stopRequested) -> NfsSession.start(st, opts, StandardViews.all(), telemetry, stopRequested),
                 new ServeLifecycle.Lines(f -> servingLine(st, (NfsSession) f, allowList),

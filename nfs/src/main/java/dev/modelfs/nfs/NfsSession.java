@@ -32,7 +32,13 @@ import java.util.logging.Logger;
 public final class NfsSession implements FrontEnd {
     private static final Logger LOG = Logger.getLogger(NfsSession.class.getName());
     /** What to serve and how: the server's {@link NfsServer.Config}, the chunk cache, the refresh period, the disk cache. */
-    public record Options(NfsServer.Config server, long cacheBytes, long refreshMillis, DiskChunkStore disk, Duration warmup) {}
+    public record Options(NfsServer.Config server, long cacheBytes, long refreshMillis, DiskChunkStore disk, Duration warmup,
+                          boolean convertAhead) {
+        /** Options that do not convert ahead of readers. */
+        public Options(NfsServer.Config server, long cacheBytes, long refreshMillis, DiskChunkStore disk, Duration warmup) {
+            this(server, cacheBytes, refreshMillis, disk, warmup, false);
+        }
+    }
 
     /** How long {@link #stop} waits for a running warm-up to end. */
     static final Duration WARMUP_STOP = Duration.ofSeconds(30);
@@ -77,10 +83,12 @@ public final class NfsSession implements FrontEnd {
     @Override
     public synchronized void warmUp() {
         if (opts.warmup().isZero() || warmup != null || stopped) {
+            convertAhead();
             return;
         }
         WarmupDeadline deadline = WarmupDeadline.after(opts.warmup());
         served.conversions().hold(deadline.atNanos());
+        convertAhead();                     // behind the warm-up: it waits for the gate held just now
         KernelWarmup.Budget budget = KernelWarmup.Budget.DEFAULT;
         warmup = BackgroundWarmup.start(own -> {
             BooleanSupplier stop = () -> own.getAsBoolean() || stopRequested.getAsBoolean();
@@ -92,6 +100,13 @@ public final class NfsSession implements FrontEnd {
                 warmReads(served, opts.server(), budget, deadline, stop);
             }
         }, served.conversions()::release);
+    }
+
+    /** Starts converting ahead of readers when the options ask ({@link Options#convertAhead()}). */
+    private void convertAhead() {
+        if (opts.convertAhead() && !stopped) {
+            served.convertAhead();
+        }
     }
 
     /**
