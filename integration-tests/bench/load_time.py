@@ -2,7 +2,7 @@
 """Whole tools loading models from a fresh modelfs mount against local copies of the same bytes (issue 37, point 1).
 
 Usage: load_time.py JAR WORKDIR [--hidden H --layers N --vocab V] [--rounds R] [--java JAVA] [--node DIR]
-                    [--cache-dir [--cache-dir-size SIZE]] [--bindfs] [--timeout S]
+                    [--cache-dir] [--ahead] [--cache-dir-size SIZE] [--bindfs] [--read-ahead-kb K] [--timeout S]
 
 Store: make_load_store.py's (an `x/create` int4 Llama `load-st` and a Q4_K GGUF Llama `load-gguf` of the same shape),
 made in WORKDIR/store-<shape> unless there. Local copies: each measured file or folder copied once from a mount to
@@ -22,7 +22,13 @@ copies and everything else come from disk; warm = the store's blobs and the loca
 cache), but a fresh mount (nothing converted yet). With --cache-dir, a third state: a fresh mount with
 `--cache-dir` that a previous mount filled (every case read once, then waited until that mount wrote nothing more into
 the cache directory for 5 s: its complete files assembled), page cache warm for the blobs, the local copy and the
-cache directory's complete files alike (issue 37 point 2, "converted once, then at local-file speed").
+cache directory's complete files alike (issue 37 point 2, "converted once, then at local-file speed"); these mounts
+do not convert ahead (--no-convert-ahead). With --ahead, another state: the first load after a pull, once modelfs has
+converted ahead: a mount over an empty cache directory that nothing reads, converting ahead by default, waited for until
+it has logged no new `converted ahead:` line for 10 s with nothing being written; then, as for cache-dir, fresh
+mounts over that directory (converting ahead as by default: nothing is left to convert), page cache warm. A case whose
+file is not converted ahead (a GGUF model's `fp32/`, the translated `model.gguf`) is converted by its load there, as on
+the warm state's mount.
 With --bindfs, each warm measurement also times the tool on the local copy through a fresh `bindfs -o ro` mount of
 the local folder (a C FUSE filesystem, the same libfuse2, no conversion; its source in the page cache, its own FUSE
 page cache empty, as the fresh modelfs mount's is): what reading through FUSE alone costs against the page cache.
@@ -167,7 +173,7 @@ def prepare_cache_dir(a, store, cache):
     cache directory for 5 s (no chunk or complete file being written: nothing under tmp/, no new record), at most
     30 min. Returns the number of complete files and the mount's last line."""
     shutil.rmtree(cache, ignore_errors=True)
-    m = Mount(a, store, os.path.join(a.work, "mnt-fill"), "--cache-dir", cache, *a.cache_dir_size)
+    m = Mount(a, store, os.path.join(a.work, "mnt-fill"), "--cache-dir", cache, "--no-convert-ahead", *a.cache_dir_size)
     try:
         read_all([os.path.join(m.mnt, p) for _, p, _ in CASES])
         last, since, start = None, time.time(), time.time()
@@ -180,6 +186,25 @@ def prepare_cache_dir(a, store, cache):
         log = m.stop()
     summary = [line for line in log.splitlines() if "unmounted" in line]
     return last[0], (summary[-1] if summary else log[-2000:])
+
+
+def prepare_ahead(a, store, cache):
+    """Fills `cache` by converting ahead: a mount over the empty directory that reads nothing, waited for until it has
+    logged no new `converted ahead:` line for 10 s and nothing is being written (at most 30 min). Returns the files
+    converted ahead (the log's lines)."""
+    shutil.rmtree(cache, ignore_errors=True)
+    m = Mount(a, store, os.path.join(a.work, "mnt-ahead"), "--cache-dir", cache, *a.cache_dir_size)
+    try:
+        last, since, start = None, time.time(), time.time()
+        while time.time() - since < 10 and time.time() - start < 1800:
+            lines = [line for line in open(m.log).read().splitlines() if "converted ahead: " in line]
+            busy = os.path.isdir(os.path.join(cache, "tmp")) and len(os.listdir(os.path.join(cache, "tmp"))) > 0
+            if len(lines) != last or busy:
+                last, since = len(lines), time.time()
+            time.sleep(0.2)
+    finally:
+        log = m.stop()
+    return [line.split("converted ahead: ", 1)[1] for line in log.splitlines() if "converted ahead: " in line]
 
 
 def store_arguments():
@@ -209,12 +234,13 @@ def ensure_store(a):
 def main():
     ap = store_arguments()
     ap.add_argument("--cache-dir", action="store_true")
-    ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir state (default: modelfs's, 10G)")
+    ap.add_argument("--ahead", action="store_true", help="a state: the first load once modelfs has converted ahead")
+    ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir and ahead states (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
     ap.add_argument("--only", help="run only the cases whose path in the mount contains this (e.g. model.gguf)")
     ap.add_argument("--bindfs", action="store_true", help="warm: also the local copy through a fresh bindfs mount")
-    ap.add_argument("--read-ahead-kb", type=int, help="modelfs's --read-ahead-kb (default: modelfs's); bindfs's mount "
-                    "gets the same window (default: modelfs's default, 1024; 0: the kernel's 128 for both)")
+    ap.add_argument("--read-ahead-kb", type=int, help="modelfs's --read-ahead-kb (default: modelfs's, the kernel's "
+                    "window); bindfs's mount gets the same window")
     a = ap.parse_args()
     if a.bindfs and shutil.which("bindfs") is None:
         sys.exit("--bindfs needs bindfs (apt-get install bindfs)")
@@ -245,23 +271,28 @@ def main():
         finally:
             m.stop()
     blobs = sorted(glob.glob(os.path.join(store, "blobs", "sha256-*")))
-    states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else [])
+    states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else []) + (["ahead"] if a.ahead else [])
     cache = os.path.join(a.work, "cache-dir")
+    ahead = os.path.join(a.work, "ahead-dir")
     if a.cache_dir:
         n, summary = prepare_cache_dir(a, store, cache)
         print(f"(--cache-dir filled: {n} complete files; the filling mount: {summary})", file=sys.stderr)
+    if a.ahead:
+        done = prepare_ahead(a, store, ahead)
+        print(f"(converted ahead: {len(done)} files: {'; '.join(done)})", file=sys.stderr)
+    dirs = {"cache-dir": ["--cache-dir", cache, "--no-convert-ahead"], "ahead": ["--cache-dir", ahead]}
     times = {(c, s): ([], []) for c in range(len(CASES)) for s in states}
     peer = {c: [] for c in range(len(CASES))}          # --bindfs: warm seconds through bindfs
     for r in range(a.rounds):
         for ci, (label, p, tool) in enumerate(CASES):
             for s in states:
-                m = Mount(a, store, mnt, *(["--cache-dir", cache, *a.cache_dir_size] if s == "cache-dir" else []))
+                m = Mount(a, store, mnt, *([*dirs[s], *a.cache_dir_size] if s in dirs else []))
                 try:
                     if s == "cold":
                         drop_caches()
                     else:   # the cache-dir state's complete files too: what the local copy has, they have
                         read_all(blobs + [os.path.join(local, p)]
-                                 + (glob.glob(os.path.join(cache, "files", "*", "*")) if s == "cache-dir" else []))
+                                 + (glob.glob(os.path.join(dirs[s][1], "files", "*", "*")) if s in dirs else []))
                     mine = run_tool(a, tool, os.path.join(mnt, p))
                 finally:
                     m.stop()
@@ -273,7 +304,7 @@ def main():
                 print(f"round {r + 1} {s:9} {p:24} mount {mine:7.2f} s  local {ref:7.2f} s", file=sys.stderr, flush=True)
                 if s == "warm" and a.bindfs:
                     b = Bindfs(local, os.path.join(a.work, "mnt-bindfs"),
-                               1024 if a.read_ahead_kb is None else a.read_ahead_kb)
+                               a.read_ahead_kb)
                     try:
                         peer[ci].append(run_tool(a, tool, os.path.join(b.mnt, p)))
                     finally:

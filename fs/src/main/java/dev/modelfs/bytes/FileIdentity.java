@@ -14,8 +14,12 @@ import java.util.HexFormat;
  * and length.
  *
  * <p>Invariants: equal names mean equal bytes in every process (each part is a complete description of its bytes);
- * a file with no converted segment, or with converted data that has no identity (reordered rows, shifted vectors,
- * re-packed rows, rebuilt JSON), has no name ({@code null}) and is never kept whole.
+ * a file with converted data that has no identity (reordered rows, shifted vectors, re-packed rows, rebuilt JSON) has
+ * no name ({@code null}) and is never kept whole; of the files with no converted segment only a reassembled GGUF (a
+ * header modelfs wrote, starting with the GGUF magic, and blob ranges: a translated GGUF of Ollama's dialect, a
+ * synthesized GGUF whose tensors are all stored as llama.cpp reads them) has a name: llama.cpp maps it, and a map
+ * through FUSE loads at 0.90-0.92 of a local file where a whole file by kernel passthrough loads as fast (BENCHMARKS.md
+ * "Whole tools"); every other one (a blob, a reassembled safetensors file, bytes modelfs wrote) has none.
  */
 public final class FileIdentity {
     /** Bumped whenever the layout of complete files or the hashed text changes. */
@@ -25,7 +29,7 @@ public final class FileIdentity {
 
     /** The complete file name of {@code source}, or null when it has none. */
     public static String nameOf(ByteSource source) {
-        if (source.kind() != FileKind.CONVERTED) {
+        if (source.kind() != FileKind.CONVERTED && !(source.kind() == FileKind.REASSEMBLED && isGguf(source))) {
             return null;
         }
         MessageDigest md = sha256();
@@ -49,6 +53,12 @@ public final class FileIdentity {
             }
         }
         return HexFormat.of().formatHex(md.digest());
+    }
+
+    /** Whether {@code source} starts with a header modelfs wrote that begins with the GGUF magic. */
+    private static boolean isGguf(ByteSource source) {
+        return source.segmentCount() > 0 && source.segment(0) instanceof Segment.Literal l && l.bytes().length >= 4
+                && l.bytes()[0] == 'G' && l.bytes()[1] == 'G' && l.bytes()[2] == 'U' && l.bytes()[3] == 'F';
     }
 
     private static void text(MessageDigest md, String s) {

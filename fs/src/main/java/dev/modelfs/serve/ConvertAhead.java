@@ -38,9 +38,10 @@ import java.util.logging.Logger;
  * passthrough, as every later one is. The files, relative to a model's directory: a synthesized {@code model.gguf}
  * (llama.cpp; {@code COMPONENT/model.gguf} too), a GGUF model's {@code model.safetensors} (its Hugging Face folder,
  * what {@code from_pretrained(dir)} loads) and otherwise the {@code bf16/} folder's weights (transformers' and
- * diffusers' {@code from_pretrained(dir + "/bf16")} of a safetensors model), each only when it is converted
- * ({@link FileKind#CONVERTED}, with a complete-file name): files that are a blob or blob ranges are served at the
- * disk's speed already. Models go newest first (a model just pulled before those converted long ago), once the front
+ * diffusers' {@code from_pretrained(dir + "/bf16")} of a safetensors model), each only when it has a complete-file
+ * name ({@code FileIdentity}: converted with an identity, or a reassembled GGUF such as a translated {@code model.gguf}
+ * of Ollama's dialect, which llama.cpp maps): a blob or a reassembled safetensors file is served at the disk's speed
+ * already. Models go newest first (a model just pulled before those converted long ago), once the front
  * end's warm-up is done, and again after every change of the store.
  *
  * <p>Invariants: one thread ({@value #THREAD}), at nice {@value ThreadNice#LOWEST} (it gets a CPU only when no
@@ -75,6 +76,7 @@ final class ConvertAhead {
     private final List<PathMatcher> bf16 = matchers(BF16);
     private final Set<String> failed = new HashSet<>();
     private final LongAdder converted = new LongAdder();
+    private final LongAdder passes = new LongAdder();
     private final Thread thread;
     private volatile boolean stopping;
 
@@ -109,6 +111,11 @@ final class ConvertAhead {
         return converted.sum();
     }
 
+    /** Passes over the store's models completed so far (tests wait for one). */
+    long passes() {
+        return passes.sum();
+    }
+
     /** Asks the thread to stop and waits up to {@code max} for it; whether it has ended. */
     boolean stop(Duration max) {
         stopping = true;
@@ -133,6 +140,7 @@ final class ConvertAhead {
                 if (now != seen) {
                     seen = now;
                     pass(chunks, buffer);
+                    passes.increment();
                 } else {
                     Thread.sleep(POLL_MILLIS);
                 }
@@ -187,9 +195,6 @@ final class ConvertAhead {
 
     /** Converts {@code source}, the file at {@code path} in the tree, into its complete file. */
     private void convert(String path, ByteSource source, ChunkCache chunks, MemorySegment buffer) {
-        if (source.kind() != FileKind.CONVERTED) {
-            return;
-        }
         String name = complete.nameOf(source);
         if (name == null || complete.present(name) || failed.contains(name)) {
             return;

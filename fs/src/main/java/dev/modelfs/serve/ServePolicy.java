@@ -127,13 +127,18 @@ public final class ServePolicy {
 
     /**
      * Opens {@code file} for reading: every blob leased, sequential readers of converted bytes read ahead. With a cache
-     * directory, a converted file whose complete file is there and intact is opened as that one file (served as a
-     * blob: kernel passthrough on FUSE), and one opened from chunks asks for its complete file when closed
-     * ({@link CompleteFileServing}). A converted file opened from chunks is opened once the policy's
+     * directory, a converted file (or a reassembled GGUF, {@code FileIdentity}) whose complete file is there and intact
+     * is opened as that one file (served as a blob: kernel passthrough on FUSE), and one opened otherwise asks for its
+     * complete file when closed ({@link CompleteFileServing}). A converted file opened from chunks is opened once the policy's
      * {@link ConversionGate} lets it: at once, or when a warm-up running behind the served tree is done (at most until
      * its deadline).
      */
     public OpenedSource open(FileNode file) throws IOException {
+        if (file.source().kind() == dev.modelfs.telemetry.FileKind.REASSEMBLED && complete != null) {
+            OpenedSource whole = complete.open(file.source(), chunks, telemetry);    // a reassembled GGUF kept whole
+            return whole != null ? whole : OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry,
+                    complete.assembleAfterClose(file.source()));
+        }
         if (file.source().kind() != dev.modelfs.telemetry.FileKind.CONVERTED) {
             return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
         }

@@ -175,6 +175,11 @@ public final class ServedTree implements AutoCloseable {
         }
     }
 
+    /** Converting ahead, once {@link #convertAhead} started it; null before and without a cache directory (tests). */
+    synchronized ConvertAhead ahead() {
+        return ahead;
+    }
+
     /** The complete converted files of the cache directory, or null without one (tests). */
     CompleteFileServing completeFiles() {
         return complete;

@@ -12,9 +12,9 @@ import java.util.logging.Logger;
  * ahead of a sequential reader or around a page fault. The kernel gives a FUSE mount 128 KiB and lets its server only
  * lower that (the INIT reply's {@code max_readahead}); a larger window is set afterwards in the mount's backing device
  * ({@code /sys/class/bdi/MAJOR:MINOR/read_ahead_kb}), which only root may write. A larger window keeps more READs,
- * and so more chunk conversions, in flight at once: a converted f32 folder loaded 1.5-2.1x as fast at 1024 KiB
- * (BENCHMARKS.md, "mmap through the mount"). Files opened with kernel passthrough read the blob's own device and do
- * not depend on it.
+ * and so more chunk conversions, in flight at once: a converted f32 folder was read 1.5-2.1x as fast at 1024 KiB
+ * (BENCHMARKS.md, "mmap through the mount"), though whole tools were not always faster ({@link #DEFAULT_KIB}). Files
+ * opened with kernel passthrough read the blob's own device and do not depend on it.
  *
  * <p>Invariants: {@link #apply} runs once the kernel has processed the INIT reply (it stats the mount point first,
  * which waits for INIT), since that reply would otherwise lower the window again; files opened before it keep the
@@ -24,8 +24,12 @@ import java.util.logging.Logger;
 final class ReadAheadWindow {
     private static final Logger LOG = Logger.getLogger(ReadAheadWindow.class.getName());
 
-    /** {@code --read-ahead-kb}'s default, in KiB. */
-    static final int DEFAULT_KIB = 1024;
+    /**
+     * {@code --read-ahead-kb}'s default: 0, the kernel's window. Measured on whole tools (BENCHMARKS.md "Read-ahead
+     * window", stop 44), 1024 KiB made a first load of a converted folder faster from a cold page cache but slower from a
+     * warm one (the reader's own CPU then competes with more conversions in flight), and bindfs alike.
+     */
+    static final int DEFAULT_KIB = 0;
 
     private ReadAheadWindow() {}
 

@@ -65,8 +65,8 @@ final class MountCommand implements Callable<Integer> {
     boolean ioUring;
 
     @Option(names = "--read-ahead-kb", paramLabel = "KIB",
-            description = "the kernel's read-ahead window on the mount, set as root (default: ${DEFAULT-VALUE}; 0 leaves the"
-                    + " kernel's 128): a larger one converts more of a file at once as it is read")
+            description = "set the kernel's read-ahead window on the mount to KIB, as root (default: ${DEFAULT-VALUE}, the"
+                    + " kernel's 128): a larger one converts more of a file at once as it is read (e.g. 1024 for cold loads)")
     int readAheadKib = MountOptions.defaultReadAheadKib();
 
     @Option(names = "--refresh-ms", hidden = true, defaultValue = "250")
