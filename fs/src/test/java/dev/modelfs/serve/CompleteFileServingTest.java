@@ -292,10 +292,52 @@ class CompleteFileServingTest {
         }
     }
 
+    /**
+     * A GGUF in Ollama's dialect whose translation only rewrites its header ({@code model.gguf} of gemma3's text model:
+     * a new header, the tensors read from the blob, kind reassembled) is kept whole once read as well (llama.cpp maps
+     * it, and a map through FUSE is slower than a whole file by passthrough), and a restarted tree serves it from that
+     * file with the bytes of a tree without a cache.
+     */
+    @Test
+    void aTranslatedGgufThatOnlyRewritesItsHeaderIsAssembledAndServedWhole() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root, dev.modelfs.dialect.TinyGguf.gemma3Dialect().bytes());
+        String path = "tiny/model.gguf";
+        String plain;
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            assertTrue(files.containsKey("tiny/ollama/model.gguf"), "a translation: " + files.keySet());
+            plain = read(served.policy(0, 0), files.get(path), FileKind.REASSEMBLED);
+        }
+        DiskChunkStore first = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, first)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            FileNode f = files.get(path);
+            String name = FileIdentity.nameOf(f.source());
+            assertTrue(name != null, "a reassembled GGUF has a complete file name");
+            assertEquals(plain, read(served.policy(0, 0), f, FileKind.REASSEMBLED));
+            Poll.until("assembled", Duration.ofSeconds(60), () -> first.completeFiles().present(name));
+        }
+        DiskChunkStore second = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, second)) {
+            Map<String, FileNode> files = new java.util.TreeMap<>();
+            walk(served.tree().root(), "", files);
+            assertEquals(plain, read(served.policy(0, 0), files.get(path), FileKind.PASSTHROUGH));
+            assertEquals(1, second.completeFiles().served());
+        }
+    }
+
     @Test
     void filesWithoutConvertedBytesOrWithoutAnIdentityHaveNoCompleteFile() {
         assertNull(FileIdentity.nameOf(ByteSource.literal(new byte[] {1, 2, 3})));
         assertNull(FileIdentity.nameOf(ByteSource.of(new Segment.Zeros(10))));
+        dev.modelfs.bytes.BlobRef blob = new dev.modelfs.bytes.BlobRef(
+                dev.modelfs.store.Digest.parse("sha256:" + "cd".repeat(32)).orElseThrow(), 1000);
+        assertNull(FileIdentity.nameOf(ByteSource.of(new Segment.Literal("{\"a\":1}".getBytes()),
+                new Segment.BlobSlice(blob, 8, 992))), "a reassembled safetensors file is served from its blobs");
+        assertEquals(64, FileIdentity.nameOf(ByteSource.of(new Segment.Literal("GGUF\3\0\0\0".getBytes()),
+                new Segment.BlobSlice(blob, 8, 992))).length(), "a reassembled GGUF is kept whole");
         // a converted file's name covers every segment: another header byte, another name
         OllamaStore store;
         try {
