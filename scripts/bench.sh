@@ -14,7 +14,8 @@
 #      (integration-tests/bench/load_time.py, issue 37); --load-shape H,N,V sets the Llama's hidden size, layers and
 #      vocabulary (default 256,2,512, a smoke size; ~1e9 parameters: 2048,16,32000); --load-cache-dir adds a
 #      third state, a fresh mount over a filled --cache-dir (--load-cache-dir-size SIZE: its bound, default modelfs's);
-#      --load-ahead another, the first load once modelfs has converted ahead into an empty cache directory;
+#      --load-ahead two more, the first load once modelfs has converted ahead into an empty cache directory, cold and
+#      warm; --load-states S,S runs only those states (cold, warm, cache-dir, ahead-cold, ahead);
 #      --load-only S runs only the cases whose path in the mount contains S (e.g. st/model.gguf); --load-bindfs also
 #      times each warm load on the local copy through a fresh bindfs mount (FUSE's own cost, no conversion);
 #      --load-read-ahead-kb K mounts with --read-ahead-kb K and gives bindfs's mount the same window (default: modelfs's).
@@ -30,7 +31,7 @@
 #      started with its AOT cache (made first by the launcher's training run, scripts/lib.sh aot_flags, in the work
 #      folder) and the JVM's CPU seconds until the listing (utime + stime, robust to other load).
 # Usage: scripts/bench.sh [--mib N] [--rounds R] [--stream-gb G] [--mount-only] [--fresh-only | --goals-only] [--work DIR]
-#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--load-ahead] [--load-cache-dir-size SIZE] [--load-only S] [--load-bindfs] [--load-read-ahead-kb K] [--rounds R] [--work DIR]
+#        scripts/bench.sh --load [--load-shape H,N,V] [--load-cache-dir] [--load-ahead] [--load-states S,S] [--load-cache-dir-size SIZE] [--load-only S] [--load-bindfs] [--load-read-ahead-kb K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --mmap [--load-shape H,N,V] [--ra-kb K,K] [--rounds R] [--work DIR]
 #        scripts/bench.sh --startup [--startup-before JAR] [--rounds R] [--work DIR]
 #   N: size of each generated model for 3 and 4 (default 512); R: rounds, medians reported (default 3);
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
     --load-shape) load_shape="$2"; shift 2 ;;
     --load-cache-dir) load_args="$load_args --cache-dir"; shift ;;
     --load-ahead) load_args="$load_args --ahead"; shift ;;
+    --load-states) load_args="$load_args --states $2"; shift 2 ;;
     --load-cache-dir-size) load_args="$load_args --cache-dir-size $2"; shift 2 ;;
     --load-only) load_args="$load_args --only $2"; shift 2 ;;
     --load-bindfs) load_args="$load_args --bindfs"; shift ;;

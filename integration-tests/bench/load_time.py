@@ -2,7 +2,7 @@
 """Whole tools loading models from a fresh modelfs mount against local copies of the same bytes (issue 37, point 1).
 
 Usage: load_time.py JAR WORKDIR [--hidden H --layers N --vocab V] [--rounds R] [--java JAVA] [--node DIR]
-                    [--cache-dir] [--ahead] [--cache-dir-size SIZE] [--bindfs] [--read-ahead-kb K] [--timeout S]
+                    [--cache-dir] [--ahead] [--states S,S] [--cache-dir-size SIZE] [--bindfs] [--read-ahead-kb K] [--timeout S]
 
 Store: make_load_store.py's (an `x/create` int4 Llama `load-st` and a Q4_K GGUF Llama `load-gguf` of the same shape),
 made in WORKDIR/store-<shape> unless there. Local copies: each measured file or folder copied once from a mount to
@@ -26,7 +26,8 @@ cache directory's complete files alike (issue 37 point 2, "converted once, then 
 do not convert ahead (--no-convert-ahead). With --ahead, another state: the first load after a pull, once modelfs has
 converted ahead: a mount over an empty cache directory that nothing reads, converting ahead by default, waited for until
 it has logged no new `converted ahead:` line for 10 s with nothing being written; then, as for cache-dir, fresh
-mounts over that directory (converting ahead as by default: nothing is left to convert), page cache warm. A case whose
+mounts over that directory (converting ahead as by default: nothing is left to convert), page cache warm (ahead) or
+dropped for both sides (ahead-cold: a pull, then a reboot). --states S,S runs only those states. A case whose
 file is not converted ahead (a GGUF model's `fp32/`, the translated `model.gguf`) is converted by its load there, as on
 the warm state's mount.
 With --bindfs, each warm measurement also times the tool on the local copy through a fresh `bindfs -o ro` mount of
@@ -234,7 +235,9 @@ def ensure_store(a):
 def main():
     ap = store_arguments()
     ap.add_argument("--cache-dir", action="store_true")
-    ap.add_argument("--ahead", action="store_true", help="a state: the first load once modelfs has converted ahead")
+    ap.add_argument("--ahead", action="store_true", help="two states: the first load once modelfs has converted ahead, "
+                    "page cache dropped (ahead-cold) and warm (ahead)")
+    ap.add_argument("--states", help="run only these states (comma-separated: cold,warm,cache-dir,ahead-cold,ahead)")
     ap.add_argument("--cache-dir-size", help="the --cache-dir-size of the cache-dir and ahead states (default: modelfs's, 10G)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per tool run")
     ap.add_argument("--only", help="run only the cases whose path in the mount contains this (e.g. model.gguf)")
@@ -271,7 +274,9 @@ def main():
         finally:
             m.stop()
     blobs = sorted(glob.glob(os.path.join(store, "blobs", "sha256-*")))
-    states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else []) + (["ahead"] if a.ahead else [])
+    states = ["cold", "warm"] + (["cache-dir"] if a.cache_dir else []) + (["ahead-cold", "ahead"] if a.ahead else [])
+    if a.states:
+        states = [s for s in states if s in a.states.split(",")]
     cache = os.path.join(a.work, "cache-dir")
     ahead = os.path.join(a.work, "ahead-dir")
     if a.cache_dir:
@@ -280,7 +285,8 @@ def main():
     if a.ahead:
         done = prepare_ahead(a, store, ahead)
         print(f"(converted ahead: {len(done)} files: {'; '.join(done)})", file=sys.stderr)
-    dirs = {"cache-dir": ["--cache-dir", cache, "--no-convert-ahead"], "ahead": ["--cache-dir", ahead]}
+    dirs = {"cache-dir": ["--cache-dir", cache, "--no-convert-ahead"], "ahead": ["--cache-dir", ahead],
+            "ahead-cold": ["--cache-dir", ahead]}
     times = {(c, s): ([], []) for c in range(len(CASES)) for s in states}
     peer = {c: [] for c in range(len(CASES))}          # --bindfs: warm seconds through bindfs
     for r in range(a.rounds):
@@ -288,7 +294,7 @@ def main():
             for s in states:
                 m = Mount(a, store, mnt, *([*dirs[s], *a.cache_dir_size] if s in dirs else []))
                 try:
-                    if s == "cold":
+                    if s.endswith("cold"):
                         drop_caches()
                     else:   # the cache-dir state's complete files too: what the local copy has, they have
                         read_all(blobs + [os.path.join(local, p)]
@@ -296,7 +302,7 @@ def main():
                     mine = run_tool(a, tool, os.path.join(mnt, p))
                 finally:
                     m.stop()
-                if s == "cold":
+                if s.endswith("cold"):
                     drop_caches()
                 ref = run_tool(a, tool, os.path.join(local, p))
                 times[(ci, s)][0].append(mine)

@@ -49,8 +49,9 @@ public final class BlobHeaders {
     /** The GGUF header, its metadata charged to {@code charge} as it is parsed ({@link GgufReader#read(MemorySegment, HeapCharge)}). */
     public GgufFile gguf(Digest d, long size, HeapCharge charge) throws IOException {
         return parse(d, size, seg -> {
-            MappedPages.populate(seg, FIRST_PAGES, GGUF_HEADER_PAGES);     // past what parse() brought in
-            return GgufReader.read(seg, charge);
+            // past what parse() brought in, then a few MiB ahead of the parse whenever it gets there
+            MappedPages.populate(seg, FIRST_PAGES, GGUF_HEADER_PAGES);
+            return GgufReader.read(seg, charge, end -> MappedPages.populate(seg, GGUF_HEADER_PAGES, end), GGUF_HEADER_PAGES);
         });
     }
 
@@ -75,7 +76,8 @@ public final class BlobHeaders {
      * a page the store's disk is slow to deliver then holds this thread alone, never the JVM's safepoints): the first
      * 64 KiB of every blob (what the kernel's read-ahead reads anyway), a safetensors header as long as its first 8
      * bytes say, and 8 MiB of a GGUF blob, which holds the header of a real model (a vocabulary of 262,144 tokens and
-     * its merges); a header past that is read through Java page faults, as before.
+     * its merges); a header past that is brought in a few MiB at a time as the parse reaches it
+     * ({@link GgufReader#read(MemorySegment, HeapCharge, java.util.function.LongConsumer, long)}).
      */
     private static final long FIRST_PAGES = 64L << 10, GGUF_HEADER_PAGES = 8L << 20;
 

@@ -80,8 +80,17 @@ public final class GgufReader {
      * @throws FormatException if {@code file} is not a valid little-endian GGUF v2/v3 file, or a charge is refused
      */
     public static GgufFile read(MemorySegment file, HeapCharge charge) {
+        return read(file, charge, end -> { }, file.byteSize());
+    }
+
+    /**
+     * Like {@link #read(MemorySegment, HeapCharge)}, calling {@code pageIn} with an offset before reading bytes past
+     * {@code resident} below it, a few MiB ahead at a time: a mapped file's caller brings those pages in from native
+     * code there, so that a disk slow to deliver them never holds the JVM's safepoints while Java code faults on them.
+     */
+    public static GgufFile read(MemorySegment file, HeapCharge charge, java.util.function.LongConsumer pageIn, long resident) {
         long size = file.byteSize();
-        LeCursor in = new LeCursor(file, 0);
+        LeCursor in = new LeCursor(file, 0, pageIn, resident);
         if (size < 4) {
             throw new FormatException("not a GGUF file: " + size + " bytes");
         }

@@ -20,14 +20,31 @@ final class LeCursor {
 
     private final MemorySegment seg;
     private final long size;
+    /** Asked to make the segment's bytes up to an offset resident before they are read ({@link #require}). */
+    private final java.util.function.LongConsumer pageIn;
+    /** The offset up to which {@link #pageIn} was asked. */
+    private long resident;
     private long pos;
     private String context = "GGUF header";
 
     LeCursor(MemorySegment seg, long pos) {
+        this(seg, pos, end -> { }, seg.byteSize());
+    }
+
+    /**
+     * A cursor that calls {@code pageIn} with an offset before it reads a byte below it that is past {@code resident}
+     * (bytes {@code [0, resident)} are resident already): in steps of {@value #PAGE_IN_STEP} bytes, at most once per step.
+     */
+    LeCursor(MemorySegment seg, long pos, java.util.function.LongConsumer pageIn, long resident) {
         this.seg = seg;
         this.size = seg.byteSize();
         this.pos = pos;
+        this.pageIn = pageIn;
+        this.resident = resident;
     }
+
+    /** How far ahead {@link #pageIn} is asked each time the cursor passes what it asked for. */
+    static final long PAGE_IN_STEP = 4L << 20;
 
     /** Sets the description used as prefix of error messages (e.g. {@code "GGUF KV #3 \"a.b\""}). */
     void context(String context) {
@@ -55,6 +72,10 @@ final class LeCursor {
         if (n < 0 || n > size - pos) {
             throw error("truncated: " + what + " needs " + (n < 0 ? Long.toUnsignedString(n) : n) + " bytes at offset "
                     + pos + ", file has " + size);
+        }
+        if (pos + n > resident) {
+            resident = Math.min(size, Math.max(pos + n, resident + PAGE_IN_STEP));
+            pageIn.accept(resident);
         }
     }
 
