@@ -175,6 +175,12 @@ public final class ServedTree implements AutoCloseable {
         }
     }
 
+    /** Files converted ahead and installed whole since start: 0 before {@link #convertAhead} and without a cache directory. */
+    public long convertedAhead() {
+        ConvertAhead a = ahead();
+        return a == null ? 0 : a.converted();
+    }
+
     /** Converting ahead, once {@link #convertAhead} started it; null before and without a cache directory (tests). */
     synchronized ConvertAhead ahead() {
         return ahead;

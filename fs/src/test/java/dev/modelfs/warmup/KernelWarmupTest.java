@@ -25,8 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The kernel warm-up over a real store on disk (the {@code tiny-llama.gguf} vector as an Ollama model): it
- * warms exactly the kernels of the store's converted files, within its budget, at nice 19, and no byte
- * any reader sees changes.
+ * warms exactly the kernels of the store's converted files, within its budget, and no byte any reader sees changes.
  */
 class KernelWarmupTest {
 

@@ -565,6 +565,7 @@ class ConvertOnceTest {
             assertEquals(0, KernelPassthroughTest.metric(m, "modelfs_read_bytes_total{kind=\"converted\"}"),
                     "the first reads were served whole by the kernel");
             assertTrue(KernelPassthroughTest.metric(m, "modelfs_kernel_passthrough_opens_total") >= AHEAD.size(), m.log());
+            assertEquals(AHEAD.size(), KernelPassthroughTest.metric(m, "modelfs_converted_ahead_files_total"), m.log());
             assertEquals(AHEAD.size(), m.log().lines().filter(l -> l.contains("converted ahead: ")).count(),
                     "only the most loaded files are converted ahead:\n" + m.log());
         } finally {

@@ -142,6 +142,9 @@ public final class PrometheusTelemetry implements Telemetry, AutoCloseable {
             GaugeWithCallback.builder().name("modelfs_cache_dir_pending_chunks")
                     .help("Chunks waiting to be written to --cache-dir: queued, being written, or in the backlog")
                     .callback(cb -> cb.call(disk.pending())).register(registry);
+            CounterWithCallback.builder().name("modelfs_converted_ahead_files_total")
+                    .help("Files converted ahead of readers into --cache-dir and kept whole (--no-convert-ahead: none)")
+                    .callback(cb -> cb.call(served.convertedAhead())).register(registry);
         }
         StoreTree tree = served.tree();
         GaugeWithCallback.builder().name("modelfs_models")

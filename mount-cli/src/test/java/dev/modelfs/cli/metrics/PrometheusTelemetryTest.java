@@ -112,6 +112,7 @@ class PrometheusTelemetryTest {
             assertEquals(1, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "rejected")));
             assertEquals(0, value(s, "modelfs_cache_dir_chunks_total", Map.of("event", "skipped")));
             assertEquals(0, value(s, "modelfs_cache_dir_pending_chunks", Map.of()));
+            assertEquals(0, value(s, "modelfs_converted_ahead_files_total", Map.of()), "not started: nothing converted ahead");
         }
     }
 
