@@ -27,9 +27,10 @@ do not convert ahead (--no-convert-ahead). With --ahead, another state: the firs
 converted ahead: a mount over an empty cache directory that nothing reads, converting ahead by default, waited for until
 it has logged no new `converted ahead:` line for 10 s with nothing being written; then, as for cache-dir, fresh
 mounts over that directory (converting ahead as by default: nothing is left to convert), page cache warm (ahead) or
-dropped for both sides (ahead-cold: a pull, then a reboot). --states S,S runs only those states. A case whose
-file is not converted ahead (a GGUF model's `fp32/`, the translated `model.gguf`) is converted by its load there, as on
-the warm state's mount.
+dropped for both sides (ahead-cold: a pull, then a reboot). --states S,S runs only those states. A GGUF model's
+`fp32/model.safetensors` has the bytes (and the complete-file name) of its converted-ahead `model.safetensors`; the
+translated `model.gguf` is assembled whole once the filling mount's warm-up has read it; a case whose files are not
+whole there is converted by its load, as on the warm state's mount.
 With --bindfs, each warm measurement also times the tool on the local copy through a fresh `bindfs -o ro` mount of
 the local folder (a C FUSE filesystem, the same libfuse2, no conversion; its source in the page cache, its own FUSE
 page cache empty, as the fresh modelfs mount's is): what reading through FUSE alone costs against the page cache.

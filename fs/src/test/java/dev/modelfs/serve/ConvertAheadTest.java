@@ -87,6 +87,22 @@ class ConvertAheadTest {
         }
     }
 
+    /** A translated {@code model.gguf} of Ollama's dialect (a new header over the blob's tensor data) is converted ahead too. */
+    @Test
+    void aTranslatedGgufIsWrittenWholeAhead() throws Exception {
+        OllamaStore store = TinyGgufStore.create(root, dev.modelfs.dialect.TinyGguf.gemma3Dialect().bytes());
+        DiskChunkStore disk = new DiskChunkStore(cacheDir, 64 << 20, 4096);
+        try (ServedTree served = ServedTree.open(store, StandardViews.all(), 64 << 20, 60_000, Telemetry.NONE, disk)) {
+            FileNode f = (FileNode) ((DirNode) served.tree().root().child("tiny")).child("model.gguf");
+            assertEquals(FileKind.REASSEMBLED, f.source().kind());
+            String name = FileIdentity.nameOf(f.source());
+            assertNotNull(name);
+            served.convertAhead();
+            Poll.until("the pass over the store ended", Duration.ofSeconds(60), () -> served.ahead().passes() >= 1);
+            assertTrue(disk.completeFiles().present(name), "model.gguf converted ahead");
+        }
+    }
+
     @Test
     void aFileThatWouldLeaveLessThanAFifteenthOfTheBoundFreeIsNotConverted() throws Exception {
         OllamaStore store = TinyGgufStore.create(root);
