@@ -15,7 +15,10 @@ import java.util.stream.Stream;
  * them again (the CONTRIBUTING.md time budget of {@code ./test}). The key is the SHA-256 of the fixture's name, the
  * generator and its arguments, every file of the Python directory (the generators and the libraries they share,
  * {@code requirements.txt} included, so a changed pin makes new fixtures) and the llama.cpp converter the generators
- * run ({@code MODELFS_LLAMA_CPP_SRC}'s {@code convert_hf_to_gguf.py} and gguf-py's writer).
+ * run ({@code convert_hf_to_gguf.py} and gguf-py's writer, from the llama.cpp source an argument names, else
+ * {@code MODELFS_LLAMA_CPP_SRC}'s). An argument naming a llama.cpp source directory counts by that converter, not by its
+ * path, so that checkouts in other folders share the cache (an absolute path in the key made each clone generate the
+ * GGUF and dialect fixtures again, and remove the other's).
  *
  * <p>Invariants: a cached fixture is used only when its generator finished ({@code .complete} is written last; a
  * directory without it is a generator that died, deleted and made again); it is generated where it stays, so paths a
@@ -70,7 +73,17 @@ final class FixtureCache {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-        md.update((name + "\0" + script + "\0" + String.join("\0", args) + "\0").getBytes(StandardCharsets.UTF_8));
+        String llama = System.getenv().getOrDefault("MODELFS_LLAMA_CPP_SRC",
+                Env.pythonDir().resolve("../node/node_modules/.llama.cpp-src").normalize().toString());
+        StringBuilder named = new StringBuilder(name + "\0" + script + "\0");
+        for (String a : args) {
+            if (isLlamaCppSource(a)) {                 // hashed by its converter below, not by where the checkout is
+                llama = a;
+                a = "<llama.cpp source>";
+            }
+            named.append(a).append('\0');
+        }
+        md.update(named.toString().getBytes(StandardCharsets.UTF_8));
         Path py = Env.pythonDir();
         try (Stream<Path> files = Files.walk(py)) {
             for (Path f : files.filter(Files::isRegularFile).filter(p -> !p.toString().contains("__pycache__")).sorted().toList()) {
@@ -78,16 +91,21 @@ final class FixtureCache {
                 md.update(Files.readAllBytes(f));
             }
         }
-        String llama = System.getenv().getOrDefault("MODELFS_LLAMA_CPP_SRC",
-                py.resolve("../node/node_modules/.llama.cpp-src").normalize().toString());
-        {
-            for (String f : List.of("convert_hf_to_gguf.py", "gguf-py/gguf/gguf_writer.py", "gguf-py/gguf/constants.py")) {
-                Path p = Path.of(llama, f);
-                if (Files.isRegularFile(p)) {
-                    md.update(Files.readAllBytes(p));
-                }
+        for (String f : List.of("convert_hf_to_gguf.py", "gguf-py/gguf/gguf_writer.py", "gguf-py/gguf/constants.py")) {
+            Path p = Path.of(llama, f);
+            if (Files.isRegularFile(p)) {
+                md.update(Files.readAllBytes(p));
             }
         }
         return HexFormat.of().formatHex(md.digest());
+    }
+
+    /** Whether the generator argument {@code a} is a llama.cpp source directory (it holds {@code convert_hf_to_gguf.py}). */
+    private static boolean isLlamaCppSource(String a) {
+        try {
+            return Files.isRegularFile(Path.of(a, "convert_hf_to_gguf.py"));
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
     }
 }
