@@ -549,9 +549,10 @@ class ConvertOnceTest {
         Path dir = xdg.resolve("modelfs/converted");
         CliMount m = CliMount.startAsAUser(userEnv(xdg), pulled, work.resolve("ahead"), "--no-warmup", "--metrics", "127.0.0.1:0");
         try {
-            Poll.until("the thread converting ahead started", Duration.ofSeconds(30),
-                    () -> !niceOf(m.process.toHandle(), "modelfs-convert").isEmpty(), () -> CliMount.readQuietly(m.log));
-            assertEquals(List.of(19), niceOf(m.process.toHandle(), "modelfs-convert"), "one thread converts ahead, at nice 19");
+            // the thread is named when it is made and lowers its own priority first thing when it runs: wait for both
+            Poll.until("one thread converting ahead, at nice 19", Duration.ofSeconds(30),
+                    () -> niceOf(m.process.toHandle(), "modelfs-convert").equals(List.of(19)),
+                    () -> "threads' nice values " + niceOfQuietly(m.process.toHandle()) + "\n" + CliMount.readQuietly(m.log));
             copyTree(store.resolve("blobs"), pulled.resolve("blobs"));            // ollama pull: the blobs, then the manifests
             copyTree(store.resolve("manifests"), pulled.resolve("manifests"));
             for (String f : AHEAD) {
@@ -583,6 +584,15 @@ class ConvertOnceTest {
             assertEquals(List.of(), niceOf(off.process.toHandle(), "modelfs-convert"), "--no-convert-ahead: no thread");
         } finally {
             off.close();
+        }
+    }
+
+    /** {@link #niceOf} of the converting thread, or the error that stopped reading it (for a failure's message). */
+    private static String niceOfQuietly(ProcessHandle process) {
+        try {
+            return niceOf(process, "modelfs-convert").toString();
+        } catch (IOException e) {
+            return e.toString();
         }
     }
 
