@@ -1,11 +1,13 @@
 package dev.modelfs.serve;
 
 import dev.modelfs.bytes.BlobResolver;
+import dev.modelfs.bytes.ByteSource;
 import dev.modelfs.cache.ChunkCache;
 import dev.modelfs.read.Errno;
 import dev.modelfs.read.OpenedSource;
 import dev.modelfs.read.ReadAhead;
 import dev.modelfs.read.ReadFailure;
+import dev.modelfs.telemetry.FileKind;
 import dev.modelfs.telemetry.Telemetry;
 import dev.modelfs.tree.FileNode;
 import dev.modelfs.tree.Node;
@@ -134,24 +136,22 @@ public final class ServePolicy {
      * its deadline).
      */
     public OpenedSource open(FileNode file) throws IOException {
-        if (file.source().kind() == dev.modelfs.telemetry.FileKind.REASSEMBLED && complete != null) {
-            OpenedSource whole = complete.open(file.source(), chunks, telemetry);    // a reassembled GGUF kept whole
-            return whole != null ? whole : OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry,
-                    complete.assembleAfterClose(file.source()));
+        ByteSource source = file.source();
+        boolean converted = source.kind() == FileKind.CONVERTED;
+        if (complete != null && (converted || source.kind() == FileKind.REASSEMBLED)) {
+            OpenedSource whole = complete.open(source, chunks, telemetry);
+            if (whole != null) {
+                return whole;
+            }
+            if (converted) {
+                conversions.await();
+            }
+            return OpenedSource.open(source, resolver, chunks, readAhead, telemetry, complete.assembleAfterClose(source));
         }
-        if (file.source().kind() != dev.modelfs.telemetry.FileKind.CONVERTED) {
-            return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
-        }
-        if (complete == null) {
+        if (converted) {
             conversions.await();
-            return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry);
         }
-        OpenedSource whole = complete.open(file.source(), chunks, telemetry);
-        if (whole != null) {
-            return whole;
-        }
-        conversions.await();
-        return OpenedSource.open(file.source(), resolver, chunks, readAhead, telemetry, complete.assembleAfterClose(file.source()));
+        return OpenedSource.open(source, resolver, chunks, readAhead, telemetry);
     }
 
     /** Where the front ends report reads and calls (and this policy failures and conversions). */

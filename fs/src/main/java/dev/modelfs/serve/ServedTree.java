@@ -130,10 +130,7 @@ public final class ServedTree implements AutoCloseable {
         if (complete == null) {
             return s;
         }
-        ConvertAhead a;
-        synchronized (this) {
-            a = ahead;
-        }
+        ConvertAhead a = ahead();
         return s + "; " + complete.summary() + (a == null ? "" : ", " + a.converted() + " of them converted ahead");
     }
 
